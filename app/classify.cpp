@@ -1,0 +1,178 @@
+#include "classify.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <numeric>
+#include <ostream>
+#include <variant>
+
+#include <nlohmann/json.hpp>
+
+#include "model/errors.h"
+#include "model/image.h"
+
+namespace infer::app {
+namespace {
+
+namespace fs = std::filesystem;
+
+// One entry per image to classify, or an input that already failed (with its message).
+struct Input {
+  std::string path;
+  std::string error;  // empty when the path is to be decoded
+};
+
+bool has_image_extension(const fs::path& p) {
+  std::string ext = p.extension().string();
+  std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return std::tolower(c); });
+  const auto& known = image_extensions();
+  return std::find(known.begin(), known.end(), ext) != known.end();
+}
+
+std::vector<Input> expand(const std::vector<std::string>& args) {
+  std::vector<Input> inputs;
+  for (const std::string& arg : args) {
+    std::error_code ec;
+    if (!fs::is_directory(arg, ec)) {
+      inputs.push_back({arg, ""});  // a file: decoded by content, whatever its extension
+      continue;
+    }
+    std::vector<std::string> found;
+    for (fs::directory_iterator it(arg, ec), end; !ec && it != end; it.increment(ec)) {
+      std::error_code type_ec;
+      if (it->is_regular_file(type_ec) && has_image_extension(it->path())) found.push_back(it->path().string());
+    }
+    if (ec) {
+      inputs.push_back({arg, "cannot list directory: " + ec.message()});
+      continue;
+    }
+    if (found.empty()) {
+      inputs.push_back({arg, "directory contains no images (looked for .png .jpg .jpeg .bmp .pgm .ppm .pnm .gif .tga)"});
+      continue;
+    }
+    std::sort(found.begin(), found.end());
+    for (std::string& f : found) inputs.push_back({std::move(f), ""});
+  }
+  return inputs;
+}
+
+class Printer {
+ public:
+  Printer(const Options& options, const LoadedModel& model, const Backend& backend, std::ostream& out,
+          std::ostream& err)
+      : options_(options), labels_(model.network.input().labels), out_(out), err_(err), device_(backend.device()) {
+    tag_ = backend.device() == std::string("cpu") ? "[cpu]" : "[" + backend.description() + "]";
+  }
+
+  void error(const Input& input, const std::string& message) {
+    err_ << "infer: " << message << '\n' << std::flush;
+    if (options_.json) {
+      nlohmann::json j{{"file", input.path}, {"error", message}};
+      out_ << dump(j) << '\n' << std::flush;
+    }
+  }
+
+  void result(const Input& input, const float* probs, std::size_t classes) {
+    std::vector<std::size_t> order(classes);
+    std::iota(order.begin(), order.end(), 0);
+    const std::size_t k = std::min<std::size_t>(static_cast<std::size_t>(options_.top_k), classes);
+    std::partial_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(k), order.end(),
+                      [probs](std::size_t a, std::size_t b) { return probs[a] > probs[b] || (probs[a] == probs[b] && a < b); });
+    if (options_.json) {
+      nlohmann::json top = nlohmann::json::array();
+      for (std::size_t i = 0; i < k; ++i) {
+        top.push_back({{"label", label(order[i])}, {"index", order[i]}, {"prob", probs[order[i]]}});
+      }
+      out_ << dump(nlohmann::json{{"file", input.path}, {"device", device_}, {"top", top}}) << '\n' << std::flush;
+      return;
+    }
+    out_ << input.path << ':';
+    for (std::size_t i = 0; i < k; ++i) {
+      char prob[32];
+      std::snprintf(prob, sizeof prob, "%.3f", static_cast<double>(probs[order[i]]));
+      out_ << (i ? " | " : " ") << label(order[i]) << ' ' << prob;
+    }
+    out_ << "   " << tag_ << '\n';
+  }
+
+ private:
+  static std::string dump(const nlohmann::json& j) {
+    // Invalid UTF-8 in a file name is replaced rather than thrown: a line is always whole.
+    return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  }
+  std::string label(std::size_t index) const {
+    return index < labels_.size() ? labels_[index] : "class " + std::to_string(index);
+  }
+
+  const Options& options_;
+  const std::vector<std::string>& labels_;
+  std::ostream& out_;
+  std::ostream& err_;
+  std::string device_;
+  std::string tag_;
+};
+
+// Turns logits into probabilities in place, for models that do not end with a softmax layer.
+void softmax_rows(float* x, int rows, std::size_t classes) {
+  for (int r = 0; r < rows; ++r) {
+    float* row = x + static_cast<std::size_t>(r) * classes;
+    const float m = *std::max_element(row, row + classes);
+    float sum = 0.0f;
+    for (std::size_t c = 0; c < classes; ++c) sum += row[c] = std::exp(row[c] - m);
+    for (std::size_t c = 0; c < classes; ++c) row[c] /= sum;
+  }
+}
+
+}  // namespace
+
+RunCounts classify_all(const Options& options, const LoadedModel& model, Backend& backend, std::ostream& out,
+                       std::ostream& err) {
+  const Network& net = model.network;
+  const std::size_t sample = net.input().dims.size();
+  const std::size_t classes = net.output_dims().size();
+  const bool ends_with_softmax = net.layers().back().kind == LayerKind::Softmax;
+  const int batch = backend.max_batch();
+
+  // Allocated once for the whole run.
+  std::vector<float> input(static_cast<std::size_t>(batch) * sample);
+  std::vector<float> probs(static_cast<std::size_t>(batch) * classes);
+  std::vector<const Input*> slots;
+  slots.reserve(static_cast<std::size_t>(batch));
+
+  Printer printer(options, model, backend, out, err);
+  RunCounts counts;
+  const std::vector<Input> inputs = expand(options.inputs);
+  std::size_t next = 0;
+  while (next < inputs.size()) {
+    slots.clear();
+    while (next < inputs.size() && static_cast<int>(slots.size()) < batch) {
+      const Input& in = inputs[next++];
+      if (!in.error.empty()) {
+        printer.error(in, in.path + ": " + in.error);
+        ++counts.failed;
+        continue;
+      }
+      try {
+        const Image image = load_image(in.path, net.input().dims.c);
+        preprocess(image, net.input(), options.invert, input.data() + slots.size() * sample);
+        slots.push_back(&in);
+      } catch (const InputError& e) {
+        printer.error(in, e.what());
+        ++counts.failed;
+      }
+    }
+    if (slots.empty()) continue;
+    const int n = static_cast<int>(slots.size());
+    backend.forward(input.data(), n, probs.data());
+    if (!ends_with_softmax) softmax_rows(probs.data(), n, classes);
+    for (int i = 0; i < n; ++i) {
+      printer.result(*slots[static_cast<std::size_t>(i)], probs.data() + static_cast<std::size_t>(i) * classes, classes);
+      ++counts.classified;
+    }
+  }
+  return counts;
+}
+
+}  // namespace infer::app

@@ -1,0 +1,99 @@
+// infer: classify images with a small CNN. The only place that prints to the user and picks the
+// exit code (see exit_codes.h); everything below app/ throws typed errors.
+#include <filesystem>
+#include <iostream>
+#include <memory>
+
+#include "classify.h"
+#include "exit_codes.h"
+#include "model/cpu/cpu_backend.h"
+#include "model/errors.h"
+#include "model/gpu_backend.h"
+#include "model/model_file.h"
+#include "options.h"
+#include "version.h"
+
+namespace infer::app {
+namespace {
+
+namespace fs = std::filesystem;
+
+// The shipped model: installed under <prefix>/share/infer/weights, or in the source tree.
+fs::path default_model_path() {
+  std::error_code ec;
+  const fs::path exe_dir = fs::read_symlink("/proc/self/exe", ec).parent_path();
+  const fs::path installed = exe_dir / ".." / "share" / "infer" / "weights" / "fashion.toml";
+  if (!ec && fs::exists(installed, ec)) return installed;
+  return fs::path(INFER_SOURCE_DIR) / "weights" / "fashion.toml";
+}
+
+// Picks the backend for --device. Throws GpuUnavailableError / GpuError for --device gpu.
+std::unique_ptr<Backend> choose_backend(const Options& o, const Network& net) {
+  if (o.device == DeviceChoice::Cpu) return make_cpu_backend(net, o.batch);
+  if (o.device == DeviceChoice::Gpu) return make_gpu_backend(net, o.batch);
+  try {
+    return make_gpu_backend(net, o.batch);
+  } catch (const Error& e) {  // unusable, or failing to set up: the CPU gives the same answers
+    std::cerr << "infer: notice: running on the CPU: " << e.what() << '\n';
+    return make_cpu_backend(net, o.batch);
+  }
+}
+
+int run(int argc, char** argv) {
+  ParseResult parsed = parse_options(argc, argv);
+  if (parsed.exit_code) return *parsed.exit_code;
+  const Options& o = parsed.options;
+  const fs::path model_path = o.model.empty() ? default_model_path() : fs::path(o.model);
+
+  if (o.version) {
+    print_version(std::cout, model_path);
+    return kExitOk;
+  }
+
+  std::unique_ptr<LoadedModel> model;
+  try {
+    model = std::make_unique<LoadedModel>(load_model(model_path));
+  } catch (const InputError& e) {
+    std::cerr << "infer: " << e.what() << '\n';
+    return kExitInvalidInput;
+  }
+
+  std::unique_ptr<Backend> backend;
+  try {
+    backend = choose_backend(o, model->network);
+  } catch (const GpuUnavailableError& e) {
+    std::cerr << "infer: the GPU is unusable (--device gpu): " << e.what() << '\n';
+    return kExitGpuUnusable;
+  } catch (const GpuError& e) {
+    std::cerr << "infer: GPU error: " << e.what() << '\n';
+    return kExitGpuUnusable;
+  }
+
+  try {
+    const RunCounts counts = classify_all(o, *model, *backend, std::cout, std::cerr);
+    std::cout.flush();
+    if (counts.failed > 0) {
+      std::cerr << "infer: " << counts.failed << " of " << counts.failed + counts.classified
+                << " inputs failed; the others were classified\n";
+      return kExitInvalidInput;
+    }
+  } catch (const GpuError& e) {
+    // A failure mid-run never switches devices silently: the results so far were printed.
+    std::cout.flush();
+    std::cerr << "infer: GPU error during the run: " << e.what() << '\n';
+    return kExitGpuUnusable;
+  }
+  return kExitOk;
+}
+
+}  // namespace
+}  // namespace infer::app
+
+int main(int argc, char** argv) {
+  try {
+    return infer::app::run(argc, argv);
+  } catch (const std::exception& e) {
+    std::cerr << "infer: internal error: " << e.what() << '\n';
+    return infer::app::kExitInternal;
+  }
+}

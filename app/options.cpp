@@ -1,0 +1,58 @@
+#include "options.h"
+
+#include <iostream>
+#include <map>
+
+#include <CLI/CLI.hpp>
+
+#include "exit_codes.h"
+
+namespace infer::app {
+
+ParseResult parse_options(int argc, char** argv) {
+  ParseResult result;
+  Options& o = result.options;
+  CLI::App cli{"infer: classify images with a small CNN, on the GPU through cuDNN when one is usable.\n"
+               "Images: PNG, JPEG, BMP, PGM/PPM, GIF, TGA; a directory means every image in it.",
+               "infer"};
+  cli.footer("Exit codes: 0 ok, 1 internal error, 2 usage, 3 invalid input (image, model, weights, manifest),\n"
+             "            4 GPU demanded but unusable (or failed during the run). See README.md.");
+  cli.add_option("inputs", o.inputs, "Image files or directories")->type_name("IMAGE|DIR");
+  cli.add_option("--model", o.model, "Model TOML (default: the shipped Fashion-MNIST model)")->type_name("PATH");
+  const std::map<std::string, DeviceChoice> devices{
+      {"auto", DeviceChoice::Auto}, {"gpu", DeviceChoice::Gpu}, {"cpu", DeviceChoice::Cpu}};
+  cli.add_option("--device", o.device,
+                 "auto: the GPU if usable, else the CPU with a notice saying why; gpu: fail if unusable")
+      ->transform(CLI::CheckedTransformer(devices).description(""))
+      ->type_name("auto|gpu|cpu")
+      ->default_str("auto");
+  const std::map<std::string, InvertMode> inverts{
+      {"auto", InvertMode::Auto}, {"yes", InvertMode::Yes}, {"no", InvertMode::No}};
+  cli.add_option("--invert", o.invert,
+                 "The model expects a light object on a dark background; auto inverts images whose border is light")
+      ->transform(CLI::CheckedTransformer(inverts).description(""))
+      ->type_name("auto|yes|no")
+      ->default_str("auto");
+  cli.add_option("--top-k", o.top_k, "Classes to print per image")->check(CLI::Range(1, 1000))->default_val(3);
+  cli.add_option("--batch", o.batch, "Images per forward pass")->check(CLI::Range(1, 4096))->default_val(64);
+  cli.add_flag("--json", o.json, "One JSON object per image per line on stdout");
+  cli.add_flag("--version", o.version, "Build-time and run-time versions (compiler, CUDA, cuDNN) and the model");
+
+  try {
+    cli.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    result.exit_code = cli.exit(e);
+    return result;
+  } catch (const CLI::ParseError& e) {
+    std::cerr << "infer: " << e.what() << "\nRun 'infer --help' for usage.\n";
+    result.exit_code = kExitUsage;
+    return result;
+  }
+  if (!o.version && o.inputs.empty()) {
+    std::cerr << "infer: no input: give one or more images or directories\nRun 'infer --help' for usage.\n";
+    result.exit_code = kExitUsage;
+  }
+  return result;
+}
+
+}  // namespace infer::app

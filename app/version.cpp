@@ -1,0 +1,47 @@
+#include "version.h"
+
+#include <cblas.h>
+
+#include <ostream>
+
+#include "model/errors.h"
+#include "model/gpu_backend.h"
+#include "model/model_file.h"
+
+namespace infer::app {
+
+void print_version(std::ostream& out, const std::filesystem::path& model_path) {
+  out << "infer " << INFER_VERSION << '\n';
+  out << "  built with:   " << INFER_COMPILER << ", C++" << __cplusplus / 100 % 100 << ", " << INFER_BUILD_TYPE << '\n';
+  out << "  GPU backend:  ";
+  if (std::string(INFER_CUDA_VERSION).empty()) {
+    out << "not built (CUDA toolkit or cuDNN not found at configure time)\n";
+  } else {
+    out << "built for CUDA " << INFER_CUDA_VERSION << ", cuDNN " << INFER_CUDNN_VERSION << '\n';
+  }
+  out << "  CPU backend:  " << openblas_get_config() << ", " << openblas_get_num_threads() << " threads\n";
+  try {
+    const auto library = GpuLibrary::open();
+    const InferGpuVersions v = library->versions();
+    out << "  run time:     " << library->path().string() << '\n'
+        << "                CUDA runtime " << cuda_version_string(v.cuda_runtime_loaded) << " (built against "
+        << cuda_version_string(v.cuda_runtime_built) << ")\n"
+        << "                CUDA driver supports up to CUDA " << cuda_version_string(v.cuda_driver)
+        << (v.cuda_driver == 0 ? " (no NVIDIA driver found)" : "") << '\n'
+        << "                cuDNN " << cudnn_version_string(v.cudnn_loaded) << " (built against "
+        << cudnn_version_string(v.cudnn_built) << "; this cuDNN was built for CUDA "
+        << cuda_version_string(v.cudnn_loaded_cudart) << ")\n";
+  } catch (const GpuUnavailableError& e) {
+    out << "  run time:     GPU backend not loadable: " << e.what() << '\n';
+  }
+  try {
+    const LoadedModel model = load_model(model_path);
+    const Network& net = model.network;
+    out << "  model:        " << net.name() << " (" << model_path.string() << "), input " << to_string(net.input().dims)
+        << ", " << net.output_dims().size() << " classes, " << net.layers().size() << " layers\n";
+  } catch (const InputError& e) {
+    out << "  model:        not loadable: " << e.what() << '\n';
+  }
+}
+
+}  // namespace infer::app

@@ -1,0 +1,66 @@
+// Max, average and global average pooling. Output size uses floor division (network.h).
+#include <algorithm>
+#include <limits>
+
+#include "ops.h"
+
+namespace infer::cpu {
+namespace {
+
+// Calls reduce(window of one output element) for every output element of every plane.
+template <typename Reduce>
+void for_each_window(const Layer& layer, const float* in, int n, float* out, Reduce reduce) {
+  const Pool2dAttrs& a = layer.pool();
+  const int h = layer.in.h, w = layer.in.w;
+  const int planes = n * layer.in.c;
+  for (int p = 0; p < planes; ++p) {
+    const float* x = in + static_cast<std::size_t>(p) * h * w;
+    float* y = out + static_cast<std::size_t>(p) * layer.out.h * layer.out.w;
+    for (int oy = 0; oy < layer.out.h; ++oy) {
+      for (int ox = 0; ox < layer.out.w; ++ox) {
+        const int y0 = oy * a.stride_h - a.pad_h, x0 = ox * a.stride_w - a.pad_w;
+        // Window clipped to the input; the full (padded) window size matters for averages.
+        const int y_lo = std::max(y0, 0), y_hi = std::min(y0 + a.kernel_h, h);
+        const int x_lo = std::max(x0, 0), x_hi = std::min(x0 + a.kernel_w, w);
+        y[oy * layer.out.w + ox] = reduce(x, w, y_lo, y_hi, x_lo, x_hi);
+      }
+    }
+  }
+}
+
+}  // namespace
+
+void maxpool_forward(const Layer& layer, const float* in, int n, float* out) {
+  for_each_window(layer, in, n, out, [](const float* x, int w, int y_lo, int y_hi, int x_lo, int x_hi) {
+    float m = -std::numeric_limits<float>::infinity();  // padding never wins, as in PyTorch
+    for (int y = y_lo; y < y_hi; ++y) {
+      for (int xx = x_lo; xx < x_hi; ++xx) m = std::max(m, x[y * w + xx]);
+    }
+    return m;
+  });
+}
+
+void avgpool_forward(const Layer& layer, const float* in, int n, float* out) {
+  const Pool2dAttrs& a = layer.pool();
+  for_each_window(layer, in, n, out, [&a](const float* x, int w, int y_lo, int y_hi, int x_lo, int x_hi) {
+    float sum = 0.0f;
+    for (int y = y_lo; y < y_hi; ++y) {
+      for (int xx = x_lo; xx < x_hi; ++xx) sum += x[y * w + xx];
+    }
+    // With padding counted, the divisor is the window clipped to the padded input (PyTorch).
+    const int count = a.count_include_pad ? a.kernel_h * a.kernel_w : (y_hi - y_lo) * (x_hi - x_lo);
+    return sum / static_cast<float>(count);
+  });
+}
+
+void global_avgpool_forward(const Layer& layer, const float* in, int n, float* out) {
+  const std::size_t spatial = static_cast<std::size_t>(layer.in.h) * layer.in.w;
+  const std::size_t planes = static_cast<std::size_t>(n) * layer.in.c;
+  for (std::size_t p = 0; p < planes; ++p) {
+    double sum = 0.0;
+    for (std::size_t j = 0; j < spatial; ++j) sum += in[p * spatial + j];
+    out[p] = static_cast<float>(sum / static_cast<double>(spatial));
+  }
+}
+
+}  // namespace infer::cpu

@@ -1,0 +1,49 @@
+// Loads the cuDNN backend library at run time and wraps it as a Backend.
+#pragma once
+
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "backend.h"
+#include "gpu_plugin.h"
+
+namespace infer {
+
+// Where load_gpu_backend looks for libinfer_cudnn.so, in order: $INFER_GPU_LIBRARY if set, then
+// next to the executable, then <exe>/../lib and <exe>/../lib/infer (installed layouts).
+std::vector<std::filesystem::path> gpu_library_candidates();
+
+// The library, opened and checked (ABI version), but no GPU touched yet. Throws
+// GpuUnavailableError with the loader's own message (a missing libcudnn.so.9, say).
+class GpuLibrary {
+ public:
+  static std::shared_ptr<GpuLibrary> open();
+  static std::shared_ptr<GpuLibrary> open(const std::filesystem::path& path);
+  ~GpuLibrary();
+  GpuLibrary(const GpuLibrary&) = delete;
+  GpuLibrary& operator=(const GpuLibrary&) = delete;
+
+  const InferGpuPlugin& api() const { return *api_; }
+  const std::filesystem::path& path() const { return path_; }
+  InferGpuVersions versions() const;
+
+ private:
+  GpuLibrary(void* handle, const InferGpuPlugin* api, std::filesystem::path path);
+  void* handle_;
+  const InferGpuPlugin* api_;
+  std::filesystem::path path_;
+};
+
+// Builds the GPU backend for the network (which must outlive it). Throws GpuUnavailableError
+// when the library or the GPU cannot be used, GpuError when setting up on a usable GPU fails.
+std::unique_ptr<Backend> make_gpu_backend(const Network& network, int max_batch);
+std::unique_ptr<Backend> make_gpu_backend(std::shared_ptr<GpuLibrary> library, const Network& network, int max_batch);
+
+// "13.0" from 13000; "none" for 0.
+std::string cuda_version_string(int version);
+// "9.19.0" from 91900 (cuDNN 9 encoding: major*10000 + minor*100 + patch; cuDNN 8: major*1000 + minor*100 + patch).
+std::string cudnn_version_string(int version);
+
+}  // namespace infer

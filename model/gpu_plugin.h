@@ -1,0 +1,64 @@
+// The boundary between the engine and the cuDNN backend library (libinfer_cudnn.so), which the
+// engine loads with dlopen so that `infer` starts, and can say why the GPU is unusable, on a
+// machine without a driver, a CUDA runtime or cuDNN.
+//
+// The library exports one C function, infer_gpu_plugin(), returning a table of C functions. No
+// C++ exception crosses the boundary: failures come back as a status and a message. Both sides
+// are built from the same sources in one build; abi_version and the Network layout check that.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace infer {
+class Network;
+}
+
+extern "C" {
+
+// Bump whenever this table or any type it passes (Network, Layer, ...) changes.
+#define INFER_GPU_PLUGIN_ABI 1
+
+enum InferGpuStatus : int {
+  INFER_GPU_OK = 0,
+  INFER_GPU_UNAVAILABLE = 1,  // no driver, no device, runtime or cuDNN unusable: fall back to CPU
+  INFER_GPU_ERROR = 2,        // a call failed while in use: report, do not switch devices silently
+  INFER_GPU_BAD_ARGUMENT = 3,
+};
+
+struct InferGpuVersions {
+  int cuda_runtime_built;    // CUDART_VERSION the library was compiled with, e.g. 13000
+  int cuda_runtime_loaded;   // cudaRuntimeGetVersion; 0 if unknown
+  int cuda_driver;           // cudaDriverGetVersion: the highest CUDA the driver supports; 0 if none
+  int cudnn_built;           // CUDNN_VERSION at compile time, e.g. 91900
+  int cudnn_loaded;          // cudnnGetVersion()
+  int cudnn_loaded_cudart;   // cudnnGetCudartVersion(): the CUDA runtime that cuDNN was built for
+};
+
+struct InferGpuPlugin {
+  std::uint32_t abi_version;     // INFER_GPU_PLUGIN_ABI
+  std::uint32_t network_size;    // sizeof(infer::Network) as the library saw it
+
+  // Versions; never needs a GPU. Returns INFER_GPU_OK.
+  int (*versions)(InferGpuVersions* out);
+
+  // Builds an executor for the network (which must outlive it) and up to max_batch samples:
+  // device selection, cuDNN handle, every descriptor, algorithm and buffer. On failure returns
+  // a status and writes a one-line message (NUL-terminated, truncated to message_size).
+  int (*create)(const infer::Network* network, int max_batch, void** executor, char* message,
+                std::size_t message_size);
+
+  // Runs layers [0, layer_count) on n samples; input and output in host memory (see backend.h).
+  int (*forward)(void* executor, const float* input, int n, float* output, std::size_t layer_count,
+                 char* message, std::size_t message_size);
+
+  // "NVIDIA H200, cuDNN 9.19.0"; valid while the executor lives.
+  const char* (*describe)(void* executor);
+
+  void (*destroy)(void* executor);
+};
+
+// The one symbol the library exports.
+const InferGpuPlugin* infer_gpu_plugin(void);
+typedef const InferGpuPlugin* (*InferGpuPluginEntry)(void);
+}

@@ -1,0 +1,316 @@
+#include "model_file.h"
+
+#include <set>
+#include <sstream>
+
+#include <toml++/toml.h>
+
+#include "errors.h"
+#include "safetensors.h"
+
+namespace infer {
+namespace {
+
+constexpr long long kFormatVersion = 1;
+
+// Reads typed values from one TOML table, reporting problems as "<file>:<line>: ..." and
+// refusing keys that no reader asked for (a misspelt attribute must not be silently ignored).
+class TableReader {
+ public:
+  TableReader(const std::string& file, const toml::table& table, std::string context)
+      : file_(file), table_(table), context_(std::move(context)) {}
+
+  [[noreturn]] void fail(const toml::node* node, const std::string& problem) const {
+    const auto line = node ? node->source().begin.line : table_.source().begin.line;
+    throw InputError(file_, "line " + std::to_string(line) + ": " + context_ + problem);
+  }
+
+  const toml::node* find(const std::string& key) {
+    used_.insert(key);
+    return table_.get(key);
+  }
+
+  const toml::node& require(const std::string& key) {
+    const toml::node* n = find(key);
+    if (!n) fail(nullptr, "missing key '" + key + "'");
+    return *n;
+  }
+
+  std::string string(const std::string& key) {
+    const toml::node& n = require(key);
+    if (!n.is_string()) fail(&n, "key '" + key + "' must be a string");
+    return n.as_string()->get();
+  }
+
+  long long integer(const std::string& key) {
+    const toml::node& n = require(key);
+    if (!n.is_integer()) fail(&n, "key '" + key + "' must be an integer");
+    return n.as_integer()->get();
+  }
+
+  int int_value(const std::string& key, int fallback, long long min_value) {
+    const toml::node* n = find(key);
+    if (!n) return fallback;
+    if (!n->is_integer()) fail(n, "key '" + key + "' must be an integer");
+    const long long v = n->as_integer()->get();
+    if (v < min_value || v > 1'000'000) {
+      fail(n, "key '" + key + "' = " + std::to_string(v) + " is out of range [" + std::to_string(min_value) +
+                  ", 1000000]");
+    }
+    return static_cast<int>(v);
+  }
+
+  bool boolean(const std::string& key, bool fallback) {
+    const toml::node* n = find(key);
+    if (!n) return fallback;
+    if (!n->is_boolean()) fail(n, "key '" + key + "' must be true or false");
+    return n->as_boolean()->get();
+  }
+
+  double number(const std::string& key, double fallback) {
+    const toml::node* n = find(key);
+    if (!n) return fallback;
+    if (!n->is_number()) fail(n, "key '" + key + "' must be a number");
+    return n->value<double>().value();
+  }
+
+  // A pair [h, w] of integers; a single integer means the same value for both.
+  std::pair<int, int> pair(const std::string& key, std::pair<int, int> fallback, long long min_value) {
+    const toml::node* n = find(key);
+    if (!n) return fallback;
+    auto check = [&](const toml::node& v) {
+      if (!v.is_integer()) fail(n, "key '" + key + "' must be an integer or [height, width]");
+      const long long x = v.as_integer()->get();
+      if (x < min_value || x > 1'000'000) {
+        fail(n, "key '" + key + "' has " + std::to_string(x) + ", out of range [" + std::to_string(min_value) +
+                    ", 1000000]");
+      }
+      return static_cast<int>(x);
+    };
+    if (n->is_integer()) {
+      const int v = check(*n);
+      return {v, v};
+    }
+    const toml::array* a = n->as_array();
+    if (!a || a->size() != 2) fail(n, "key '" + key + "' must be an integer or [height, width]");
+    return {check(*a->get(0)), check(*a->get(1))};
+  }
+
+  std::vector<float> floats(const std::string& key) {
+    const toml::node& n = require(key);
+    const toml::array* a = n.as_array();
+    if (!a) fail(&n, "key '" + key + "' must be an array of numbers");
+    std::vector<float> out;
+    for (const toml::node& v : *a) {
+      if (!v.is_number()) fail(&n, "key '" + key + "' must be an array of numbers");
+      out.push_back(static_cast<float>(v.value<double>().value()));
+    }
+    return out;
+  }
+
+  std::vector<std::string> strings(const std::string& key) {
+    const toml::node* n = find(key);
+    if (!n) return {};
+    const toml::array* a = n->as_array();
+    if (!a) fail(n, "key '" + key + "' must be an array of strings");
+    std::vector<std::string> out;
+    for (const toml::node& v : *a) {
+      if (!v.is_string()) fail(n, "key '" + key + "' must be an array of strings");
+      out.push_back(v.as_string()->get());
+    }
+    return out;
+  }
+
+  // Call after reading: any key not asked for is an error.
+  void reject_unknown_keys() const {
+    for (auto&& [key, node] : table_) {
+      if (!used_.count(std::string(key.str()))) fail(&node, "unknown key '" + std::string(key.str()) + "'");
+    }
+  }
+
+ private:
+  const std::string& file_;
+  const toml::table& table_;
+  std::string context_;
+  std::set<std::string> used_;
+};
+
+LayerKind parse_kind(TableReader& r, const std::string& type) {
+  for (LayerKind k : {LayerKind::Conv2d, LayerKind::BatchNorm, LayerKind::Relu, LayerKind::MaxPool, LayerKind::AvgPool,
+                      LayerKind::GlobalAvgPool, LayerKind::Flatten, LayerKind::Linear, LayerKind::Softmax}) {
+    if (type == layer_kind_name(k)) return k;
+  }
+  r.fail(r.find("type"), "unknown layer type '" + type +
+                             "' (known: conv2d, batchnorm, relu, maxpool, avgpool, global_avgpool, flatten, "
+                             "linear, softmax)");
+}
+
+Layer parse_layer(const std::string& file, const toml::table& t, std::size_t index) {
+  TableReader r(file, t, "layers[" + std::to_string(index) + "]: ");
+  Layer layer;
+  layer.name = r.string("name");
+  if (layer.name.empty()) r.fail(r.find("name"), "layer name must not be empty");
+  TableReader named(file, t, "layer '" + layer.name + "': ");
+  named.find("name");
+  layer.kind = parse_kind(named, named.string("type"));
+  switch (layer.kind) {
+    case LayerKind::Conv2d: {
+      Conv2dAttrs a;
+      a.out_channels = named.int_value("out_channels", 0, 1);
+      if (a.out_channels == 0) named.fail(nullptr, "missing key 'out_channels'");
+      std::tie(a.kernel_h, a.kernel_w) = named.pair("kernel", {0, 0}, 1);
+      if (a.kernel_h == 0) named.fail(nullptr, "missing key 'kernel'");
+      std::tie(a.stride_h, a.stride_w) = named.pair("stride", {1, 1}, 1);
+      std::tie(a.pad_h, a.pad_w) = named.pair("padding", {0, 0}, 0);
+      std::tie(a.dilation_h, a.dilation_w) = named.pair("dilation", {1, 1}, 1);
+      a.groups = named.int_value("groups", 1, 1);
+      a.bias = named.boolean("bias", true);
+      layer.attrs = a;
+      break;
+    }
+    case LayerKind::MaxPool:
+    case LayerKind::AvgPool: {
+      Pool2dAttrs a;
+      std::tie(a.kernel_h, a.kernel_w) = named.pair("kernel", {0, 0}, 1);
+      if (a.kernel_h == 0) named.fail(nullptr, "missing key 'kernel'");
+      std::tie(a.stride_h, a.stride_w) = named.pair("stride", {a.kernel_h, a.kernel_w}, 1);
+      std::tie(a.pad_h, a.pad_w) = named.pair("padding", {0, 0}, 0);
+      if (layer.kind == LayerKind::AvgPool) a.count_include_pad = named.boolean("count_include_pad", true);
+      layer.attrs = a;
+      break;
+    }
+    case LayerKind::BatchNorm: {
+      BatchNormAttrs a;
+      a.epsilon = named.number("epsilon", 1e-5);
+      if (!(a.epsilon > 0.0)) named.fail(named.find("epsilon"), "epsilon must be positive");
+      layer.attrs = a;
+      break;
+    }
+    case LayerKind::Linear: {
+      LinearAttrs a;
+      a.out_features = named.int_value("out_features", 0, 1);
+      if (a.out_features == 0) named.fail(nullptr, "missing key 'out_features'");
+      a.bias = named.boolean("bias", true);
+      layer.attrs = a;
+      break;
+    }
+    default: break;
+  }
+  named.reject_unknown_keys();
+  return layer;
+}
+
+std::string shape_string(const std::vector<long long>& shape) {
+  std::ostringstream s;
+  s << '[';
+  for (std::size_t i = 0; i < shape.size(); ++i) s << (i ? ", " : "") << shape[i];
+  s << ']';
+  return s.str();
+}
+
+}  // namespace
+
+LoadedModel load_model(const std::filesystem::path& toml_path) {
+  const std::string file = toml_path.string();
+  std::error_code ec;
+  if (!std::filesystem::exists(toml_path, ec)) throw InputError(file, "model file not found");
+  toml::table root;
+  try {
+    root = toml::parse_file(file);
+  } catch (const toml::parse_error& e) {
+    throw InputError(file, "line " + std::to_string(e.source().begin.line) + ": invalid TOML: " +
+                               std::string(e.description()));
+  }
+  TableReader r(file, root, "");
+  const toml::node* weights = r.find("weights");
+  if (!weights || !weights->is_string()) r.fail(weights, "key 'weights' (the safetensors file) must be a string");
+  std::filesystem::path weights_path = weights->as_string()->get();
+  if (weights_path.is_relative()) weights_path = toml_path.parent_path() / weights_path;
+  return load_model(toml_path, weights_path);
+}
+
+LoadedModel load_model(const std::filesystem::path& toml_path, const std::filesystem::path& weights_path) {
+  const std::string file = toml_path.string();
+  toml::table root;
+  try {
+    root = toml::parse_file(file);
+  } catch (const toml::parse_error& e) {
+    throw InputError(file, "line " + std::to_string(e.source().begin.line) + ": invalid TOML: " +
+                               std::string(e.description()));
+  }
+
+  TableReader r(file, root, "");
+  if (r.string("format") != "infer-model") r.fail(r.find("format"), "key 'format' must be \"infer-model\"");
+  const long long version = r.integer("format_version");
+  if (version != kFormatVersion) {
+    r.fail(r.find("format_version"), "format_version " + std::to_string(version) + " is not supported (this build reads " +
+                                         std::to_string(kFormatVersion) + ")");
+  }
+  const std::string name = r.string("name");
+  r.find("weights");
+
+  const toml::node& input_node = r.require("input");
+  if (!input_node.is_table()) r.fail(&input_node, "[input] must be a table");
+  TableReader in(file, *input_node.as_table(), "[input]: ");
+  InputSpec input;
+  input.dims.c = in.int_value("channels", 0, 1);
+  input.dims.h = in.int_value("height", 0, 1);
+  input.dims.w = in.int_value("width", 0, 1);
+  if (input.dims.c == 0 || input.dims.h == 0 || input.dims.w == 0) {
+    in.fail(nullptr, "channels, height and width are required");
+  }
+  input.mean = in.floats("mean");
+  input.std = in.floats("std");
+  input.labels = in.strings("labels");
+  in.reject_unknown_keys();
+
+  const toml::node& layers_node = r.require("layers");
+  const toml::array* layer_array = layers_node.as_array();
+  if (!layer_array || !layer_array->is_array_of_tables()) r.fail(&layers_node, "[[layers]] must be an array of tables");
+  std::vector<Layer> layers;
+  for (std::size_t i = 0; i < layer_array->size(); ++i) {
+    layers.push_back(parse_layer(file, *layer_array->get(i)->as_table(), i));
+  }
+  r.reject_unknown_keys();
+
+  // Walk the chain of shapes to know each tensor's expected shape, then read the tensors.
+  const SafetensorsFile weights(weights_path);
+  const std::string wfile = weights_path.string();
+  std::set<std::string> used;
+  Dims cur = input.dims;
+  for (Layer& layer : layers) {
+    Dims out;
+    try {
+      out = infer_output_dims(layer, cur);
+    } catch (const ModelError& e) {
+      throw InputError(file, e.what());
+    }
+    for (const ParamShape& p : expected_params(layer, cur)) {
+      if (!weights.contains(p.name)) {
+        throw InputError(wfile, "layer '" + layer.name + "': tensor '" + p.name + "' is missing (expected shape " +
+                                    shape_string(p.shape) + ")");
+      }
+      const SafetensorsEntry& e = weights.entry(p.name);
+      if (e.shape != p.shape) {
+        throw InputError(wfile, "layer '" + layer.name + "': tensor '" + p.name + "' has shape " +
+                                    shape_string(e.shape) + ", expected " + shape_string(p.shape));
+      }
+      layer.params.*(p.field) = weights.read_f32(p.name);
+      used.insert(p.name);
+    }
+    cur = out;
+  }
+  for (const auto& [tensor, entry] : weights.entries()) {
+    if (!used.count(tensor)) {
+      throw InputError(wfile, "tensor '" + tensor + "' is not used by any layer of " + file);
+    }
+  }
+
+  try {
+    return LoadedModel{Network(name, std::move(input), std::move(layers)), toml_path, weights_path};
+  } catch (const ModelError& e) {
+    throw InputError(file, e.what());
+  }
+}
+
+}  // namespace infer

@@ -1,0 +1,27 @@
+// Loads a model: the architecture in TOML next to its tensors in safetensors.
+// The format is described in README.md ("Model format") and weights/README.md.
+#pragma once
+
+#include <filesystem>
+#include <string>
+
+#include "network.h"
+
+namespace infer {
+
+struct LoadedModel {
+  Network network;
+  std::filesystem::path toml_path;
+  std::filesystem::path weights_path;
+};
+
+// Reads and validates the TOML, then the weights it names (relative to the TOML's folder), and
+// checks every tensor's dtype and shape against the architecture. Tensors the architecture does
+// not use are an error too. Throws InputError naming the file (and the line and key, for TOML
+// problems, or the layer with the expected and found shape).
+LoadedModel load_model(const std::filesystem::path& toml_path);
+
+// Same as load_model, but with the weights file given explicitly.
+LoadedModel load_model(const std::filesystem::path& toml_path, const std::filesystem::path& weights_path);
+
+}  // namespace infer

@@ -1,0 +1,185 @@
+#include "network.h"
+
+#include <sstream>
+
+#include "errors.h"
+
+namespace infer {
+namespace {
+
+std::string shape_string(const std::vector<long long>& shape) {
+  std::ostringstream s;
+  s << '[';
+  for (std::size_t i = 0; i < shape.size(); ++i) s << (i ? ", " : "") << shape[i];
+  s << ']';
+  return s.str();
+}
+
+std::size_t element_count(const std::vector<long long>& shape) {
+  std::size_t n = 1;
+  for (long long d : shape) n *= static_cast<std::size_t>(d);
+  return n;
+}
+
+[[noreturn]] void fail(const Layer& layer, const std::string& problem) {
+  throw ModelError("layer '" + layer.name + "' (" + layer_kind_name(layer.kind) + "): " + problem);
+}
+
+void require_positive(const Layer& layer, const char* what, int value) {
+  if (value <= 0) fail(layer, std::string(what) + " must be positive, found " + std::to_string(value));
+}
+
+void require_non_negative(const Layer& layer, const char* what, int value) {
+  if (value < 0) fail(layer, std::string(what) + " must not be negative, found " + std::to_string(value));
+}
+
+Dims window_dims(const Layer& layer, const Dims& in, int out_c, int kh, int kw, int sh, int sw, int ph, int pw,
+                 int dh, int dw) {
+  require_positive(layer, "kernel height", kh);
+  require_positive(layer, "kernel width", kw);
+  require_positive(layer, "stride height", sh);
+  require_positive(layer, "stride width", sw);
+  require_non_negative(layer, "padding height", ph);
+  require_non_negative(layer, "padding width", pw);
+  require_positive(layer, "dilation height", dh);
+  require_positive(layer, "dilation width", dw);
+  const Dims out{out_c, window_output_size(in.h, kh, sh, ph, dh), window_output_size(in.w, kw, sw, pw, dw)};
+  if (out.h <= 0 || out.w <= 0) {
+    fail(layer, "a " + std::to_string(kh) + "x" + std::to_string(kw) + " window does not fit the input " +
+                    to_string(in) + " (padding " + std::to_string(ph) + "x" + std::to_string(pw) + ")");
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string to_string(const Dims& d) {
+  return std::to_string(d.c) + "x" + std::to_string(d.h) + "x" + std::to_string(d.w);
+}
+
+const char* layer_kind_name(LayerKind k) {
+  switch (k) {
+    case LayerKind::Conv2d: return "conv2d";
+    case LayerKind::BatchNorm: return "batchnorm";
+    case LayerKind::Relu: return "relu";
+    case LayerKind::MaxPool: return "maxpool";
+    case LayerKind::AvgPool: return "avgpool";
+    case LayerKind::GlobalAvgPool: return "global_avgpool";
+    case LayerKind::Flatten: return "flatten";
+    case LayerKind::Linear: return "linear";
+    case LayerKind::Softmax: return "softmax";
+  }
+  return "unknown";
+}
+
+Dims infer_output_dims(const Layer& layer, const Dims& in) {
+  switch (layer.kind) {
+    case LayerKind::Conv2d: {
+      const Conv2dAttrs& a = layer.conv();
+      require_positive(layer, "out_channels", a.out_channels);
+      require_positive(layer, "groups", a.groups);
+      if (in.c % a.groups != 0 || a.out_channels % a.groups != 0) {
+        fail(layer, "groups = " + std::to_string(a.groups) + " must divide the input channels (" +
+                        std::to_string(in.c) + ") and out_channels (" + std::to_string(a.out_channels) + ")");
+      }
+      return window_dims(layer, in, a.out_channels, a.kernel_h, a.kernel_w, a.stride_h, a.stride_w, a.pad_h,
+                         a.pad_w, a.dilation_h, a.dilation_w);
+    }
+    case LayerKind::MaxPool:
+    case LayerKind::AvgPool: {
+      const Pool2dAttrs& a = layer.pool();
+      // PyTorch and cuDNN both require the padding to be at most half the window.
+      if (2 * a.pad_h > a.kernel_h || 2 * a.pad_w > a.kernel_w) {
+        fail(layer, "padding must be at most half the kernel size");
+      }
+      return window_dims(layer, in, in.c, a.kernel_h, a.kernel_w, a.stride_h, a.stride_w, a.pad_h, a.pad_w, 1, 1);
+    }
+    case LayerKind::GlobalAvgPool: return Dims{in.c, 1, 1};
+    case LayerKind::Flatten: return Dims{static_cast<int>(in.size()), 1, 1};
+    case LayerKind::Linear: {
+      const LinearAttrs& a = layer.linear();
+      require_positive(layer, "out_features", a.out_features);
+      if (in.h != 1 || in.w != 1) {
+        fail(layer, "needs a flat input (add a flatten layer before it), found " + to_string(in));
+      }
+      return Dims{a.out_features, 1, 1};
+    }
+    case LayerKind::BatchNorm:
+    case LayerKind::Relu:
+    case LayerKind::Softmax: return in;
+  }
+  fail(layer, "unknown layer kind");
+}
+
+std::vector<ParamShape> expected_params(const Layer& layer, const Dims& in) {
+  const std::string& n = layer.name;
+  switch (layer.kind) {
+    case LayerKind::Conv2d: {
+      const Conv2dAttrs& a = layer.conv();
+      std::vector<ParamShape> p{{n + ".weight",
+                                 {a.out_channels, in.c / a.groups, a.kernel_h, a.kernel_w},
+                                 &LayerParams::weight}};
+      if (a.bias) p.push_back({n + ".bias", {a.out_channels}, &LayerParams::bias});
+      return p;
+    }
+    case LayerKind::BatchNorm:
+      return {{n + ".weight", {in.c}, &LayerParams::weight},
+              {n + ".bias", {in.c}, &LayerParams::bias},
+              {n + ".running_mean", {in.c}, &LayerParams::running_mean},
+              {n + ".running_var", {in.c}, &LayerParams::running_var}};
+    case LayerKind::Linear: {
+      const LinearAttrs& a = layer.linear();
+      std::vector<ParamShape> p{{n + ".weight", {a.out_features, in.c}, &LayerParams::weight}};
+      if (a.bias) p.push_back({n + ".bias", {a.out_features}, &LayerParams::bias});
+      return p;
+    }
+    default: return {};
+  }
+}
+
+Network::Network(std::string name, InputSpec input, std::vector<Layer> layers)
+    : name_(std::move(name)), input_(std::move(input)), layers_(std::move(layers)) {
+  const Dims& d = input_.dims;
+  if (d.c <= 0 || d.h <= 0 || d.w <= 0) throw ModelError("input shape must be positive, found " + to_string(d));
+  if (input_.mean.size() != static_cast<std::size_t>(d.c) || input_.std.size() != static_cast<std::size_t>(d.c)) {
+    throw ModelError("input mean and std need one value per channel (" + std::to_string(d.c) + "), found " +
+                     std::to_string(input_.mean.size()) + " and " + std::to_string(input_.std.size()));
+  }
+  for (float s : input_.std) {
+    if (!(s > 0.0f)) throw ModelError("input std must be positive, found " + std::to_string(s));
+  }
+  if (layers_.empty()) throw ModelError("the network has no layers");
+
+  Dims cur = d;
+  for (std::size_t i = 0; i < layers_.size(); ++i) {
+    Layer& layer = layers_[i];
+    for (std::size_t j = 0; j < i; ++j) {
+      if (layers_[j].name == layer.name) throw ModelError("two layers are named '" + layer.name + "'");
+    }
+    layer.in = cur;
+    layer.out = infer_output_dims(layer, cur);
+    // Parameters a layer does not use must be empty, so that a stray tensor is never ignored.
+    std::vector<ParamShape> want = expected_params(layer, cur);
+    for (auto field : {&LayerParams::weight, &LayerParams::bias, &LayerParams::running_mean,
+                       &LayerParams::running_var}) {
+      const ParamShape* spec = nullptr;
+      for (const ParamShape& p : want) {
+        if (p.field == field) spec = &p;
+      }
+      const std::size_t found = (layer.params.*field).size();
+      const std::size_t expected = spec ? element_count(spec->shape) : 0;
+      if (found != expected) {
+        fail(layer, (spec ? spec->name + " needs " + shape_string(spec->shape) + " = " + std::to_string(expected)
+                          : std::string("an unused parameter needs 0")) +
+                        " values, found " + std::to_string(found));
+      }
+    }
+    cur = layer.out;
+  }
+  if (!input_.labels.empty() && input_.labels.size() != output_dims().size()) {
+    throw ModelError("the model has " + std::to_string(input_.labels.size()) + " labels but its output has " +
+                     std::to_string(output_dims().size()) + " values");
+  }
+}
+
+}  // namespace infer

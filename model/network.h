@@ -1,0 +1,129 @@
+// The network: an ordered list of layers with their attributes and parameters, and the per-sample
+// shape of every activation. Backends execute a Network; nothing here knows about devices.
+//
+// Layout conventions (same as PyTorch):
+//   activations   NCHW, float32, batch dimension outermost; shapes below are per sample (C,H,W)
+//   conv weight   [K, C/groups, R, S]         linear weight [out, in]
+//   batch-norm    scale, shift, running mean, running variance: [C] each
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace infer {
+
+// Shape of one sample's activation. A flat vector of n features is {n, 1, 1}.
+struct Dims {
+  int c = 0;
+  int h = 0;
+  int w = 0;
+  std::size_t size() const { return static_cast<std::size_t>(c) * h * w; }
+  bool operator==(const Dims& o) const { return c == o.c && h == o.h && w == o.w; }
+  bool operator!=(const Dims& o) const { return !(*this == o); }
+};
+std::string to_string(const Dims& d);  // "32x14x14"
+
+enum class LayerKind { Conv2d, BatchNorm, Relu, MaxPool, AvgPool, GlobalAvgPool, Flatten, Linear, Softmax };
+const char* layer_kind_name(LayerKind k);  // the model file's spelling: "conv2d", "maxpool", ...
+
+struct Conv2dAttrs {
+  int out_channels = 0;
+  int kernel_h = 1, kernel_w = 1;
+  int stride_h = 1, stride_w = 1;
+  int pad_h = 0, pad_w = 0;
+  int dilation_h = 1, dilation_w = 1;
+  int groups = 1;
+  bool bias = true;
+};
+
+// MaxPool and AvgPool. Output size uses floor division, as PyTorch's default (ceil_mode=False).
+struct Pool2dAttrs {
+  int kernel_h = 1, kernel_w = 1;
+  int stride_h = 1, stride_w = 1;
+  int pad_h = 0, pad_w = 0;
+  bool count_include_pad = true;  // AvgPool only: padded zeros count in the divisor (PyTorch default)
+};
+
+struct BatchNormAttrs {
+  double epsilon = 1e-5;
+};
+
+struct LinearAttrs {
+  int out_features = 0;
+  bool bias = true;
+};
+
+using LayerAttrs = std::variant<std::monostate, Conv2dAttrs, Pool2dAttrs, BatchNormAttrs, LinearAttrs>;
+
+// Parameters of a layer. Which vectors are used depends on the kind:
+//   Conv2d / Linear: weight, bias (empty when the layer has no bias)
+//   BatchNorm: weight (scale, gamma), bias (shift, beta), running_mean, running_var
+struct LayerParams {
+  std::vector<float> weight;
+  std::vector<float> bias;
+  std::vector<float> running_mean;
+  std::vector<float> running_var;
+};
+
+struct Layer {
+  std::string name;
+  LayerKind kind = LayerKind::Relu;
+  LayerAttrs attrs;
+  LayerParams params;
+  Dims in;   // filled by Network's constructor
+  Dims out;  // filled by Network's constructor
+
+  const Conv2dAttrs& conv() const { return std::get<Conv2dAttrs>(attrs); }
+  const Pool2dAttrs& pool() const { return std::get<Pool2dAttrs>(attrs); }
+  const BatchNormAttrs& batchnorm() const { return std::get<BatchNormAttrs>(attrs); }
+  const LinearAttrs& linear() const { return std::get<LinearAttrs>(attrs); }
+};
+
+// What the network expects at its input and what its outputs mean.
+struct InputSpec {
+  Dims dims;                        // C x H x W
+  std::vector<float> mean;          // per channel, for pixels scaled to [0,1]
+  std::vector<float> std;           // per channel
+  std::vector<std::string> labels;  // one per output class
+};
+
+// Named shape of one parameter tensor, as the model file must provide it.
+struct ParamShape {
+  std::string name;                  // "conv1.weight"
+  std::vector<long long> shape;      // [32, 1, 3, 3]
+  std::vector<float> LayerParams::*field;
+};
+
+class Network {
+ public:
+  // Validates the chain of layers and every parameter's size, and computes each layer's input and
+  // output shape. Throws ModelError naming the layer, the expected and the found shape.
+  Network(std::string name, InputSpec input, std::vector<Layer> layers);
+
+  const std::string& name() const { return name_; }
+  const InputSpec& input() const { return input_; }
+  const std::vector<Layer>& layers() const { return layers_; }
+  Dims output_dims() const { return layers_.empty() ? input_.dims : layers_.back().out; }
+
+ private:
+  std::string name_;
+  InputSpec input_;
+  std::vector<Layer> layers_;
+};
+
+// Output shape of a layer for a given input shape; throws ModelError if the input is not valid for
+// the layer (a window larger than the padded input, channels not divisible by groups, ...).
+Dims infer_output_dims(const Layer& layer, const Dims& in);
+
+// The parameter tensors a layer needs for a given input shape, in file order.
+std::vector<ParamShape> expected_params(const Layer& layer, const Dims& in);
+
+// Output size of a sliding window along one axis (floor division, as PyTorch and cuDNN).
+inline int window_output_size(int in, int kernel, int stride, int pad, int dilation) {
+  const int effective = dilation * (kernel - 1) + 1;
+  return (in + 2 * pad - effective) / stride + 1;
+}
+
+}  // namespace infer

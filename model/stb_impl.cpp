@@ -1,0 +1,15 @@
+// The one translation unit that compiles stb's implementation (third-party, warnings off in CMake).
+// Decoders for the formats infer documents; the rest of stb_image is left out.
+#define STB_IMAGE_IMPLEMENTATION
+#define STBI_ONLY_PNG
+#define STBI_ONLY_JPEG
+#define STBI_ONLY_BMP
+#define STBI_ONLY_PNM
+#define STBI_ONLY_GIF
+#define STBI_ONLY_TGA
+#define STBI_NO_STDIO  // images are read by image.cpp, which reports I/O errors itself
+#define STBI_MAX_DIMENSIONS (1 << 16)
+#include <stb_image.h>
+
+#define STB_IMAGE_RESIZE_IMPLEMENTATION
+#include <stb_image_resize.h>

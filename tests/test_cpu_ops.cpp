@@ -1,0 +1,304 @@
+// Each CPU op against a deliberately naive reference that accumulates in double, on fresh random
+// inputs, plus a few hand-computed goldens.
+//
+// Tolerances are derived, not tuned: a float32 sum of K products computed in any order is within
+// (K + 2) * u * sum|terms| of the exact value (u = 2^-24, Higham's bound for recursive or blocked
+// summation, plus one rounding for the bias add and one for the stored result). The reference
+// returns that bound for every output element.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "model/cpu/cpu_backend.h"
+#include "test_util.h"
+
+namespace infer::test {
+namespace {
+
+struct Reference {
+  std::vector<double> value;
+  std::vector<double> tolerance;
+};
+
+// conv2d, NCHW: out[n][k][y][x] = bias[k] + sum_{c,r,s} w[k][c][r][s] * in[n][g*C/g + c][y*sh - ph + r*dh][...]
+Reference naive_conv(const Layer& l, const std::vector<float>& in, int n) {
+  const Conv2dAttrs& a = l.conv();
+  const int cg = l.in.c / a.groups, kg = a.out_channels / a.groups;
+  const int terms = cg * a.kernel_h * a.kernel_w + (a.bias ? 1 : 0);
+  Reference ref;
+  for (int b = 0; b < n; ++b) {
+    for (int k = 0; k < a.out_channels; ++k) {
+      const int g = k / kg;
+      for (int y = 0; y < l.out.h; ++y) {
+        for (int x = 0; x < l.out.w; ++x) {
+          double sum = a.bias ? l.params.bias[k] : 0.0, abs_sum = std::fabs(sum);
+          for (int c = 0; c < cg; ++c) {
+            for (int r = 0; r < a.kernel_h; ++r) {
+              for (int s = 0; s < a.kernel_w; ++s) {
+                const int iy = y * a.stride_h - a.pad_h + r * a.dilation_h;
+                const int ix = x * a.stride_w - a.pad_w + s * a.dilation_w;
+                if (iy < 0 || iy >= l.in.h || ix < 0 || ix >= l.in.w) continue;
+                const double v = in[((static_cast<std::size_t>(b) * l.in.c + g * cg + c) * l.in.h + iy) * l.in.w + ix];
+                const double w = l.params.weight[((static_cast<std::size_t>(k) * cg + c) * a.kernel_h + r) * a.kernel_w + s];
+                sum += v * w;
+                abs_sum += std::fabs(v * w);
+              }
+            }
+          }
+          ref.value.push_back(sum);
+          ref.tolerance.push_back((terms + 2) * kFloatEps * abs_sum);
+        }
+      }
+    }
+  }
+  return ref;
+}
+
+Reference naive_linear(const Layer& l, const std::vector<float>& in, int n) {
+  const int terms = l.in.c + 1;
+  Reference ref;
+  for (int b = 0; b < n; ++b) {
+    for (int o = 0; o < l.out.c; ++o) {
+      double sum = l.linear().bias ? l.params.bias[o] : 0.0, abs_sum = std::fabs(sum);
+      for (int i = 0; i < l.in.c; ++i) {
+        const double t = static_cast<double>(in[static_cast<std::size_t>(b) * l.in.c + i]) *
+                         l.params.weight[static_cast<std::size_t>(o) * l.in.c + i];
+        sum += t;
+        abs_sum += std::fabs(t);
+      }
+      ref.value.push_back(sum);
+      ref.tolerance.push_back((terms + 2) * kFloatEps * abs_sum);
+    }
+  }
+  return ref;
+}
+
+// Pooling: the max is exact; an average of K values is within (K + 2) u sum|x| / K.
+Reference naive_pool(const Layer& l, const std::vector<float>& in, int n) {
+  const Pool2dAttrs& a = l.pool();
+  const bool is_max = l.kind == LayerKind::MaxPool;
+  Reference ref;
+  for (int p = 0; p < n * l.in.c; ++p) {
+    for (int y = 0; y < l.out.h; ++y) {
+      for (int x = 0; x < l.out.w; ++x) {
+        double best = -std::numeric_limits<double>::infinity(), sum = 0.0, abs_sum = 0.0;
+        int inside = 0;
+        for (int r = 0; r < a.kernel_h; ++r) {
+          for (int s = 0; s < a.kernel_w; ++s) {
+            const int iy = y * a.stride_h - a.pad_h + r, ix = x * a.stride_w - a.pad_w + s;
+            if (iy < 0 || iy >= l.in.h || ix < 0 || ix >= l.in.w) continue;
+            const double v = in[(static_cast<std::size_t>(p) * l.in.h + iy) * l.in.w + ix];
+            best = std::max(best, v);
+            sum += v;
+            abs_sum += std::fabs(v);
+            ++inside;
+          }
+        }
+        const int divisor = a.count_include_pad ? a.kernel_h * a.kernel_w : inside;
+        ref.value.push_back(is_max ? best : sum / divisor);
+        ref.tolerance.push_back(is_max ? 0.0 : (inside + 2) * kFloatEps * abs_sum / divisor);
+      }
+    }
+  }
+  return ref;
+}
+
+std::vector<float> run_cpu(const Network& net, const std::vector<float>& input, int n) {
+  auto backend = make_cpu_backend(net, n);
+  std::vector<float> out(static_cast<std::size_t>(n) * net.output_dims().size(),
+                         std::numeric_limits<float>::quiet_NaN());  // poisoned: every element must be written
+  backend->forward(input.data(), n, out.data());
+  return out;
+}
+
+struct ConvCase {
+  Dims in;
+  int out_channels, kernel, stride, pad, dilation, groups;
+  bool bias;
+};
+
+class ConvTest : public ::testing::TestWithParam<ConvCase> {};
+
+TEST_P(ConvTest, MatchesNaiveReference) {
+  const ConvCase& c = GetParam();
+  Random rng;
+  SCOPED_TRACE(rng.trace());
+  const Network net = random_network(
+      rng, c.in, {conv_layer("conv", c.out_channels, c.kernel, c.stride, c.pad, c.dilation, c.groups, c.bias)});
+  for (int n : {1, 3}) {
+    const std::vector<float> input = rng.vector(n * c.in.size());
+    const Reference ref = naive_conv(net.layers()[0], input, n);
+    expect_close(run_cpu(net, input, n), ref.value, ref.tolerance, "conv n=" + std::to_string(n));
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Shapes, ConvTest,
+    ::testing::Values(ConvCase{{1, 28, 28}, 8, 3, 1, 1, 1, 1, true},   // the shipped model's first layer
+                      ConvCase{{5, 11, 9}, 7, 3, 2, 1, 1, 1, true},    // odd sizes, stride 2
+                      ConvCase{{4, 13, 13}, 6, 5, 1, 2, 1, 1, false},  // 5x5, no bias
+                      ConvCase{{3, 15, 12}, 4, 3, 1, 2, 2, 1, true},   // dilation 2
+                      ConvCase{{6, 10, 10}, 9, 3, 2, 0, 1, 3, true},   // groups 3
+                      ConvCase{{8, 7, 7}, 8, 3, 1, 1, 1, 8, true},     // depthwise
+                      ConvCase{{16, 6, 5}, 12, 1, 1, 0, 1, 1, true},   // pointwise (no im2col)
+                      ConvCase{{3, 9, 9}, 5, 1, 2, 0, 1, 1, true}));   // 1x1 with stride
+
+TEST(CpuOps, LinearMatchesNaiveReference) {
+  Random rng;
+  SCOPED_TRACE(rng.trace());
+  for (bool bias : {true, false}) {
+    const Network net = random_network(rng, {37, 1, 1}, {linear_layer("fc", 13, bias)});
+    const int n = 5;
+    const std::vector<float> input = rng.vector(n * 37);
+    const Reference ref = naive_linear(net.layers()[0], input, n);
+    expect_close(run_cpu(net, input, n), ref.value, ref.tolerance, bias ? "linear" : "linear without bias");
+  }
+}
+
+struct PoolCase {
+  LayerKind kind;
+  Dims in;
+  int kernel, stride, pad;
+  bool count_include_pad;
+};
+
+class PoolTest : public ::testing::TestWithParam<PoolCase> {};
+
+TEST_P(PoolTest, MatchesNaiveReference) {
+  const PoolCase& c = GetParam();
+  Random rng;
+  SCOPED_TRACE(rng.trace());
+  const Network net =
+      random_network(rng, c.in, {pool_layer("pool", c.kind, c.kernel, c.stride, c.pad, c.count_include_pad)});
+  const int n = 2;
+  const std::vector<float> input = rng.vector(n * c.in.size());
+  const Reference ref = naive_pool(net.layers()[0], input, n);
+  expect_close(run_cpu(net, input, n), ref.value, ref.tolerance, layer_kind_name(c.kind));
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, PoolTest,
+                         ::testing::Values(PoolCase{LayerKind::MaxPool, {3, 28, 28}, 2, 2, 0, true},
+                                           PoolCase{LayerKind::MaxPool, {2, 11, 9}, 3, 2, 1, true},
+                                           PoolCase{LayerKind::AvgPool, {3, 10, 10}, 2, 2, 0, true},
+                                           PoolCase{LayerKind::AvgPool, {2, 11, 9}, 3, 2, 1, true},
+                                           PoolCase{LayerKind::AvgPool, {2, 11, 9}, 3, 2, 1, false}));
+
+TEST(CpuOps, MaxPoolPaddingNeverWins) {
+  // All inputs negative: with padding, a max over a window that hangs off the edge must still be
+  // an input value, never the implicit zero.
+  Random rng;
+  SCOPED_TRACE(rng.trace());
+  const Network net = random_network(rng, {1, 5, 5}, {pool_layer("pool", LayerKind::MaxPool, 3, 2, 1)});
+  const std::vector<float> input = rng.vector(25, -2.0f, -1.0f);
+  for (float v : run_cpu(net, input, 1)) EXPECT_LT(v, -0.99f);
+}
+
+TEST(CpuOps, BatchNormMatchesDefinition) {
+  Random rng;
+  SCOPED_TRACE(rng.trace());
+  const Network net = random_network(rng, {6, 5, 7}, {batchnorm_layer("bn", 1e-3)});
+  const Layer& l = net.layers()[0];
+  const int n = 3;
+  const std::vector<float> input = rng.vector(n * l.in.size(), -3.0f, 3.0f);
+  Reference ref;
+  for (int b = 0; b < n; ++b) {
+    for (int c = 0; c < 6; ++c) {
+      const double scale = l.params.weight[c] / std::sqrt(static_cast<double>(l.params.running_var[c]) + 1e-3);
+      for (int j = 0; j < 35; ++j) {
+        const double x = input[(static_cast<std::size_t>(b) * 6 + c) * 35 + j];
+        const double y = (x - l.params.running_mean[c]) * scale + l.params.bias[c];
+        ref.value.push_back(y);
+        // Folded parameters (two roundings each), one multiply-add (two roundings): six u-sized
+        // relative errors of the terms x*scale, mean*scale and beta.
+        ref.tolerance.push_back(6 * kFloatEps *
+                                (std::fabs(x * scale) + std::fabs(l.params.running_mean[c] * scale) +
+                                 std::fabs(l.params.bias[c])));
+      }
+    }
+  }
+  expect_close(run_cpu(net, input, n), ref.value, ref.tolerance, "batchnorm");
+}
+
+TEST(CpuOps, ReluFlattenGlobalAvgPoolSoftmax) {
+  Random rng;
+  SCOPED_TRACE(rng.trace());
+  const Dims in{4, 3, 5};
+  const int n = 2;
+  const std::vector<float> input = rng.vector(n * in.size(), -4.0f, 4.0f);
+
+  const Network relu = random_network(rng, in, {plain_layer("relu", LayerKind::Relu)});
+  const std::vector<float> r = run_cpu(relu, input, n);
+  for (std::size_t i = 0; i < r.size(); ++i) EXPECT_EQ(r[i], std::max(input[i], 0.0f)) << i;
+
+  const Network flat = random_network(rng, in, {plain_layer("flatten", LayerKind::Flatten)});
+  EXPECT_EQ(flat.output_dims(), (Dims{60, 1, 1}));
+  EXPECT_EQ(run_cpu(flat, input, n), input);
+
+  const Network gap = random_network(rng, in, {plain_layer("gap", LayerKind::GlobalAvgPool)});
+  const std::vector<float> g = run_cpu(gap, input, n);
+  for (int p = 0; p < n * in.c; ++p) {
+    double sum = 0.0;
+    for (int j = 0; j < 15; ++j) sum += input[static_cast<std::size_t>(p) * 15 + j];
+    EXPECT_NEAR(g[p], sum / 15, 2 * kFloatEps * 4.0) << p;  // accumulated in double, one rounding
+  }
+
+  // Softmax over channels at each of the 15 positions; exp's error is a few ulp (glibc: < 1 ulp),
+  // the sum adds C roundings and the division one: 2 * (C + 3) u relative.
+  const Network sm = random_network(rng, in, {plain_layer("softmax", LayerKind::Softmax)});
+  const std::vector<float> s = run_cpu(sm, input, n);
+  for (int b = 0; b < n; ++b) {
+    for (int j = 0; j < 15; ++j) {
+      double denom = 0.0;
+      for (int c = 0; c < in.c; ++c) denom += std::exp(static_cast<double>(input[(b * in.c + c) * 15 + j]));
+      for (int c = 0; c < in.c; ++c) {
+        const std::size_t i = static_cast<std::size_t>(b * in.c + c) * 15 + j;
+        const double want = std::exp(static_cast<double>(input[i])) / denom;
+        EXPECT_NEAR(s[i], want, 2 * (in.c + 3) * kFloatEps * want) << i;
+      }
+    }
+  }
+}
+
+TEST(CpuOps, HandComputedGoldens) {
+  // 2x2 average pool of a constant plane is the constant; 2x2 max pool of 1..16 picks 6, 8, 14, 16.
+  Random rng;
+  const Network avg = random_network(rng, {1, 4, 4}, {pool_layer("p", LayerKind::AvgPool, 2, 2)});
+  EXPECT_EQ(run_cpu(avg, std::vector<float>(16, 0.75f), 1), std::vector<float>(4, 0.75f));
+  std::vector<float> ramp(16);
+  for (int i = 0; i < 16; ++i) ramp[i] = static_cast<float>(i + 1);
+  const Network mx = random_network(rng, {1, 4, 4}, {pool_layer("p", LayerKind::MaxPool, 2, 2)});
+  EXPECT_EQ(run_cpu(mx, ramp, 1), (std::vector<float>{6, 8, 14, 16}));
+
+  // A 3x3 all-ones kernel with padding 1 over a 3x3 plane of ones counts the in-bounds neighbours.
+  Network ones = random_network(rng, {1, 3, 3}, {conv_layer("c", 1, 3, 1, 1, 1, 1, false)});
+  Layer conv = ones.layers()[0];
+  conv.params.weight.assign(9, 1.0f);
+  const Network counted("ones", ones.input(), {conv});
+  EXPECT_EQ(run_cpu(counted, std::vector<float>(9, 1.0f), 1), (std::vector<float>{4, 6, 4, 6, 9, 6, 4, 6, 4}));
+
+  // Softmax of (0, ln 3) is (1/4, 3/4).
+  const Network sm = random_network(rng, {2, 1, 1}, {plain_layer("s", LayerKind::Softmax)});
+  const std::vector<float> p = run_cpu(sm, {0.0f, std::log(3.0f)}, 1);
+  EXPECT_NEAR(p[0], 0.25, 1e-7);
+  EXPECT_NEAR(p[1], 0.75, 1e-7);
+}
+
+TEST(CpuOps, IntermediateLayerCountReturnsThatLayersOutput) {
+  Random rng;
+  SCOPED_TRACE(rng.trace());
+  const Network net = random_network(rng, {5, 1, 1}, {linear_layer("fc", 4), plain_layer("s", LayerKind::Softmax)});
+  const std::vector<float> input = rng.vector(5);
+  auto backend = make_cpu_backend(net, 1);
+  std::vector<float> logits(4), probs(4);
+  backend->forward(input.data(), 1, logits.data(), 1);
+  backend->forward(input.data(), 1, probs.data());
+  const Reference ref = naive_linear(net.layers()[0], input, 1);
+  expect_close(logits, ref.value, ref.tolerance, "logits");
+  EXPECT_NEAR(probs[0] + probs[1] + probs[2] + probs[3], 1.0f, 1e-6);
+  EXPECT_THROW(backend->forward(input.data(), 2, probs.data()), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace infer::test

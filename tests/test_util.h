@@ -1,0 +1,104 @@
+// Shared helpers for the tests: fresh random data, layer builders and the comparison rule.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "model/network.h"
+
+namespace infer::test {
+
+// A generator seeded from std::random_device; the seed is in every failure message via
+// SCOPED_TRACE so a failure can be replayed.
+class Random {
+ public:
+  Random() : seed_(std::random_device{}()), gen_(seed_) {}
+  unsigned seed() const { return seed_; }
+  std::string trace() const { return "random seed " + std::to_string(seed_); }
+  float uniform(float lo, float hi) { return std::uniform_real_distribution<float>(lo, hi)(gen_); }
+  int integer(int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(gen_); }
+  std::vector<float> vector(std::size_t n, float lo = -1.0f, float hi = 1.0f) {
+    std::vector<float> v(n);
+    for (float& x : v) x = uniform(lo, hi);
+    return v;
+  }
+
+ private:
+  unsigned seed_;
+  std::mt19937 gen_;
+};
+
+inline Layer conv_layer(const std::string& name, int out_channels, int kernel, int stride = 1, int pad = 0,
+                        int dilation = 1, int groups = 1, bool bias = true) {
+  Conv2dAttrs a;
+  a.out_channels = out_channels;
+  a.kernel_h = a.kernel_w = kernel;
+  a.stride_h = a.stride_w = stride;
+  a.pad_h = a.pad_w = pad;
+  a.dilation_h = a.dilation_w = dilation;
+  a.groups = groups;
+  a.bias = bias;
+  return Layer{name, LayerKind::Conv2d, a, {}, {}, {}};
+}
+
+inline Layer pool_layer(const std::string& name, LayerKind kind, int kernel, int stride, int pad = 0,
+                        bool count_include_pad = true) {
+  Pool2dAttrs a;
+  a.kernel_h = a.kernel_w = kernel;
+  a.stride_h = a.stride_w = stride;
+  a.pad_h = a.pad_w = pad;
+  a.count_include_pad = count_include_pad;
+  return Layer{name, kind, a, {}, {}, {}};
+}
+
+inline Layer batchnorm_layer(const std::string& name, double epsilon = 1e-5) {
+  return Layer{name, LayerKind::BatchNorm, BatchNormAttrs{epsilon}, {}, {}, {}};
+}
+
+inline Layer linear_layer(const std::string& name, int out_features, bool bias = true) {
+  return Layer{name, LayerKind::Linear, LinearAttrs{out_features, bias}, {}, {}, {}};
+}
+
+inline Layer plain_layer(const std::string& name, LayerKind kind) { return Layer{name, kind, {}, {}, {}, {}}; }
+
+// Builds a network with fresh random parameters for the given layers (running variances are
+// positive, as trained ones are).
+inline Network random_network(Random& rng, Dims input, std::vector<Layer> layers) {
+  Dims cur = input;
+  for (Layer& layer : layers) {
+    for (const ParamShape& p : expected_params(layer, cur)) {
+      std::size_t n = 1;
+      for (long long d : p.shape) n *= static_cast<std::size_t>(d);
+      layer.params.*(p.field) = p.field == &LayerParams::running_var ? rng.vector(n, 0.2f, 2.0f) : rng.vector(n);
+    }
+    cur = infer_output_dims(layer, cur);
+  }
+  InputSpec spec{input, std::vector<float>(static_cast<std::size_t>(input.c), 0.0f),
+                 std::vector<float>(static_cast<std::size_t>(input.c), 1.0f), {}};
+  return Network("test", spec, std::move(layers));
+}
+
+// The comparison rule: |got - want| <= tolerance, NaN and Inf never pass. Reports the first few
+// offending elements with their index.
+inline void expect_close(const std::vector<float>& got, const std::vector<double>& want,
+                         const std::vector<double>& tolerance, const std::string& what) {
+  ASSERT_EQ(got.size(), want.size()) << what;
+  int reported = 0;
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    const double diff = std::fabs(static_cast<double>(got[i]) - want[i]);
+    const bool ok = std::isfinite(got[i]) && diff <= tolerance[i];
+    if (!ok && reported++ < 5) {
+      ADD_FAILURE() << what << ": element " << i << " is " << got[i] << ", expected " << want[i] << " +- "
+                    << tolerance[i];
+    }
+  }
+}
+
+// Unit roundoff of float32: a float result of an exact value x is within |x| * kFloatEps of it.
+constexpr double kFloatEps = 1.0 / (1 << 24);
+
+}  // namespace infer::test
