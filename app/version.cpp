@@ -26,8 +26,10 @@ void print_version(std::ostream& out, const std::filesystem::path& model_path) {
     out << "  run time:     " << library->path().string() << '\n'
         << "                CUDA runtime " << cuda_version_string(v.cuda_runtime_loaded) << " (built against "
         << cuda_version_string(v.cuda_runtime_built) << ")\n"
-        << "                CUDA driver supports up to CUDA " << cuda_version_string(v.cuda_driver)
-        << (v.cuda_driver == 0 ? " (no NVIDIA driver found)" : "") << '\n'
+        << "                CUDA driver: "
+        << (v.cuda_driver == 0 ? std::string("none (cudaDriverGetVersion found no NVIDIA driver)")
+                               : "supports up to CUDA " + cuda_version_string(v.cuda_driver))
+        << '\n'
         << "                cuDNN " << cudnn_version_string(v.cudnn_loaded) << " (built against "
         << cudnn_version_string(v.cudnn_built) << "; this cuDNN was built for CUDA "
         << cuda_version_string(v.cudnn_loaded_cudart) << ")\n";

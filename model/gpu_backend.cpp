@@ -73,9 +73,13 @@ GpuLibrary::GpuLibrary(void* handle, const InferGpuPlugin* api, std::filesystem:
 GpuLibrary::~GpuLibrary() { dlclose(handle_); }
 
 std::shared_ptr<GpuLibrary> GpuLibrary::open() {
-  for (const std::filesystem::path& p : gpu_library_candidates()) {
+  const std::vector<std::filesystem::path> candidates = gpu_library_candidates();
+  for (const std::filesystem::path& p : candidates) {
     std::error_code ec;
     if (std::filesystem::exists(p, ec)) return open(p);
+  }
+  if (const char* env = std::getenv("INFER_GPU_LIBRARY"); env && *env) {
+    throw GpuUnavailableError("INFER_GPU_LIBRARY=" + std::string(env) + ": no such file");
   }
   throw GpuUnavailableError(std::string(kLibraryName) +
                             " (the GPU backend) was not found next to the executable; this build has no GPU "

@@ -52,7 +52,7 @@ struct InferGpuPlugin {
   int (*forward)(void* executor, const float* input, int n, float* output, std::size_t layer_count,
                  char* message, std::size_t message_size);
 
-  // "NVIDIA H200, cuDNN 9.19.0"; valid while the executor lives.
+  // "NVIDIA H200 (sm_90), cuDNN 9.19.0, CUDA runtime 13.0"; valid while the executor lives.
   const char* (*describe)(void* executor);
 
   void (*destroy)(void* executor);

@@ -200,45 +200,22 @@ Layer parse_layer(const std::string& file, const toml::table& t, std::size_t ind
   return layer;
 }
 
-std::string shape_string(const std::vector<long long>& shape) {
-  std::ostringstream s;
-  s << '[';
-  for (std::size_t i = 0; i < shape.size(); ++i) s << (i ? ", " : "") << shape[i];
-  s << ']';
-  return s.str();
-}
-
-}  // namespace
-
-LoadedModel load_model(const std::filesystem::path& toml_path) {
+toml::table parse_toml(const std::filesystem::path& toml_path) {
   const std::string file = toml_path.string();
   std::error_code ec;
   if (!std::filesystem::exists(toml_path, ec)) throw InputError(file, "model file not found");
-  toml::table root;
+  if (std::filesystem::is_directory(toml_path, ec)) throw InputError(file, "is a directory, not a model file");
   try {
-    root = toml::parse_file(file);
+    return toml::parse_file(file);
   } catch (const toml::parse_error& e) {
     throw InputError(file, "line " + std::to_string(e.source().begin.line) + ": invalid TOML: " +
                                std::string(e.description()));
   }
-  TableReader r(file, root, "");
-  const toml::node* weights = r.find("weights");
-  if (!weights || !weights->is_string()) r.fail(weights, "key 'weights' (the safetensors file) must be a string");
-  std::filesystem::path weights_path = weights->as_string()->get();
-  if (weights_path.is_relative()) weights_path = toml_path.parent_path() / weights_path;
-  return load_model(toml_path, weights_path);
 }
 
-LoadedModel load_model(const std::filesystem::path& toml_path, const std::filesystem::path& weights_path) {
+LoadedModel load_from_table(const std::filesystem::path& toml_path, const toml::table& root,
+                            std::filesystem::path weights_path) {
   const std::string file = toml_path.string();
-  toml::table root;
-  try {
-    root = toml::parse_file(file);
-  } catch (const toml::parse_error& e) {
-    throw InputError(file, "line " + std::to_string(e.source().begin.line) + ": invalid TOML: " +
-                               std::string(e.description()));
-  }
-
   TableReader r(file, root, "");
   if (r.string("format") != "infer-model") r.fail(r.find("format"), "key 'format' must be \"infer-model\"");
   const long long version = r.integer("format_version");
@@ -247,7 +224,11 @@ LoadedModel load_model(const std::filesystem::path& toml_path, const std::filesy
                                          std::to_string(kFormatVersion) + ")");
   }
   const std::string name = r.string("name");
-  r.find("weights");
+  const std::string weights_key = r.string("weights");
+  if (weights_path.empty()) {
+    weights_path = weights_key;
+    if (weights_path.is_relative()) weights_path = toml_path.parent_path() / weights_path;
+  }
 
   const toml::node& input_node = r.require("input");
   if (!input_node.is_table()) r.fail(&input_node, "[input] must be a table");
@@ -311,6 +292,16 @@ LoadedModel load_model(const std::filesystem::path& toml_path, const std::filesy
   } catch (const ModelError& e) {
     throw InputError(file, e.what());
   }
+}
+
+}  // namespace
+
+LoadedModel load_model(const std::filesystem::path& toml_path) {
+  return load_from_table(toml_path, parse_toml(toml_path), {});
+}
+
+LoadedModel load_model(const std::filesystem::path& toml_path, const std::filesystem::path& weights_path) {
+  return load_from_table(toml_path, parse_toml(toml_path), weights_path);
 }
 
 }  // namespace infer

@@ -7,14 +7,6 @@
 namespace infer {
 namespace {
 
-std::string shape_string(const std::vector<long long>& shape) {
-  std::ostringstream s;
-  s << '[';
-  for (std::size_t i = 0; i < shape.size(); ++i) s << (i ? ", " : "") << shape[i];
-  s << ']';
-  return s.str();
-}
-
 std::size_t element_count(const std::vector<long long>& shape) {
   std::size_t n = 1;
   for (long long d : shape) n *= static_cast<std::size_t>(d);
@@ -52,6 +44,14 @@ Dims window_dims(const Layer& layer, const Dims& in, int out_c, int kh, int kw, 
 }
 
 }  // namespace
+
+std::string shape_string(const std::vector<long long>& shape) {
+  std::ostringstream s;
+  s << '[';
+  for (std::size_t i = 0; i < shape.size(); ++i) s << (i ? ", " : "") << shape[i];
+  s << ']';
+  return s.str();
+}
 
 std::string to_string(const Dims& d) {
   return std::to_string(d.c) + "x" + std::to_string(d.h) + "x" + std::to_string(d.w);

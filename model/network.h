@@ -24,6 +24,7 @@ struct Dims {
   bool operator!=(const Dims& o) const { return !(*this == o); }
 };
 std::string to_string(const Dims& d);  // "32x14x14"
+std::string shape_string(const std::vector<long long>& shape);  // "[32, 1, 3, 3]"
 
 enum class LayerKind { Conv2d, BatchNorm, Relu, MaxPool, AvgPool, GlobalAvgPool, Flatten, Linear, Softmax };
 const char* layer_kind_name(LayerKind k);  // the model file's spelling: "conv2d", "maxpool", ...

@@ -1,0 +1,93 @@
+// The C boundary of libinfer_cudnn.so (see gpu_plugin.h): the one exported symbol and the table
+// of functions wrapping Executor. No exception leaves this file: each entry point turns it into a
+// status and a one-line message.
+#include <algorithm>
+#include <cstring>
+#include <new>
+#include <stdexcept>
+#include <string>
+
+#include "../gpu_plugin.h"
+#include "executor.h"
+
+namespace infer::cudnn {
+namespace {
+
+// Copies text into message (NUL-terminated, truncated to size) and returns status.
+int report(int status, const char* text, char* message, std::size_t size) {
+  if (message && size > 0) {
+    const std::size_t n = std::min(std::strlen(text), size - 1);
+    std::memcpy(message, text, n);
+    message[n] = '\0';
+  }
+  return status;
+}
+
+// Runs body, mapping what it throws to a status (the order matters: most specific first).
+template <typename Body>
+int guarded(char* message, std::size_t size, Body&& body) {
+  try {
+    body();
+    return report(INFER_GPU_OK, "", message, size);
+  } catch (const GpuUnavailableError& e) {
+    return report(INFER_GPU_UNAVAILABLE, e.what(), message, size);
+  } catch (const GpuError& e) {
+    return report(INFER_GPU_ERROR, e.what(), message, size);
+  } catch (const std::invalid_argument& e) {
+    return report(INFER_GPU_BAD_ARGUMENT, e.what(), message, size);
+  } catch (const std::bad_alloc&) {
+    return report(INFER_GPU_ERROR, "out of host memory in the GPU backend", message, size);
+  } catch (const std::exception& e) {
+    return report(INFER_GPU_ERROR, e.what(), message, size);
+  } catch (...) {
+    return report(INFER_GPU_ERROR, "unknown exception in the GPU backend", message, size);
+  }
+}
+
+int versions(InferGpuVersions* out) {
+  if (!out) return INFER_GPU_BAD_ARGUMENT;
+  *out = InferGpuVersions{};
+  out->cuda_runtime_built = CUDART_VERSION;
+  int v = 0;
+  out->cuda_runtime_loaded = cudaRuntimeGetVersion(&v) == cudaSuccess ? v : 0;
+  v = 0;
+  out->cuda_driver = cudaDriverGetVersion(&v) == cudaSuccess ? v : 0;  // 0 when no driver is installed
+  out->cudnn_built = CUDNN_VERSION;
+  out->cudnn_loaded = static_cast<int>(cudnnGetVersion());
+  out->cudnn_loaded_cudart = static_cast<int>(cudnnGetCudartVersion());
+  return INFER_GPU_OK;
+}
+
+int create(const Network* network, int max_batch, void** executor, char* message, std::size_t message_size) {
+  return guarded(message, message_size, [&] {
+    if (!network || !executor) throw std::invalid_argument("network and executor must not be null");
+    if (max_batch < 1) throw std::invalid_argument("max_batch must be at least 1, found " + std::to_string(max_batch));
+    *executor = nullptr;
+    *executor = new Executor(*network, max_batch);
+  });
+}
+
+int forward(void* executor, const float* input, int n, float* output, std::size_t layer_count, char* message,
+            std::size_t message_size) {
+  return guarded(message, message_size, [&] {
+    if (!executor) throw std::invalid_argument("executor must not be null");
+    static_cast<Executor*>(executor)->forward(input, n, output, layer_count);
+  });
+}
+
+const char* describe(void* executor) {
+  return executor ? static_cast<Executor*>(executor)->description().c_str() : "no executor";
+}
+
+void destroy(void* executor) { delete static_cast<Executor*>(executor); }
+
+const InferGpuPlugin kPlugin = {
+    INFER_GPU_PLUGIN_ABI, static_cast<std::uint32_t>(sizeof(Network)), versions, create, forward, describe, destroy,
+};
+
+}  // namespace
+}  // namespace infer::cudnn
+
+extern "C" __attribute__((visibility("default"))) const InferGpuPlugin* infer_gpu_plugin(void) {
+  return &infer::cudnn::kPlugin;
+}

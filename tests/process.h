@@ -1,0 +1,83 @@
+// Runs the infer executable as a child process and captures its exit code, stdout and stderr.
+#pragma once
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace infer::test {
+
+struct ProcessResult {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+  std::vector<std::string> out_lines() const { return lines(out); }
+  static std::vector<std::string> lines(const std::string& s) {
+    std::vector<std::string> v;
+    std::istringstream in(s);
+    for (std::string line; std::getline(in, line);) v.push_back(line);
+    return v;
+  }
+};
+
+// A fresh temporary directory, removed with everything in it at the end of the scope.
+class TempDir {
+ public:
+  TempDir() {
+    std::string tmpl = (std::filesystem::temp_directory_path() / "infer-test-XXXXXX").string();
+    if (!mkdtemp(tmpl.data())) throw std::runtime_error("mkdtemp failed");
+    path_ = tmpl;
+  }
+  ~TempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::filesystem::path& path() const { return path_; }
+  std::filesystem::path operator/(const std::string& name) const { return path_ / name; }
+
+ private:
+  std::filesystem::path path_;
+};
+
+inline std::string slurp(const std::filesystem::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+inline void write_file(const std::filesystem::path& p, const std::string& bytes) {
+  std::ofstream(p, std::ios::binary) << bytes;
+}
+
+// Runs `exe args...` with stdout and stderr captured to files (no shell involved). extra_env
+// entries ("NAME=value") are added to the environment of the child.
+inline ProcessResult run_process(const std::string& exe, const std::vector<std::string>& args,
+                                 const std::vector<std::string>& extra_env = {}) {
+  TempDir dir;
+  const std::string out_path = (dir / "stdout").string(), err_path = (dir / "stderr").string();
+  const pid_t pid = fork();
+  if (pid == 0) {
+    if (!freopen(out_path.c_str(), "w", stdout) || !freopen(err_path.c_str(), "w", stderr)) _exit(127);
+    for (const std::string& e : extra_env) putenv(const_cast<char*>(e.c_str()));
+    std::vector<char*> argv{const_cast<char*>(exe.c_str())};
+    for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    execv(exe.c_str(), argv.data());
+    _exit(127);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  ProcessResult r;
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  r.out = slurp(out_path);
+  r.err = slurp(err_path);
+  return r;
+}
+
+}  // namespace infer::test

@@ -1,0 +1,246 @@
+// End to end: the infer executable on real files, as a user runs it.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "model/errors.h"
+#include "model/gpu_backend.h"
+#include "model/model_file.h"
+#include "png_writer.h"
+#include "process.h"
+
+namespace infer::test {
+namespace {
+
+const std::string kSource = INFER_SOURCE_DIR;
+const std::string kSamples = kSource + "/samples";
+
+ProcessResult infer(std::vector<std::string> args) { return run_process(INFER_EXE, std::move(args)); }
+
+// The label each bundled sample must get.
+const std::vector<std::pair<std::string, std::string>> kSampleLabels = {
+    {"ankle-boot.png", "Ankle boot"}, {"bag.png", "Bag"},           {"dress.png", "Dress"},
+    {"photo-sneaker.jpg", "Sneaker"}, {"pullover.png", "Pullover"}, {"sneaker.png", "Sneaker"},
+    {"trouser.png", "Trouser"}};
+
+TEST(Cli, ClassifiesEverySampleCorrectly) {
+  const ProcessResult r = infer({"--device", "cpu", kSamples});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::vector<std::string> lines = r.out_lines();
+  ASSERT_EQ(lines.size(), kSampleLabels.size()) << r.out;
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    // "<dir>/ankle-boot.png: Ankle boot 0.981 | Sneaker 0.012 | Sandal 0.005   [cpu]"
+    const std::string prefix = kSamples + "/" + kSampleLabels[i].first + ": " + kSampleLabels[i].second + " 0.";
+    EXPECT_EQ(lines[i].rfind(prefix, 0), 0u) << lines[i];
+    EXPECT_NE(lines[i].find(" | "), std::string::npos) << lines[i];
+    EXPECT_NE(lines[i].find("[cpu]"), std::string::npos) << lines[i];
+  }
+}
+
+TEST(Cli, JsonLinesAreCompleteAndOrdered) {
+  const ProcessResult r = infer({"--device", "cpu", "--json", "--top-k", "4", kSamples + "/bag.png", kSamples + "/trouser.png"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::vector<std::string> lines = r.out_lines();
+  ASSERT_EQ(lines.size(), 2u);
+  const nlohmann::json j = nlohmann::json::parse(lines[1]);
+  EXPECT_EQ(j["file"], kSamples + "/trouser.png");
+  EXPECT_EQ(j["device"], "cpu");
+  ASSERT_EQ(j["top"].size(), 4u);
+  EXPECT_EQ(j["top"][0]["label"], "Trouser");
+  EXPECT_EQ(j["top"][0]["index"], 1);
+  double sum = 0.0, previous = 1.0;
+  for (const auto& t : j["top"]) {
+    const double p = t["prob"];
+    EXPECT_LE(p, previous);
+    previous = p;
+    sum += p;
+  }
+  EXPECT_LE(sum, 1.0 + 1e-6);
+  EXPECT_GT(j["top"][0]["prob"].get<double>(), 0.5);
+}
+
+TEST(Cli, BatchSizeDoesNotChangeResults) {
+  const ProcessResult one = infer({"--device", "cpu", "--json", "--batch", "1", kSamples});
+  const ProcessResult three = infer({"--device", "cpu", "--json", "--batch", "3", kSamples});
+  ASSERT_EQ(one.exit_code, 0);
+  ASSERT_EQ(three.exit_code, 0);
+  const auto a = one.out_lines(), b = three.out_lines();
+  ASSERT_EQ(a.size(), b.size());
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    const auto ja = nlohmann::json::parse(a[i]), jb = nlohmann::json::parse(b[i]);
+    EXPECT_EQ(ja["file"], jb["file"]);
+    EXPECT_EQ(ja["top"][0]["index"], jb["top"][0]["index"]);
+    EXPECT_NEAR(ja["top"][0]["prob"].get<double>(), jb["top"][0]["prob"].get<double>(), 1e-5);
+  }
+}
+
+// One bad input: how it is made, the exit code and the substring of its one stderr line.
+struct BadInput {
+  const char* what;
+  std::function<std::string(const TempDir&)> make;  // returns the argument to pass
+  int exit_code;
+  std::string message;
+};
+
+std::string sample_bytes(const std::string& name) { return slurp(kSamples + "/" + name); }
+
+std::string grey_row(std::uint32_t width, int bytes_per_pixel) {
+  std::string row;
+  for (std::uint32_t x = 0; x < width * static_cast<std::uint32_t>(bytes_per_pixel); ++x) row += static_cast<char>(x * 37);
+  return row;
+}
+
+std::string write(const TempDir& d, const std::string& name, const std::string& bytes) {
+  write_file(d / name, bytes);
+  return (d / name).string();
+}
+
+void PrintTo(const BadInput& c, std::ostream* os) { *os << c.what; }
+
+class BadInputTest : public ::testing::TestWithParam<BadInput> {};
+
+TEST_P(BadInputTest, ReportsOneLineAndExitCode) {
+  const BadInput& c = GetParam();
+  TempDir dir;
+  const std::string arg = c.make(dir);
+  const ProcessResult r = infer({"--device", "cpu", arg, kSamples + "/bag.png"});
+  EXPECT_EQ(r.exit_code, c.exit_code) << r.err;
+  // The good image after the bad one is still classified.
+  EXPECT_NE(r.out.find("bag.png: Bag"), std::string::npos) << r.out;
+  if (c.exit_code == 0) {
+    EXPECT_EQ(r.out_lines().size(), 2u) << r.out;
+    return;
+  }
+  const std::vector<std::string> lines = ProcessResult::lines(r.err);
+  ASSERT_EQ(lines.size(), 2u) << r.err;  // the problem, then the count
+  EXPECT_EQ(lines[0].rfind("infer: " + arg + ": ", 0), 0u) << lines[0];
+  EXPECT_NE(lines[0].find(c.message), std::string::npos) << lines[0];
+  EXPECT_EQ(lines[1], "infer: 1 of 2 inputs failed; the others were classified");
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, BadInputTest,
+    ::testing::Values(
+        BadInput{"missing file", [](const TempDir& d) { return (d / "nope.png").string(); }, 3, "no such file"},
+        BadInput{"directory without images",
+                 [](const TempDir& d) {
+                   write(d, "notes.txt", "hello");
+                   return d.path().string();
+                 },
+                 3, "directory contains no images"},
+        BadInput{"zero-byte file", [](const TempDir& d) { return write(d, "empty.png", ""); }, 3, "empty file"},
+        BadInput{"text named png", [](const TempDir& d) { return write(d, "text.png", "this is not a picture\n"); }, 3,
+                 "not a supported image"},
+        BadInput{"truncated PNG",
+                 [](const TempDir& d) {
+                   const std::string png = sample_bytes("trouser.png");
+                   return write(d, "cut.png", png.substr(0, png.size() / 2));
+                 },
+                 3, "cannot decode image"},
+        BadInput{"huge PNG header",
+                 [](const TempDir& d) { return write(d, "huge.png", encode_png(100000, 100000, 8, 0, {grey_row(4, 1)})); },
+                 3, "image is 100000x100000 pixels, over the limit of 50000000 pixels"},
+        BadInput{"16-bit PNG works",
+                 [](const TempDir& d) {
+                   return write(d, "deep.png", encode_png(3, 2, 16, 0, {grey_row(3, 2), grey_row(3, 2)}));
+                 },
+                 0, ""},
+        BadInput{"palette PNG works",
+                 [](const TempDir& d) {
+                   return write(d, "palette.png",
+                                encode_png(4, 2, 8, 3, {std::string("\0\1\1\0", 4), std::string("\1\0\0\1", 4)},
+                                           std::string("\0\0\0\xff\xff\xff", 6)));
+                 },
+                 0, ""},
+        BadInput{"grey+alpha PNG works",
+                 [](const TempDir& d) { return write(d, "ga.png", encode_png(5, 5, 8, 4, std::vector<std::string>(5, grey_row(5, 2)))); },
+                 0, ""},
+        BadInput{"RGBA PNG works",
+                 [](const TempDir& d) {
+                   return write(d, "rgba.png", encode_png(40, 30, 8, 6, std::vector<std::string>(30, grey_row(40, 4))));
+                 },
+                 0, ""}),
+    [](const ::testing::TestParamInfo<BadInput>& param_info) {
+      std::string n = param_info.param.what;
+      for (char& ch : n) ch = std::isalnum(static_cast<unsigned char>(ch)) ? ch : '_';
+      return n;
+    });
+
+TEST(Cli, JsonModeReportsErrorsAsWholeLines) {
+  TempDir dir;
+  write_file(dir / "bad.png", "garbage");
+  const ProcessResult r = infer({"--json", "--device", "cpu", (dir / "bad.png").string(), kSamples + "/dress.png"});
+  EXPECT_EQ(r.exit_code, 3);
+  const auto lines = r.out_lines();
+  ASSERT_EQ(lines.size(), 2u);
+  const auto bad = nlohmann::json::parse(lines[0]);
+  EXPECT_EQ(bad["file"], (dir / "bad.png").string());
+  EXPECT_NE(bad["error"].get<std::string>().find("not a supported image"), std::string::npos);
+  EXPECT_EQ(nlohmann::json::parse(lines[1])["top"][0]["label"], "Dress");
+}
+
+TEST(Cli, UsageErrorsExitWithTwo) {
+  for (const std::vector<std::string>& args :
+       std::vector<std::vector<std::string>>{{}, {"--top-k", "0", "x.png"}, {"--batch", "0", "x.png"},
+                                             {"--device", "tpu", "x.png"}, {"--no-such-option", "x.png"},
+                                             {"--invert", "maybe", "x.png"}}) {
+    const ProcessResult r = infer(args);
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_EQ(r.out, "");
+    EXPECT_EQ(r.err.rfind("infer: ", 0), 0u) << r.err;
+  }
+  EXPECT_EQ(infer({"--help"}).exit_code, 0);
+}
+
+TEST(Cli, BadModelExitsWithThree) {
+  ProcessResult r = infer({"--model", "/nonexistent/model.toml", kSamples + "/bag.png"});
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_EQ(r.err, "infer: /nonexistent/model.toml: model file not found\n");
+
+  TempDir dir;
+  std::string toml = slurp(kSource + "/weights/fashion.toml");
+  const std::string from = "type = \"relu\"";
+  toml.replace(toml.find(from), from.size(), "type = \"swish\"");
+  toml.replace(toml.find("fashion.safetensors"), 19, kSource + "/weights/fashion.safetensors");
+  write_file(dir / "m.toml", toml);
+  r = infer({"--model", (dir / "m.toml").string(), kSamples + "/bag.png"});
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_NE(r.err.find("unknown layer type 'swish'"), std::string::npos) << r.err;
+  EXPECT_EQ(r.out, "");
+}
+
+TEST(Cli, DeviceGpuFailsWithReasonWhenUnusable) {
+  // Whether this machine has a usable GPU is decided the way infer decides it.
+  const LoadedModel model = load_model(kSource + "/weights/fashion.toml");
+  std::string reason;
+  try {
+    make_gpu_backend(model.network, 1);
+  } catch (const GpuUnavailableError& e) {
+    reason = e.what();
+  }
+  const ProcessResult r = infer({"--device", "gpu", kSamples + "/bag.png"});
+  if (reason.empty()) {
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.out.find("[gpu: "), std::string::npos) << r.out;
+  } else {
+    EXPECT_EQ(r.exit_code, 4);
+    EXPECT_EQ(r.err, "infer: the GPU is unusable (--device gpu): " + reason + "\n");
+    EXPECT_EQ(r.out, "");
+    // auto falls back to the CPU with a one-line notice naming the same reason.
+    const ProcessResult fallback = infer({kSamples + "/bag.png"});
+    EXPECT_EQ(fallback.exit_code, 0);
+    EXPECT_EQ(fallback.err, "infer: notice: running on the CPU: " + reason + "\n");
+    EXPECT_NE(fallback.out.find("bag.png: Bag"), std::string::npos);
+  }
+}
+
+TEST(Cli, VersionNamesBuildAndModel) {
+  const ProcessResult r = infer({"--version"});
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_EQ(r.out.rfind("infer ", 0), 0u) << r.out;
+  EXPECT_NE(r.out.find("built with:"), std::string::npos);
+  EXPECT_NE(r.out.find("model:        fashion-mnist-cnn"), std::string::npos) << r.out;
+}
+
+}  // namespace
+}  // namespace infer::test

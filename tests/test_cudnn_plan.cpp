@@ -1,0 +1,281 @@
+// The cuDNN plan without a GPU: for networks covering every layer kind and attribute, every step's
+// shapes and descriptors (read back from cuDNN) equal what the Network says; the fusion rule;
+// errors that name the layer; the cuDNN libraries found at run time match the headers.
+#include <gtest/gtest.h>
+
+#include <stdexcept>
+
+#include "model/cudnn/plan.h"
+#include "model/errors.h"
+#include "test_util.h"
+
+namespace infer::test {
+namespace {
+
+using cudnn::Plan;
+using cudnn::Step;
+using cudnn::StepKind;
+
+struct Tensor4d {
+  cudnnDataType_t type;
+  int n, c, h, w, ns, cs, hs, ws;
+};
+
+Tensor4d read(cudnnTensorDescriptor_t d) {
+  Tensor4d t{};
+  EXPECT_EQ(cudnnGetTensor4dDescriptor(d, &t.type, &t.n, &t.c, &t.h, &t.w, &t.ns, &t.cs, &t.hs, &t.ws),
+            CUDNN_STATUS_SUCCESS);
+  return t;
+}
+
+// A float, fully packed NCHW tensor [n, dims].
+void expect_nchw(cudnnTensorDescriptor_t d, int n, const Dims& dims, const std::string& what) {
+  const Tensor4d t = read(d);
+  EXPECT_EQ(t.type, CUDNN_DATA_FLOAT) << what;
+  EXPECT_EQ(t.n, n) << what;
+  EXPECT_EQ((Dims{t.c, t.h, t.w}), dims) << what;
+  EXPECT_EQ(t.ws, 1) << what;
+  EXPECT_EQ(t.hs, dims.w) << what;
+  EXPECT_EQ(t.cs, dims.h * dims.w) << what;
+  EXPECT_EQ(t.ns, static_cast<int>(dims.size())) << what;
+}
+
+Layer rect_conv(const std::string& name, int out_channels) {
+  Conv2dAttrs a;
+  a.out_channels = out_channels;
+  a.kernel_h = 3, a.kernel_w = 5;
+  a.stride_h = 1, a.stride_w = 2;
+  a.pad_h = 1, a.pad_w = 2;
+  a.dilation_h = 2, a.dilation_w = 1;
+  return Layer{name, LayerKind::Conv2d, a, {}, {}, {}};
+}
+
+// Every layer kind, odd sizes, strides, padding, dilation, groups, missing biases.
+std::vector<Network> zoo(Random& rng) {
+  std::vector<Network> nets;
+  nets.push_back(random_network(
+      rng, {3, 11, 13},
+      {conv_layer("c1", 8, 3, 2, 1), plain_layer("r1", LayerKind::Relu),
+       conv_layer("c2", 8, 3, 1, 2, 2, 4, false), batchnorm_layer("bn2"), plain_layer("r2", LayerKind::Relu),
+       pool_layer("mp", LayerKind::MaxPool, 3, 2, 1), rect_conv("c3", 6),
+       conv_layer("dw", 6, 3, 1, 1, 1, 6), pool_layer("ap_in", LayerKind::AvgPool, 3, 1, 1, true),
+       pool_layer("ap_ex", LayerKind::AvgPool, 2, 2, 1, false), plain_layer("gap", LayerKind::GlobalAvgPool),
+       plain_layer("flat", LayerKind::Flatten), linear_layer("fc1", 10), plain_layer("r3", LayerKind::Relu),
+       linear_layer("fc2", 5, false), plain_layer("sm", LayerKind::Softmax)}));
+  nets.push_back(random_network(rng, {4, 7, 5},
+                                {conv_layer("c", 6, 1), plain_layer("sm", LayerKind::Softmax),
+                                 plain_layer("r", LayerKind::Relu)}));
+  nets.push_back(random_network(rng, {2, 3, 4},
+                                {plain_layer("flat", LayerKind::Flatten), linear_layer("fc", 6),
+                                 plain_layer("r", LayerKind::Relu), plain_layer("sm", LayerKind::Softmax)}));
+  return nets;
+}
+
+TEST(CudnnPlan, StepsCoverEveryLayerWithTheNetworksShapes) {
+  Random rng;
+  SCOPED_TRACE(rng.trace());
+  for (const Network& net : zoo(rng)) {
+    for (int max_batch : {1, 4}) {
+      const Plan plan(net, max_batch);
+      const std::vector<Layer>& layers = net.layers();
+      std::size_t next = 0;
+      for (const Step& step : plan.steps()) {
+        SCOPED_TRACE("step " + step.name);
+        ASSERT_EQ(step.first_layer, next);
+        ASSERT_LT(step.last_layer, layers.size());
+        EXPECT_EQ(step.in, layers[step.first_layer].in);
+        EXPECT_EQ(step.out, layers[step.last_layer].out);
+        next = step.last_layer + 1;
+      }
+      EXPECT_EQ(next, layers.size());
+      ASSERT_EQ(plan.activations().size(), layers.size() + 1);
+      expect_nchw(plan.activations()[0].desc.get(), max_batch, net.input().dims, "input");
+      for (std::size_t i = 0; i < layers.size(); ++i) {
+        EXPECT_EQ(plan.activations()[i + 1].dims, layers[i].out) << layers[i].name;
+        expect_nchw(plan.activations()[i + 1].desc.get(), max_batch, layers[i].out, layers[i].name);
+        EXPECT_GE(plan.buffer_floats()[plan.activations()[i + 1].buffer], layers[i].out.size()) << layers[i].name;
+      }
+    }
+  }
+}
+
+TEST(CudnnPlan, SetBatchReSetsTheSameDescriptors) {
+  Random rng;
+  SCOPED_TRACE(rng.trace());
+  const Network net = zoo(rng).front();
+  Plan plan(net, 6);
+  std::vector<cudnnTensorDescriptor_t> before;
+  for (const cudnn::Activation& a : plan.activations()) before.push_back(a.desc.get());
+  for (int n : {3, 1, 6}) {
+    plan.set_batch(n);
+    EXPECT_EQ(plan.batch(), n);
+    for (std::size_t i = 0; i < before.size(); ++i) {
+      EXPECT_EQ(plan.activations()[i].desc.get(), before[i]) << "activation " << i << " was recreated";
+      expect_nchw(plan.activations()[i].desc.get(), n, plan.activations()[i].dims, "activation " + std::to_string(i));
+    }
+  }
+  EXPECT_THROW(plan.set_batch(0), std::invalid_argument);
+  EXPECT_THROW(plan.set_batch(7), std::invalid_argument);
+  EXPECT_THROW(Plan(net, 0), std::invalid_argument);
+}
+
+TEST(CudnnPlan, ConvolutionOrLinearFollowedByReluIsOneStep) {
+  Random rng;
+  SCOPED_TRACE(rng.trace());
+  const Network net = random_network(
+      rng, {3, 8, 8},
+      {conv_layer("c1", 4, 3, 1, 1), plain_layer("r1", LayerKind::Relu), conv_layer("c2", 4, 3, 1, 1),
+       batchnorm_layer("bn2"), plain_layer("r2", LayerKind::Relu), plain_layer("flat", LayerKind::Flatten),
+       linear_layer("fc", 5), plain_layer("r3", LayerKind::Relu)});
+  const Plan plan(net, 2);
+  const std::vector<Step>& s = plan.steps();
+  ASSERT_EQ(s.size(), 6u);
+  const std::vector<std::pair<StepKind, std::string>> expected = {
+      {StepKind::Convolution, "c1+r1"}, {StepKind::Convolution, "c2"}, {StepKind::BatchNorm, "bn2"},
+      {StepKind::Relu, "r2"},           {StepKind::Alias, "flat"},      {StepKind::Convolution, "fc+r3"}};
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    EXPECT_EQ(s[i].kind, expected[i].first) << s[i].name << " is a " << cudnn::step_kind_name(s[i].kind);
+    EXPECT_EQ(s[i].name, expected[i].second);
+  }
+  EXPECT_TRUE(s[0].fused_relu);
+  EXPECT_EQ(s[0].layer_count(), 2u);
+  EXPECT_FALSE(s[1].fused_relu);  // conv + bn + relu: the ReLU follows the batch-norm, not the conv
+  EXPECT_TRUE(s[5].fused_relu);
+  // A fused step writes its convolution's and its ReLU's output to one buffer; flatten aliases.
+  const auto& a = plan.activations();
+  EXPECT_EQ(a[1].buffer, a[2].buffer);
+  EXPECT_NE(a[3].buffer, a[4].buffer);
+  EXPECT_EQ(a[6].buffer, a[5].buffer);
+  expect_nchw(a[6].desc.get(), 2, Dims{4 * 8 * 8, 1, 1}, "flatten output");
+}
+
+TEST(CudnnPlan, ConvolutionDescriptorsMatchTheLayer) {
+  Random rng;
+  SCOPED_TRACE(rng.trace());
+  const Network net = random_network(rng, {6, 15, 17},
+                                     {rect_conv("rect", 4), conv_layer("grouped", 6, 3, 2, 1, 3, 2, false),
+                                      plain_layer("gap", LayerKind::GlobalAvgPool),
+                                      plain_layer("flat", LayerKind::Flatten), linear_layer("fc", 7)});
+  const Plan plan(net, 3);
+  ASSERT_EQ(plan.steps().size(), 5u);
+  for (std::size_t i : {0u, 1u, 4u}) {
+    const Step& step = plan.steps()[i];
+    const Layer& layer = net.layers()[step.first_layer];
+    SCOPED_TRACE(layer.name);
+    Conv2dAttrs a;  // what the step must encode; linear is a 1x1 convolution
+    if (layer.kind == LayerKind::Conv2d) {
+      a = layer.conv();
+    } else {
+      a.out_channels = layer.linear().out_features;
+    }
+    int ph, pw, sh, sw, dh, dw, groups;
+    cudnnConvolutionMode_t mode;
+    cudnnDataType_t compute;
+    cudnnMathType_t math;
+    ASSERT_EQ(cudnnGetConvolution2dDescriptor(step.convolution.get(), &ph, &pw, &sh, &sw, &dh, &dw, &mode, &compute),
+              CUDNN_STATUS_SUCCESS);
+    EXPECT_EQ((std::vector<int>{ph, pw, sh, sw, dh, dw}),
+              (std::vector<int>{a.pad_h, a.pad_w, a.stride_h, a.stride_w, a.dilation_h, a.dilation_w}));
+    EXPECT_EQ(mode, CUDNN_CROSS_CORRELATION);
+    EXPECT_EQ(compute, CUDNN_DATA_FLOAT);
+    ASSERT_EQ(cudnnGetConvolutionGroupCount(step.convolution.get(), &groups), CUDNN_STATUS_SUCCESS);
+    EXPECT_EQ(groups, a.groups);
+    ASSERT_EQ(cudnnGetConvolutionMathType(step.convolution.get(), &math), CUDNN_STATUS_SUCCESS);
+    EXPECT_EQ(math, CUDNN_FMA_MATH) << "FP32 must not run as TF32";
+
+    cudnnDataType_t type;
+    cudnnTensorFormat_t format;
+    int k, c, r, s;
+    ASSERT_EQ(cudnnGetFilter4dDescriptor(step.filter.get(), &type, &format, &k, &c, &r, &s), CUDNN_STATUS_SUCCESS);
+    EXPECT_EQ((std::vector<int>{k, c, r, s}),
+              (std::vector<int>{a.out_channels, layer.in.c / a.groups, a.kernel_h, a.kernel_w}));
+    EXPECT_EQ(format, CUDNN_TENSOR_NCHW);
+    expect_nchw(step.bias.get(), 1, Dims{a.out_channels, 1, 1}, "bias");
+    EXPECT_EQ(step.has_bias, a.bias);
+  }
+}
+
+TEST(CudnnPlan, PoolingAndBatchNormDescriptorsMatchTheLayer) {
+  Random rng;
+  SCOPED_TRACE(rng.trace());
+  const Network net = random_network(
+      rng, {3, 9, 10},
+      {pool_layer("max", LayerKind::MaxPool, 3, 2, 1), pool_layer("avg_in", LayerKind::AvgPool, 3, 1, 1, true),
+       pool_layer("avg_ex", LayerKind::AvgPool, 2, 1, 1, false), batchnorm_layer("bn", 1e-3),
+       plain_layer("gap", LayerKind::GlobalAvgPool)});
+  const Plan plan(net, 2);
+  ASSERT_EQ(plan.steps().size(), 5u);
+  const cudnnPoolingMode_t modes[] = {CUDNN_POOLING_MAX, CUDNN_POOLING_AVERAGE_COUNT_INCLUDE_PADDING,
+                                      CUDNN_POOLING_AVERAGE_COUNT_EXCLUDE_PADDING};
+  for (std::size_t i : {0u, 1u, 2u, 4u}) {
+    const Step& step = plan.steps()[i];
+    const Layer& layer = net.layers()[i];
+    SCOPED_TRACE(layer.name);
+    cudnnPoolingMode_t mode;
+    cudnnNanPropagation_t nan;
+    int wh, ww, ph, pw, sh, sw;
+    ASSERT_EQ(cudnnGetPooling2dDescriptor(step.pooling.get(), &mode, &nan, &wh, &ww, &ph, &pw, &sh, &sw),
+              CUDNN_STATUS_SUCCESS);
+    EXPECT_EQ(nan, CUDNN_PROPAGATE_NAN);
+    if (i == 4) {  // global: one window over the whole plane
+      EXPECT_EQ(mode, CUDNN_POOLING_AVERAGE_COUNT_INCLUDE_PADDING);
+      EXPECT_EQ((std::vector<int>{wh, ww, ph, pw}), (std::vector<int>{layer.in.h, layer.in.w, 0, 0}));
+      continue;
+    }
+    const Pool2dAttrs& a = layer.pool();
+    EXPECT_EQ(mode, modes[i]);
+    EXPECT_EQ((std::vector<int>{wh, ww, ph, pw, sh, sw}),
+              (std::vector<int>{a.kernel_h, a.kernel_w, a.pad_h, a.pad_w, a.stride_h, a.stride_w}));
+  }
+  const Step& bn = plan.steps()[3];
+  EXPECT_EQ(bn.kind, StepKind::BatchNorm);
+  EXPECT_DOUBLE_EQ(bn.epsilon, 1e-3);
+  expect_nchw(bn.bn_params.get(), 1, Dims{3, 1, 1}, "batch-norm parameters");
+}
+
+TEST(CudnnPlan, ErrorsNameTheLayer) {
+  Random rng;
+  SCOPED_TRACE(rng.trace());
+  // Below cuDNN's minimum epsilon (the Network itself accepts any value).
+  const Network bad_eps = random_network(rng, {2, 4, 4}, {batchnorm_layer("bn_bad", -1.0)});
+  try {
+    Plan plan(bad_eps, 1);
+    ADD_FAILURE() << "a negative epsilon was accepted";
+  } catch (const ModelError& e) {
+    EXPECT_NE(std::string(e.what()).find("'bn_bad'"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("CUDNN_BN_MIN_EPSILON"), std::string::npos) << e.what();
+  }
+  // An activation of 50001 x 50001 floats: beyond what cuDNN's 4-d tensor descriptors take.
+  const Network huge = random_network(rng, {1, 1, 1}, {conv_layer("huge", 1, 1, 1, 25000)});
+  try {
+    Plan plan(huge, 1);
+    ADD_FAILURE() << "a 50001x50001 activation was accepted";
+  } catch (const GpuError& e) {
+    EXPECT_NE(std::string(e.what()).find("'huge'"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("cudnnSetTensor4dDescriptor"), std::string::npos) << e.what();
+  }
+  // The shape check itself: cuDNN's shape against the network's, both in the message.
+  const Network net = random_network(rng, {3, 9, 9}, {conv_layer("c1", 4, 3)});
+  const Layer& c1 = net.layers()[0];
+  EXPECT_NO_THROW(cudnn::require_network_dims(c1, "test", 2, 2, 4, 7, 7));
+  try {
+    cudnn::require_network_dims(c1, "cudnnGetConvolution2dForwardOutputDim", 2, 2, 4, 8, 8);
+    ADD_FAILURE() << "a shape mismatch was accepted";
+  } catch (const ModelError& e) {
+    const std::string m = e.what();
+    for (const char* part : {"'c1'", "2x4x8x8", "2x4x7x7", "cudnnGetConvolution2dForwardOutputDim"}) {
+      EXPECT_NE(m.find(part), std::string::npos) << part << " missing in: " << m;
+    }
+  }
+}
+
+TEST(CudnnPlan, LoadedLibrariesMatchTheHeaders) {
+  EXPECT_EQ(cudnnGetVersion() / 10000, static_cast<std::size_t>(CUDNN_MAJOR)) << "cuDNN " << cudnnGetVersion();
+  EXPECT_EQ(cudnnGetCudartVersion() / 1000, static_cast<std::size_t>(CUDART_VERSION / 1000))
+      << "cuDNN was built for CUDA " << cudnnGetCudartVersion();
+  EXPECT_EQ(cudnnOpsVersionCheck(), CUDNN_STATUS_SUCCESS) << "libcudnn_ops missing or of another version";
+  EXPECT_EQ(cudnnCnnVersionCheck(), CUDNN_STATUS_SUCCESS) << "libcudnn_cnn missing or of another version";
+}
+
+}  // namespace
+}  // namespace infer::test

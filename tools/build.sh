@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Installs the dependencies (tools/install-deps.sh) and builds infer into ${BUILD_DIR:-build}.
+# The GPU backend is built when CUDA and cuDNN are found (/usr/local/cuda by default).
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+build="${BUILD_DIR:-$root/build}"
+"$root/tools/install-deps.sh"
+if [[ -d /usr/local/cuda/bin && ":$PATH:" != *":/usr/local/cuda/bin:"* ]]; then
+  export PATH="/usr/local/cuda/bin:$PATH"   # lets CMake's FindCUDAToolkit see nvcc
+fi
+cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE="${BUILD_TYPE:-Release}" >/dev/null
+cmake --build "$build" -j "$(nproc)" >&2
