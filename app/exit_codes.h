@@ -11,6 +11,7 @@ enum ExitCode : int {
   kExitInvalidInput = 3,  // an input could not be read or is invalid: image, model, weights, manifest
                           // (other images are still classified; the count is on stderr)
   kExitGpuUnusable = 4,   // --device gpu and the GPU cannot be used, or the GPU failed during the run
+  kExitEnvironment = 5,   // --check: a required manifest item failed or is unknown
 };
 
 }  // namespace infer::app

@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "classify.h"
+#include "environment.h"
 #include "exit_codes.h"
 #include "model/cpu/cpu_backend.h"
 #include "model/errors.h"
@@ -28,8 +29,18 @@ fs::path default_model_path() {
 }
 
 // Picks the backend for --device. Throws GpuUnavailableError / GpuError for --device gpu.
-std::unique_ptr<Backend> choose_backend(const Options& o, const Network& net) {
+// report: the start-up check (nullptr when skipped); a required item that is not ok means the CPU
+// under --device auto and an error with the whole report under --device gpu.
+std::unique_ptr<Backend> choose_backend(const Options& o, const Network& net, const manifest::Report* report) {
   if (o.device == DeviceChoice::Cpu) return make_cpu_backend(net, o.batch);
+  if (const manifest::ReportRow* failed = report ? report->first_failure() : nullptr) {
+    if (o.device == DeviceChoice::Gpu) {
+      throw GpuUnavailableError("the environment does not match " + report->manifest + " (first: " +
+                                manifest::one_line(*failed) + ")\n" + manifest::format_table(*report));
+    }
+    std::cerr << "infer: notice: running on the CPU: " << manifest::one_line(*failed) << '\n';
+    return make_cpu_backend(net, o.batch);
+  }
   if (o.device == DeviceChoice::Gpu) return make_gpu_backend(net, o.batch);
   try {
     return make_gpu_backend(net, o.batch);
@@ -49,18 +60,30 @@ int run(int argc, char** argv) {
     print_version(std::cout, model_path);
     return kExitOk;
   }
+  if (o.check) return run_check(o, std::cout, std::cerr);
+  if (!o.write_manifest.empty()) return run_write_manifest(o, model_path, std::cout, std::cerr);
 
+  // The start-up check: the manifest (and the digests of the model files it lists), then the
+  // environment unless the CPU was asked for.
+  std::optional<manifest::Manifest> manifest;
+  std::optional<manifest::Report> report;
   std::unique_ptr<LoadedModel> model;
   try {
-    model = std::make_unique<LoadedModel>(load_model(model_path));
+    if (o.no_verify) {
+      std::cerr << "infer: notice: --no-verify: the environment and the model digests are not checked\n";
+    } else {
+      manifest = manifest_for_run(o, std::cerr);
+    }
+    model = std::make_unique<LoadedModel>(manifest ? load_model(model_path, digest_check(*manifest)) : load_model(model_path));
   } catch (const InputError& e) {
     std::cerr << "infer: " << e.what() << '\n';
     return kExitInvalidInput;
   }
+  if (manifest && o.device != DeviceChoice::Cpu) report = startup_report(*manifest);
 
   std::unique_ptr<Backend> backend;
   try {
-    backend = choose_backend(o, model->network);
+    backend = choose_backend(o, model->network, report ? &*report : nullptr);
   } catch (const GpuUnavailableError& e) {
     std::cerr << "infer: the GPU is unusable (--device gpu): " << e.what() << '\n';
     return kExitGpuUnusable;

@@ -16,7 +16,8 @@ ParseResult parse_options(int argc, char** argv) {
                "Images: PNG, JPEG, BMP, PGM/PPM, GIF, TGA; a directory means every image in it.",
                "infer"};
   cli.footer("Exit codes: 0 ok, 1 internal error, 2 usage, 3 invalid input (image, model, weights, manifest),\n"
-             "            4 GPU demanded but unusable (or failed during the run). See README.md.");
+             "            4 GPU demanded but unusable (or failed during the run),\n"
+             "            5 the environment does not match the manifest (--check). See README.md.");
   cli.add_option("inputs", o.inputs, "Image files or directories")->type_name("IMAGE|DIR");
   cli.add_option("--model", o.model, "Model TOML (default: the shipped Fashion-MNIST model)")->type_name("PATH");
   const std::map<std::string, DeviceChoice> devices{
@@ -35,7 +36,15 @@ ParseResult parse_options(int argc, char** argv) {
       ->default_str("auto");
   cli.add_option("--top-k", o.top_k, "Classes to print per image")->check(CLI::Range(1, 1000))->default_val(3);
   cli.add_option("--batch", o.batch, "Images per forward pass")->check(CLI::Range(1, 4096))->default_val(64);
-  cli.add_flag("--json", o.json, "One JSON object per image per line on stdout");
+  cli.add_flag("--json", o.json, "One JSON object per image per line on stdout; with --check, the report as one JSON object");
+  cli.add_flag("--check", o.check,
+               "Check this machine against the manifest (driver, CUDA, cuDNN, GPU, model digests) and exit; "
+               "0 if every required item holds, 5 if not");
+  cli.add_option("--manifest", o.manifest, "Environment manifest (default: the shipped VERSIONS.toml)")->type_name("PATH");
+  cli.add_option("--write-manifest", o.write_manifest,
+                 "Write a manifest describing this machine (and the model's digests) to PATH and exit")
+      ->type_name("PATH");
+  cli.add_flag("--no-verify", o.no_verify, "Skip the start-up environment check and the model digest check");
   cli.add_flag("--version", o.version, "Build-time and run-time versions (compiler, CUDA, cuDNN) and the model");
 
   try {
@@ -48,7 +57,7 @@ ParseResult parse_options(int argc, char** argv) {
     result.exit_code = kExitUsage;
     return result;
   }
-  if (!o.version && o.inputs.empty()) {
+  if (!o.version && !o.check && o.write_manifest.empty() && o.inputs.empty()) {
     std::cerr << "infer: no input: give one or more images or directories\nRun 'infer --help' for usage.\n";
     result.exit_code = kExitUsage;
   }

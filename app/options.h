@@ -20,6 +20,10 @@ struct Options {
   int batch = 64;
   bool json = false;
   bool version = false;
+  bool check = false;          // --check: report the environment against the manifest and exit
+  std::string write_manifest;  // --write-manifest PATH: write a manifest describing this machine and exit
+  std::string manifest;        // --manifest PATH; empty: the shipped VERSIONS.toml
+  bool no_verify = false;      // --no-verify: skip the start-up check and the model digests
 };
 
 // Parses argv. Returns the options, or an exit code when parsing already finished the run

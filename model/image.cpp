@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <fstream>
 #include <limits>
@@ -39,6 +40,19 @@ float border_mean(const std::vector<float>& grey, int w, int h) {
   return static_cast<float>(sum / count);
 }
 
+// Width and height from a PNG's IHDR chunk (signature, then length 13, "IHDR", big-endian width
+// and height: PNG specification, 5.2 and 11.2.2).
+bool png_header_size(const unsigned char* p, std::size_t size, long long& width, long long& height) {
+  static const unsigned char signature[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
+  if (size < 24 || std::memcmp(p, signature, 8) != 0 || std::memcmp(p + 12, "IHDR", 4) != 0) return false;
+  auto be32 = [](const unsigned char* q) {
+    return static_cast<long long>(std::uint32_t(q[0]) << 24 | std::uint32_t(q[1]) << 16 | std::uint32_t(q[2]) << 8 | q[3]);
+  };
+  width = be32(p + 16);
+  height = be32(p + 20);
+  return true;
+}
+
 }  // namespace
 
 const std::vector<std::string>& image_extensions() {
@@ -66,6 +80,13 @@ Image decode_image(const std::string& name, const unsigned char* bytes, std::siz
   const int len = static_cast<int>(size);
 
   int w = 0, h = 0, file_channels = 0;
+  // stb refuses very large PNGs in stbi_info already, but then reports "unknown image type"; read
+  // the PNG header's size ourselves so that the message says what is wrong.
+  long long png_w = 0, png_h = 0;
+  if (png_header_size(bytes, size, png_w, png_h) && png_w * png_h > kMaxImagePixels) {
+    throw InputError(name, "image is " + std::to_string(png_w) + "x" + std::to_string(png_h) +
+                               " pixels, over the limit of " + std::to_string(kMaxImagePixels) + " pixels");
+  }
   if (!stbi_info_from_memory(bytes, len, &w, &h, &file_channels)) {
     throw InputError(name, std::string("not a supported image (") + stbi_failure_reason() +
                                "); supported: PNG, JPEG, BMP, PGM/PPM, GIF, TGA");

@@ -214,7 +214,7 @@ toml::table parse_toml(const std::filesystem::path& toml_path) {
 }
 
 LoadedModel load_from_table(const std::filesystem::path& toml_path, const toml::table& root,
-                            std::filesystem::path weights_path) {
+                            std::filesystem::path weights_path, const FileCheck& check = {}) {
   const std::string file = toml_path.string();
   TableReader r(file, root, "");
   if (r.string("format") != "infer-model") r.fail(r.find("format"), "key 'format' must be \"infer-model\"");
@@ -255,6 +255,7 @@ LoadedModel load_from_table(const std::filesystem::path& toml_path, const toml::
   r.reject_unknown_keys();
 
   // Walk the chain of shapes to know each tensor's expected shape, then read the tensors.
+  if (check) check(weights_path);
   const SafetensorsFile weights(weights_path);
   const std::string wfile = weights_path.string();
   std::set<std::string> used;
@@ -298,6 +299,12 @@ LoadedModel load_from_table(const std::filesystem::path& toml_path, const toml::
 
 LoadedModel load_model(const std::filesystem::path& toml_path) {
   return load_from_table(toml_path, parse_toml(toml_path), {});
+}
+
+LoadedModel load_model(const std::filesystem::path& toml_path, const FileCheck& check) {
+  toml::table root = parse_toml(toml_path);
+  if (check) check(toml_path);
+  return load_from_table(toml_path, root, {}, check);
 }
 
 LoadedModel load_model(const std::filesystem::path& toml_path, const std::filesystem::path& weights_path) {

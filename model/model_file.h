@@ -3,6 +3,7 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <string>
 
 #include "network.h"
@@ -20,6 +21,11 @@ struct LoadedModel {
 // not use are an error too. Throws InputError naming the file (and the line and key, for TOML
 // problems, or the layer with the expected and found shape).
 LoadedModel load_model(const std::filesystem::path& toml_path);
+
+// Called with the TOML path (after it is parsed) and the weights path (before it is read); throws to
+// refuse the file. The hook for the manifest's SHA-256 check (app/ supplies it).
+using FileCheck = std::function<void(const std::filesystem::path&)>;
+LoadedModel load_model(const std::filesystem::path& toml_path, const FileCheck& check);
 
 // Same as load_model, but with the weights file given explicitly.
 LoadedModel load_model(const std::filesystem::path& toml_path, const std::filesystem::path& weights_path);

@@ -210,26 +210,52 @@ TEST(Cli, BadModelExitsWithThree) {
 }
 
 TEST(Cli, DeviceGpuFailsWithReasonWhenUnusable) {
-  // Whether this machine has a usable GPU is decided the way infer decides it.
-  const LoadedModel model = load_model(kSource + "/weights/fashion.toml");
+  // The start-up check comes first: the first required item of VERSIONS.toml that is not ok (the
+  // model-file rows aside) is the reason, as `infer --check --json` reports it.
+  const ProcessResult checked = infer({"--check", "--json"});
+  const nlohmann::json report = nlohmann::json::parse(checked.out);
   std::string reason;
+  for (const auto& row : report["items"]) {
+    const std::string item = row["item"];
+    if (row["severity"] == "required" && row["status"] != "ok" && item.rfind("model:", 0) != 0) {
+      reason = item + ": " + row["found"].get<std::string>() + " (expected " + row["expected"].get<std::string>() + ")";
+      break;
+    }
+  }
+  if (!reason.empty()) {
+    const ProcessResult r = infer({"--device", "gpu", kSamples + "/bag.png"});
+    EXPECT_EQ(r.exit_code, 4);
+    EXPECT_EQ(r.err.rfind("infer: the GPU is unusable (--device gpu): the environment does not match " + kSource +
+                              "/VERSIONS.toml (first: " + reason + ")\n",
+                          0),
+              0u)
+        << r.err;
+    EXPECT_EQ(r.out, "");
+    const ProcessResult fallback = infer({kSamples + "/bag.png"});
+    EXPECT_EQ(fallback.exit_code, 0);
+    EXPECT_EQ(fallback.err, "infer: notice: running on the CPU: " + reason + "\n");
+    EXPECT_NE(fallback.out.find("bag.png: Bag"), std::string::npos);
+  }
+  // Past the check (or with --no-verify), the GPU backend's own reason, decided the way infer decides it.
+  const LoadedModel model = load_model(kSource + "/weights/fashion.toml");
+  std::string backend_reason;
   try {
     make_gpu_backend(model.network, 1);
   } catch (const GpuUnavailableError& e) {
-    reason = e.what();
+    backend_reason = e.what();
   }
-  const ProcessResult r = infer({"--device", "gpu", kSamples + "/bag.png"});
-  if (reason.empty()) {
+  const std::string skipped = "infer: notice: --no-verify: the environment and the model digests are not checked\n";
+  const ProcessResult r = infer({"--no-verify", "--device", "gpu", kSamples + "/bag.png"});
+  if (backend_reason.empty()) {
     EXPECT_EQ(r.exit_code, 0) << r.err;
     EXPECT_NE(r.out.find("[gpu: "), std::string::npos) << r.out;
   } else {
     EXPECT_EQ(r.exit_code, 4);
-    EXPECT_EQ(r.err, "infer: the GPU is unusable (--device gpu): " + reason + "\n");
+    EXPECT_EQ(r.err, skipped + "infer: the GPU is unusable (--device gpu): " + backend_reason + "\n");
     EXPECT_EQ(r.out, "");
-    // auto falls back to the CPU with a one-line notice naming the same reason.
-    const ProcessResult fallback = infer({kSamples + "/bag.png"});
+    const ProcessResult fallback = infer({"--no-verify", kSamples + "/bag.png"});
     EXPECT_EQ(fallback.exit_code, 0);
-    EXPECT_EQ(fallback.err, "infer: notice: running on the CPU: " + reason + "\n");
+    EXPECT_EQ(fallback.err, skipped + "infer: notice: running on the CPU: " + backend_reason + "\n");
     EXPECT_NE(fallback.out.find("bag.png: Bag"), std::string::npos);
   }
 }

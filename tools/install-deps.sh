@@ -15,6 +15,7 @@ packages=(
   nlohmann-json3-dev     # safetensors headers, --json output
   libtomlplusplus-dev    # model TOML and VERSIONS.toml
   libcli11-dev           # command line
+  libssl-dev             # SHA-256 of model files (OpenSSL libcrypto EVP), checked against VERSIONS.toml
   libstb-dev             # image decode and resize (header-only)
   libgtest-dev           # tests
   zlib1g-dev             # tests: reading the gzip'd Fashion-MNIST files, writing PNG headers

@@ -1,0 +1,86 @@
+#include "environment.h"
+
+#include <ostream>
+
+#include "exit_codes.h"
+#include "manifest/probe.h"
+#include "manifest/sha256.h"
+#include "manifest/writer.h"
+#include "model/errors.h"
+
+namespace infer::app {
+
+namespace fs = std::filesystem;
+
+fs::path default_manifest_path() {
+  std::error_code ec;
+  const fs::path exe_dir = fs::read_symlink("/proc/self/exe", ec).parent_path();
+  const fs::path installed = exe_dir / ".." / "share" / "infer" / "VERSIONS.toml";
+  if (!ec && fs::exists(installed, ec)) return installed;
+  return fs::path(INFER_SOURCE_DIR) / "VERSIONS.toml";
+}
+
+manifest::BuildInfo build_info() { return {INFER_CUDA_VERSION, INFER_CUDNN_VERSION, INFER_COMPILER}; }
+
+int run_check(const Options& o, std::ostream& out, std::ostream& err) {
+  const fs::path path = o.manifest.empty() ? default_manifest_path() : fs::path(o.manifest);
+  manifest::Manifest m;
+  try {
+    m = manifest::read_manifest(path);
+  } catch (const InputError& e) {
+    err << "infer: " << e.what() << '\n';
+    return kExitInvalidInput;
+  }
+  const manifest::Report report = manifest::check(m, manifest::probe_machine(build_info()));
+  out << (o.json ? manifest::to_json(report) : manifest::format_table(report));
+  return report.ok ? kExitOk : kExitEnvironment;
+}
+
+int run_write_manifest(const Options& o, const fs::path& model_path, std::ostream& out, std::ostream& err) {
+  const fs::path path = o.write_manifest;
+  std::vector<fs::path> files{fs::absolute(model_path)};
+  try {
+    files.push_back(fs::absolute(load_model(model_path).weights_path));
+  } catch (const InputError& e) {
+    err << "infer: notice: the model cannot be loaded, so its weights are not listed: " << e.what() << '\n';
+  }
+  try {
+    const std::string text = manifest::manifest_text(manifest::probe_machine(build_info()), path, files);
+    manifest::write_manifest(path, text);
+  } catch (const InputError& e) {
+    err << "infer: " << e.what() << '\n';
+    return kExitInvalidInput;
+  }
+  out << "infer: wrote " << path.string() << " (check it with: infer --check --manifest " << path.string() << ")\n";
+  return kExitOk;
+}
+
+std::optional<manifest::Manifest> manifest_for_run(const Options& o, std::ostream& err) {
+  const fs::path path = o.manifest.empty() ? default_manifest_path() : fs::path(o.manifest);
+  std::error_code ec;
+  if (o.manifest.empty() && !fs::exists(path, ec)) {
+    err << "infer: notice: no manifest at " << path.string() << "; the environment is not checked\n";
+    return std::nullopt;
+  }
+  return manifest::read_manifest(path);
+}
+
+FileCheck digest_check(const manifest::Manifest& m) {
+  return [&m](const fs::path& file) {
+    const manifest::ModelFile* listed = m.model_file(file);
+    std::error_code ec;
+    if (!listed || !fs::exists(file, ec)) return;  // not listed: fine; missing: the loader says so
+    const std::string digest = manifest::sha256_file(file);
+    if (digest != listed->sha256) {
+      throw InputError(file.string(), "SHA-256 is " + digest + " but " + m.path.string() + " (line " +
+                                          std::to_string(listed->line) + ") lists " + listed->sha256 +
+                                          ": refusing this file (restore it, or update the manifest if the change is intended)");
+    }
+  };
+}
+
+manifest::Report startup_report(const manifest::Manifest& m) {
+  return manifest::check(m, manifest::probe_machine(build_info()), /*model_files=*/false);
+}
+
+}  // namespace infer::app

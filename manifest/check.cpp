@@ -1,0 +1,400 @@
+#include "check.h"
+
+#include <fnmatch.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "facts.h"
+#include "model/errors.h"
+#include "sha256.h"
+
+namespace infer::manifest {
+namespace {
+
+namespace fs = std::filesystem;
+
+enum class Outcome { Holds, Fails, Unknown };
+
+struct Eval {
+  Outcome outcome = Outcome::Unknown;
+  std::string found, source, fix;
+};
+
+std::string join(const std::vector<std::string>& v, const std::string& sep) {
+  std::string s;
+  for (std::size_t i = 0; i < v.size(); ++i) s += (i ? sep : "") + v[i];
+  return s;
+}
+
+Eval holds_if(bool ok, std::string found, std::string source, std::string fix) {
+  return {ok ? Outcome::Holds : Outcome::Fails, std::move(found), std::move(source), ok ? "" : std::move(fix)};
+}
+
+Eval unknown(std::string found, std::string source, std::string fix) {
+  return {Outcome::Unknown, std::move(found), std::move(source), std::move(fix)};
+}
+
+bool no_driver(const MachineProbe& m) { return !m.libcuda.loaded && !m.driver_release; }
+
+// The CUDA runtime version that matters for driver floors: the loaded one, else the compiled one.
+std::optional<Version> runtime_version(const MachineProbe& m) {
+  if (m.cudart_version) return Version::try_parse(*m.cudart_version);
+  if (!m.build.cuda.empty()) return Version::try_parse(m.build.cuda);
+  return std::nullopt;
+}
+
+std::string floor_text(const MachineProbe& m) {
+  const std::optional<Version> rv = runtime_version(m);
+  if (!rv) return "";
+  const DriverFloor* f = facts().driver_floor_for(*rv);
+  if (!f) return "";
+  return "CUDA " + rv->to_string() + " needs driver >= " + f->min_driver.to_string() +
+         (f->verified ? "" : " (unverified fact)");
+}
+
+Eval driver_missing(const MachineProbe& m) {
+  const std::string floor = floor_text(m);
+  return {Outcome::Fails, "not installed (libcuda.so.1 not found)", "dlopen: " + m.libcuda.error,
+          "install the NVIDIA driver" + (floor.empty() ? std::string() : " (" + floor + ")") +
+              "; libcuda.so.1 comes with the driver, not with the CUDA toolkit"};
+}
+
+std::string driver_text(const MachineProbe& m) {
+  std::string s = m.driver_release ? *m.driver_release : "release unknown";
+  if (m.driver_cuda) s += " (supports CUDA " + cuda_version_text(*m.driver_cuda) + ")";
+  return s;
+}
+
+Eval check_version(const Expectation& e, const std::optional<std::string>& value, const std::string& found,
+                   const std::string& source, const std::string& fix) {
+  if (!value) return unknown(found, source, fix);
+  const std::optional<Version> v = Version::try_parse(*value);
+  if (!v) return unknown(found + " (not a version number)", source, "report this value: it cannot be compared");
+  return holds_if(e.constraint->allows(*v), found, source, fix);
+}
+
+bool matches_any(const std::vector<std::string>& patterns, const std::string& value) {
+  return std::any_of(patterns.begin(), patterns.end(),
+                     [&](const std::string& p) { return fnmatch(p.c_str(), value.c_str(), 0) == 0; });
+}
+
+Eval shadowing(const LibraryProbe& lib, const std::string& what) {
+  if (!lib.loaded) return unknown("not loaded (" + lib.soname + " not found)", "dlopen", "install " + what + " first");
+  if (lib.other_copies.empty()) {
+    return {Outcome::Holds, "one copy: " + lib.path, "LD_LIBRARY_PATH, ldconfig -p, CONDA_PREFIX, pip nvidia/*/lib", ""};
+  }
+  return {Outcome::Fails, "loaded " + lib.path + "; also on the search path: " + join(lib.other_copies, ", "),
+          "LD_LIBRARY_PATH, ldconfig -p, CONDA_PREFIX, pip nvidia/*/lib",
+          "keep one " + lib.soname + " on the search path (a conda env or pip wheel can shadow the system copy): "
+          "fix LD_LIBRARY_PATH or remove the extra copies"};
+}
+
+Eval evaluate(const Expectation& e, const MachineProbe& m) {
+  const std::string& k = e.key;
+  const std::string floor = floor_text(m);
+  if (k == "system.os") return holds_if(matches_any(e.patterns, m.os), m.os, "/etc/os-release", "use the OS this deployment was validated on, or update the manifest");
+  if (k == "system.arch") return holds_if(matches_any(e.patterns, m.arch), m.arch, "uname", "use a machine of the validated architecture");
+  if (k == "system.glibc") return check_version(e, m.glibc, m.glibc, "gnu_get_libc_version", "use a system with a matching C library");
+  if (k == "system.compiler") {
+    return holds_if(matches_any(e.patterns, m.build.compiler), m.build.compiler, "compile time",
+                    "rebuild infer with the validated compiler");
+  }
+  if (k == "driver.release") {
+    if (no_driver(m)) return driver_missing(m);
+    if (!m.driver_release) {
+      return unknown("libcuda.so.1 loaded but no release found", "libnvidia-ml.so.1: " + m.libnvml.error +
+                     "; /proc/driver/nvidia/version unreadable", "install the driver's NVML (libnvidia-ml.so.1), part of the driver");
+    }
+    return check_version(e, m.driver_release, driver_text(m), m.driver_release_source,
+                         "upgrade the NVIDIA driver to a release " + e.want + (floor.empty() ? "" : " (" + floor + ")"));
+  }
+  if (k == "driver.cuda") {
+    if (!m.libcuda.loaded) return driver_missing(m);
+    if (!m.driver_cuda) return unknown("cuDriverGetVersion failed", m.libcuda.path, "reinstall the NVIDIA driver");
+    return check_version(e, cuda_version_text(*m.driver_cuda), cuda_version_text(*m.driver_cuda) + " (driver " +
+                         (m.driver_release ? *m.driver_release : std::string("release unknown")) + ")",
+                         "cuDriverGetVersion (" + m.libcuda.path + ")",
+                         "this driver supports CUDA up to " + cuda_version_text(*m.driver_cuda) +
+                             "; upgrade the driver" + (floor.empty() ? "" : " (" + floor + ")"));
+  }
+  if (k == "driver.runtime_compatible") {
+    if (no_driver(m)) return driver_missing(m);
+    const std::optional<Version> rv = runtime_version(m);
+    if (!rv) return unknown("no CUDA runtime found", "libcudart", "install the CUDA runtime");
+    const DriverFloor* f = facts().driver_floor_for(*rv);
+    if (!f) return unknown("no driver floor known for CUDA " + rv->to_string(), "manifest/facts.toml", "add the row to manifest/facts.toml");
+    const std::string found = "driver " + driver_text(m) + "; CUDA runtime " + rv->to_string() + " needs >= " +
+                              f->min_driver.to_string();
+    const std::string fix = "upgrade the NVIDIA driver to >= " + f->min_driver.to_string() + " for CUDA " +
+                            rv->to_string() + ", or use a CUDA runtime this driver supports";
+    if (m.driver_release) {
+      if (const std::optional<Version> rel = Version::try_parse(*m.driver_release)) {
+        return holds_if(!(*rel < f->min_driver), found, "facts.toml: " + f->source, fix);
+      }
+    }
+    if (m.driver_cuda) {  // minor version compatibility: the driver's CUDA major must reach the runtime's
+      const Version dc = Version::parse(cuda_version_text(*m.driver_cuda));
+      return holds_if(dc.parts()[0] >= rv->parts()[0], found, "cuDriverGetVersion", fix);
+    }
+    return unknown(found, "facts.toml", "install the driver's NVML to read the release");
+  }
+  if (k == "gpu.count") {
+    if (no_driver(m)) return unknown("no driver (libcuda.so.1 not found)", "cuDeviceGetCount", "install the NVIDIA driver first");
+    if (!m.cuda_device_count) return unknown(m.cuda_init_error.empty() ? "cuDeviceGetCount failed" : m.cuda_init_error, "cuInit (" + m.libcuda.path + ")", "check the driver installation (dmesg, nvidia kernel module)");
+    std::string found = std::to_string(*m.cuda_device_count);
+    std::string fix = "no GPU visible to CUDA: check that the GPU is attached (containers: --gpus all) and the nvidia kernel module is loaded";
+    if (m.cuda_visible_devices) {
+      found += "; CUDA_VISIBLE_DEVICES='" + *m.cuda_visible_devices + "'";
+      if (*m.cuda_device_count == 0) {
+        fix = "CUDA_VISIBLE_DEVICES='" + *m.cuda_visible_devices + "' hides every GPU: unset it or set it to a GPU index";
+      }
+    }
+    if (m.gpus_known) found += "; NVML sees " + std::to_string(m.gpus.size());
+    if (!m.cuda_init_error.empty()) found += "; " + m.cuda_init_error;
+    return check_version(e, std::to_string(*m.cuda_device_count), found, "cuInit + cuDeviceGetCount (" + m.libcuda.path + ")", fix);
+  }
+  if (k.rfind("gpu.", 0) == 0) {
+    if (!m.gpus_known) {
+      return unknown(no_driver(m) ? "no driver (libcuda.so.1 not found)" : "NVML unavailable: " + m.libnvml.error,
+                     "libnvidia-ml.so.1", "install the NVIDIA driver (it provides libnvidia-ml.so.1)");
+    }
+    if (m.gpus.empty()) return unknown("no GPU", "nvmlDeviceGetCount_v2 (" + m.libnvml.path + ")", "attach a GPU");
+    const std::string source = "NVML (" + m.libnvml.path + ")";
+    std::vector<std::string> found;
+    bool ok = true, known = true;
+    std::string worst;
+    if (k == "gpu.compute_capability") {
+      for (const GpuProbe& g : m.gpus) {
+        const std::optional<Version> cc = g.compute_capability ? Version::try_parse(*g.compute_capability) : std::nullopt;
+        found.push_back((g.compute_capability ? *g.compute_capability : "?") + " (" + g.name + ")");
+        if (!cc) { known = false; continue; }
+        if (!e.constraint->allows(*cc)) { ok = false; if (worst.empty()) worst = g.name + " has " + *g.compute_capability; }
+      }
+      std::string fix = worst + "; this deployment needs compute capability " + e.want;
+      const std::optional<Version> rv = runtime_version(m);
+      if (rv) {
+        const auto it = facts().cc_floor.find(static_cast<int>(rv->parts()[0]));
+        if (it != facts().cc_floor.end()) fix += "; CUDA " + std::to_string(rv->parts()[0]) + " supports >= " + it->second.first.to_string();
+      }
+      fix += ": use a newer GPU (or a CUDA/cuDNN build that still supports it)";
+      if (!known && ok) return unknown(join(found, ", "), source, "NVML did not report a compute capability");
+      return holds_if(ok, join(found, ", "), source, fix);
+    }
+    if (k == "gpu.name") {
+      for (const GpuProbe& g : m.gpus) {
+        found.push_back(g.name);
+        if (!matches_any(e.patterns, g.name)) ok = false;
+      }
+      return holds_if(ok, join(found, ", "), source, "use a GPU this deployment was validated on (" + e.want + ")");
+    }
+    if (k == "gpu.memory_mib") {
+      std::optional<std::uint64_t> smallest;
+      for (const GpuProbe& g : m.gpus) {
+        if (g.memory_mib && (!smallest || *g.memory_mib < *smallest)) smallest = g.memory_mib;
+      }
+      if (!smallest) return unknown("NVML gave no memory size", source, "check the driver");
+      return check_version(e, std::to_string(*smallest), std::to_string(*smallest) + " MiB", source,
+                           "use a GPU with more memory (" + e.want + " MiB)");
+    }
+  }
+  if (k == "cuda.built" || k == "cudnn.built") {
+    const std::string& v = k == "cuda.built" ? m.build.cuda : m.build.cudnn;
+    if (v.empty()) {
+      return {Outcome::Fails, "no GPU backend in this build", "compile time",
+              "rebuild with the CUDA toolkit and cuDNN installed (see README.md)"};
+    }
+    return check_version(e, v, v, "compile time (CMake found it)", "rebuild against the version in the manifest, or update the manifest");
+  }
+  if (k == "cuda.runtime") {
+    if (!m.cudart.loaded) {
+      return {Outcome::Fails, "not found (" + m.cudart.soname + ")", "dlopen: " + m.cudart.error,
+              "install the CUDA runtime (" + m.cudart.soname + ": CUDA toolkit, cuda-cudart package or pip nvidia-cuda-runtime) and put its lib folder on LD_LIBRARY_PATH"};
+    }
+    return check_version(e, m.cudart_version, m.cudart_version.value_or("unknown"), m.cudart_version_source,
+                         "install the CUDA runtime " + e.want + " or put it first on LD_LIBRARY_PATH");
+  }
+  if (k == "cuda.single_copy") return shadowing(m.cudart, "the CUDA runtime");
+  if (k == "cudnn.single_copy") return shadowing(m.cudnn, "cuDNN");
+  const std::string cudnn_fix_install = "install cuDNN " + (m.build.cudnn.empty() ? std::string("9") : m.build.cudnn.substr(0, m.build.cudnn.find('.'))) +
+                                        " for CUDA " + (m.build.cuda.empty() ? std::string("13") : m.build.cuda.substr(0, m.build.cuda.find('.'))) +
+                                        " (tarball, cudnn9-cuda-13 package or pip nvidia-cudnn-cu13) and put its lib folder on LD_LIBRARY_PATH";
+  if (k.rfind("cudnn.", 0) == 0 && !m.cudnn.loaded) {
+    return {Outcome::Fails, "not found (" + m.cudnn.soname + ")", "dlopen: " + m.cudnn.error, cudnn_fix_install};
+  }
+  if (k == "cudnn.version") {
+    const std::optional<std::string> v = m.cudnn_version ? std::optional<std::string>(cudnn_version_text(*m.cudnn_version)) : std::nullopt;
+    return check_version(e, v, v.value_or("cudnnGetVersion missing"), "cudnnGetVersion (" + m.cudnn.path + ")",
+                         "install cuDNN " + e.want + " or put it first on LD_LIBRARY_PATH");
+  }
+  if (k == "cudnn.runtime_compatible") {
+    if (m.build.cudnn.empty()) return {Outcome::Fails, "no GPU backend in this build", "compile time", "rebuild with cuDNN installed"};
+    if (!m.cudnn_version) return unknown("cudnnGetVersion missing", m.cudnn.path, cudnn_fix_install);
+    const Version loaded = Version::parse(cudnn_version_text(*m.cudnn_version));
+    const Version built = Version::parse(m.build.cudnn);
+    const auto part = [](const Version& v, std::size_t i) { return i < v.parts().size() ? v.parts()[i] : 0; };
+    const bool ok = part(loaded, 0) == part(built, 0) && part(loaded, 1) >= part(built, 1);
+    const std::string found = loaded.to_string() + " loaded; compiled against " + built.to_string();
+    std::string fix;
+    if (part(loaded, 0) != part(built, 0)) {
+      fix = "cuDNN " + std::to_string(part(loaded, 0)) + " loaded but the backend was compiled for cuDNN " +
+            std::to_string(part(built, 0)) + ": " + cudnn_fix_install;
+    } else {
+      fix = "the cuDNN at " + m.cudnn.path + " is older than the " + std::to_string(part(built, 0)) + "." +
+            std::to_string(part(built, 1)) + " the backend was compiled with (rule: same major, minor >= compiled): install cuDNN >= " +
+            std::to_string(part(built, 0)) + "." + std::to_string(part(built, 1)) + " and < " + std::to_string(part(built, 0) + 1) +
+            " or put it first on LD_LIBRARY_PATH";
+    }
+    return holds_if(ok, found, "cudnnGetVersion (" + m.cudnn.path + ") vs compile time", fix);
+  }
+  if (k == "cudnn.cuda_major") {
+    if (!m.cudnn_cudart_version) return unknown("cudnnGetCudartVersion missing", m.cudnn.path, cudnn_fix_install);
+    const int major = static_cast<int>(*m.cudnn_cudart_version / 1000);
+    const std::string found = std::to_string(major) + " (this cuDNN was built with CUDA " +
+                              cuda_version_text(static_cast<int>(*m.cudnn_cudart_version)) + ")";
+    const std::optional<Version> rv = runtime_version(m);
+    const bool runtime_match = !rv || rv->parts()[0] == static_cast<std::uint64_t>(major);
+    const bool ok = e.constraint->allows(Version({static_cast<std::uint64_t>(major)})) && runtime_match;
+    return holds_if(ok, found, "cudnnGetCudartVersion (" + m.cudnn.path + ")",
+                    "this cuDNN is the build for CUDA " + std::to_string(major) +
+                        (rv ? " but the CUDA runtime is " + rv->to_string() : std::string()) + ": " + cudnn_fix_install);
+  }
+  if (k == "cudnn.sublibraries") {
+    std::error_code ec;
+    const fs::path dir = fs::path(m.cudnn.path).parent_path();
+    const fs::path canon_dir = fs::canonical(dir, ec);
+    std::vector<std::string> problems;
+    for (const CudnnSublibrary& s : m.cudnn_sublibraries) {
+      std::string p;
+      if (!s.in_cudnn_dir) p = "missing from " + dir.string();
+      if (!s.loaded_path.empty()) {
+        std::error_code ec2;
+        const fs::path loaded_dir = fs::canonical(fs::path(s.loaded_path).parent_path(), ec2);
+        if (loaded_dir != canon_dir) p += std::string(p.empty() ? "" : ", ") + "loaded from another directory: " + s.loaded_path;
+      } else if (!s.check_function.empty() && s.check && *s.check != 0) {
+        p += std::string(p.empty() ? "" : ", ") + "could not be loaded";
+      }
+      if (s.check && *s.check != 0) p += std::string(p.empty() ? "" : ", ") + s.check_function + "() = " + std::to_string(*s.check) + " (not the same build)";
+      if (!p.empty()) problems.push_back(s.soname + ": " + p);
+    }
+    const std::string found = problems.empty()
+                                  ? "all " + std::to_string(m.cudnn_sublibraries.size()) + " next to " + m.cudnn.soname + " in " + dir.string() + ", version checks 0"
+                                  : join(problems, "; ");
+    return holds_if(problems.empty(), found, "files in " + dir.string() + ", cudnn*VersionCheck, dl_iterate_phdr",
+                    "install the complete cuDNN package into " + dir.string() + " (every sub-library of the same release as " +
+                        m.cudnn.soname + "); do not mix files from different installs");
+  }
+  return unknown("not checked by this infer", "", "remove the key or upgrade infer");
+}
+
+Status status_of(Outcome o, Severity s) {
+  switch (o) {
+    case Outcome::Holds: return Status::Ok;
+    case Outcome::Fails: return s == Severity::Required ? Status::Fail : Status::Warn;
+    case Outcome::Unknown: return Status::Unknown;
+  }
+  return Status::Unknown;
+}
+
+}  // namespace
+
+const char* to_string(Status s) {
+  switch (s) {
+    case Status::Ok: return "ok";
+    case Status::Warn: return "warn";
+    case Status::Fail: return "FAIL";
+    case Status::Unknown: return "unknown";
+  }
+  return "unknown";
+}
+
+const ReportRow* Report::first_failure() const {
+  for (const ReportRow& r : rows) {
+    if (r.severity == Severity::Required && r.status != Status::Ok) return &r;
+  }
+  return nullptr;
+}
+
+Report check(const Manifest& manifest, const MachineProbe& machine, bool model_files) {
+  Report report;
+  report.manifest = manifest.path.string();
+  for (const Expectation& e : manifest.items) {
+    const Eval ev = evaluate(e, machine);
+    report.rows.push_back({e.key, e.want, ev.found, ev.source, status_of(ev.outcome, e.severity), e.severity, ev.fix});
+  }
+  for (const ModelFile& f : manifest.model_files) {
+    if (!model_files) break;
+    Eval ev;
+    std::error_code ec;
+    if (!fs::exists(f.resolved, ec)) {
+      ev = {Outcome::Fails, "missing", f.resolved.string(), "restore the model file, or remove its entry from the manifest"};
+    } else {
+      try {
+        const std::string digest = sha256_file(f.resolved);
+        ev = holds_if(digest == f.sha256, "sha256 " + digest, f.resolved.string(),
+                      "the file is not the one validated: restore it, or if the change is intended update its sha256 in the manifest");
+      } catch (const InputError& err) {
+        ev = {Outcome::Fails, err.problem(), f.resolved.string(), "make the file readable"};
+      }
+    }
+    report.rows.push_back({"model:" + f.path, "sha256 " + f.sha256, ev.found, ev.source, status_of(ev.outcome, f.severity),
+                           f.severity, ev.fix});
+  }
+  report.ok = report.first_failure() == nullptr;
+  return report;
+}
+
+std::string format_table(const Report& report) {
+  const std::vector<std::string> head = {"item", "expected", "found", "source", "status"};
+  std::vector<std::size_t> width(head.size());
+  for (std::size_t i = 0; i < head.size(); ++i) width[i] = head[i].size();
+  for (const ReportRow& r : report.rows) {
+    width[0] = std::max(width[0], r.item.size());
+    width[1] = std::max(width[1], r.expected.size());
+    width[2] = std::max(width[2], std::min<std::size_t>(r.found.size(), 60));
+    width[3] = std::max(width[3], std::min<std::size_t>(r.source.size(), 50));
+  }
+  std::ostringstream out;
+  out << "manifest: " << report.manifest << '\n';
+  auto cell = [&](const std::string& s, std::size_t i) {
+    out << s;
+    if (i + 1 < head.size()) out << std::string(s.size() < width[i] ? width[i] - s.size() + 2 : 2, ' ');
+  };
+  for (std::size_t i = 0; i < head.size(); ++i) cell(head[i], i);
+  out << '\n';
+  int failed = 0, warned = 0;
+  for (const ReportRow& r : report.rows) {
+    const std::string status = std::string(to_string(r.status)) + (r.severity == Severity::Advisory ? " (advisory)" : "");
+    cell(r.item, 0), cell(r.expected, 1), cell(r.found, 2), cell(r.source, 3), cell(status, 4);
+    out << '\n';
+    if (r.status != Status::Ok) out << "    fix: " << r.fix << '\n';
+    if (r.severity == Severity::Required && r.status != Status::Ok) ++failed;
+    if (r.severity == Severity::Advisory && r.status != Status::Ok) ++warned;
+  }
+  if (report.ok) {
+    out << "result: ok: every required item holds" << (warned ? " (" + std::to_string(warned) + " advisory not ok)" : "") << '\n';
+  } else {
+    out << "result: MISMATCH: " << failed << " required item" << (failed == 1 ? "" : "s")
+        << " not ok (first: " << report.first_failure()->item << ")\n";
+  }
+  return out.str();
+}
+
+std::string to_json(const Report& report) {
+  nlohmann::json items = nlohmann::json::array();
+  for (const ReportRow& r : report.rows) {
+    items.push_back({{"item", r.item}, {"expected", r.expected}, {"found", r.found}, {"source", r.source},
+                     {"status", to_string(r.status)}, {"severity", to_string(r.severity)}, {"fix", r.fix}});
+  }
+  const nlohmann::json j = {{"manifest", report.manifest}, {"ok", report.ok}, {"items", items}};
+  return j.dump(2) + "\n";
+}
+
+std::string one_line(const ReportRow& row) {
+  return row.item + ": " + row.found + " (expected " + row.expected + ")";
+}
+
+}  // namespace infer::manifest

@@ -1,0 +1,43 @@
+// Facts about NVIDIA releases (driver floors, cuDNN <-> CUDA support, compute-capability floors,
+// library file names), read from manifest/facts.toml, which is compiled into the binary.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "constraint.h"
+
+namespace infer::manifest {
+
+struct DriverFloor {
+  Version cuda;        // runtime major.minor this row starts at
+  Version min_driver;  // e.g. 580.65.06
+  std::string source;
+  bool verified = false;
+};
+
+struct CudnnFiles {
+  int major = 0;
+  std::string os;  // "linux" or "windows"
+  std::string main;
+  std::vector<std::string> sublibraries;
+  std::map<std::string, std::string> version_checks;  // sub-library -> libcudnn function
+};
+
+struct Facts {
+  std::vector<DriverFloor> driver_floors;                    // sorted by cuda, newest first
+  std::map<int, std::pair<Version, std::string>> cc_floor;   // CUDA major -> (min compute capability, source)
+  std::map<int, std::vector<int>> cudnn_cuda_majors;         // cuDNN major -> CUDA majors it is built for
+  std::vector<CudnnFiles> cudnn_files;
+
+  // The minimum driver for a CUDA runtime version (the newest row at or below it), if known.
+  const DriverFloor* driver_floor_for(const Version& cuda_runtime) const;
+  const CudnnFiles* cudnn_files_for(int major, const std::string& os) const;
+};
+
+// The compiled-in facts, parsed once. Throws std::logic_error if facts.toml is malformed (a build bug).
+const Facts& facts();
+
+}  // namespace infer::manifest

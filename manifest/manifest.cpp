@@ -1,0 +1,256 @@
+#include "manifest.h"
+
+#include <algorithm>
+#include <cctype>
+#include <sstream>
+
+#include <toml++/toml.h>
+
+#include "model/errors.h"
+
+namespace infer::manifest {
+namespace {
+
+namespace fs = std::filesystem;
+
+const char* type_name(const toml::node& n) {
+  switch (n.type()) {
+    case toml::node_type::string: return "a string";
+    case toml::node_type::integer: return "an integer";
+    case toml::node_type::floating_point: return "a float";
+    case toml::node_type::boolean: return "a boolean";
+    case toml::node_type::array: return "an array";
+    case toml::node_type::table: return "a table";
+    default: return "a date or time";
+  }
+}
+
+class Reader {
+ public:
+  explicit Reader(const fs::path& path) : file_(path.string()) {}
+
+  [[noreturn]] void fail(const toml::node& at, const std::string& key, const std::string& problem) const {
+    throw InputError(file_, "line " + std::to_string(at.source().begin.line) + ": key '" + key + "': " + problem);
+  }
+
+  Severity severity(const toml::node& n, const std::string& key) const {
+    const std::optional<std::string> s = n.value<std::string>();
+    if (!n.is_string()) fail(n, key, std::string("severity must be \"required\" or \"advisory\", found ") + type_name(n));
+    if (*s == "required") return Severity::Required;
+    if (*s == "advisory") return Severity::Advisory;
+    fail(n, key, "severity must be \"required\" or \"advisory\", found \"" + *s + "\"");
+  }
+
+  // The `want` part: a string, an integer (Version kind) or an array of strings (Pattern kind).
+  void want(const toml::node& n, const std::string& key, Expectation& e) const {
+    if (e.kind == ItemKind::Version) {
+      std::string text;
+      if (n.is_string()) {
+        text = *n.value<std::string>();
+      } else if (n.is_integer()) {
+        text = std::to_string(*n.value<std::int64_t>());
+      } else {
+        fail(n, key, std::string("expected a version constraint string such as \">=9.19, <10\", found ") + type_name(n));
+      }
+      try {
+        e.constraint = Constraint::parse(text);
+      } catch (const std::invalid_argument& err) {
+        fail(n, key, std::string("bad constraint: ") + err.what());
+      }
+      e.want = e.constraint->text();
+      return;
+    }
+    if (n.is_string()) {
+      e.patterns.push_back(*n.value<std::string>());
+    } else if (const toml::array* a = n.as_array()) {
+      for (const toml::node& p : *a) {
+        if (!p.is_string()) fail(p, key, std::string("patterns must be strings, found ") + type_name(p));
+        e.patterns.push_back(*p.value<std::string>());
+      }
+      if (e.patterns.empty()) fail(n, key, "empty list of name patterns");
+    } else {
+      fail(n, key, std::string("expected a name pattern or a list of them, found ") + type_name(n));
+    }
+    for (std::size_t i = 0; i < e.patterns.size(); ++i) e.want += (i ? " | " : "") + e.patterns[i];
+  }
+
+  Expectation item(const toml::node& n, const SchemaKey& schema) const {
+    Expectation e;
+    e.key = schema.key;
+    e.kind = schema.kind;
+    e.line = static_cast<int>(n.source().begin.line);
+    if (const toml::table* t = n.as_table()) {
+      bool has_want = false;
+      for (const auto& [k, v] : *t) {
+        const std::string sub = e.key + "." + std::string(k.str());
+        if (k == "severity") {
+          e.severity = severity(v, sub);
+        } else if (k == "want" && schema.kind != ItemKind::Rule) {
+          want(v, sub, e);
+          has_want = true;
+        } else {
+          fail(v, sub, schema.kind == ItemKind::Rule ? "unknown key (a rule takes only severity)"
+                                                     : "unknown key (expected want, severity)");
+        }
+      }
+      if (schema.kind != ItemKind::Rule && !has_want) fail(n, e.key, "missing 'want'");
+      if (schema.kind == ItemKind::Rule) e.want = "holds";
+      return e;
+    }
+    if (schema.kind == ItemKind::Rule) {
+      e.severity = severity(n, e.key);
+      e.want = "holds";
+      return e;
+    }
+    want(n, e.key, e);
+    return e;
+  }
+
+  ModelFile model_file(const toml::node& n, const fs::path& dir) const {
+    const toml::table* t = n.as_table();
+    if (!t) fail(n, "model.files", std::string("each entry must be a table { path, sha256 }, found ") + type_name(n));
+    ModelFile f;
+    f.line = static_cast<int>(n.source().begin.line);
+    bool has_path = false, has_sha = false;
+    for (const auto& [k, v] : *t) {
+      const std::string key = "model.files." + std::string(k.str());
+      if (k == "path") {
+        if (!v.is_string()) fail(v, key, std::string("expected a string, found ") + type_name(v));
+        f.path = *v.value<std::string>();
+        has_path = true;
+      } else if (k == "sha256") {
+        if (!v.is_string()) fail(v, key, std::string("expected a string, found ") + type_name(v));
+        f.sha256 = *v.value<std::string>();
+        const bool hex = std::all_of(f.sha256.begin(), f.sha256.end(),
+                                     [](char c) { return std::isdigit(static_cast<unsigned char>(c)) || (c >= 'a' && c <= 'f'); });
+        if (f.sha256.size() != 64 || !hex) fail(v, key, "expected 64 lowercase hexadecimal digits, found \"" + f.sha256 + "\"");
+        has_sha = true;
+      } else if (k == "severity") {
+        f.severity = severity(v, key);
+      } else {
+        fail(v, key, "unknown key (expected path, sha256, severity)");
+      }
+    }
+    if (!has_path) fail(n, "model.files.path", "missing");
+    if (!has_sha) fail(n, "model.files.sha256", "missing");
+    f.resolved = fs::path(f.path).is_absolute() ? fs::path(f.path) : dir / f.path;
+    return f;
+  }
+
+ private:
+  std::string file_;
+};
+
+}  // namespace
+
+const char* to_string(Severity s) { return s == Severity::Required ? "required" : "advisory"; }
+
+const std::vector<SchemaKey>& schema_keys() {
+  static const std::vector<SchemaKey> keys = {
+      {"system.os", ItemKind::Pattern, "operating system (PRETTY_NAME in /etc/os-release)"},
+      {"system.arch", ItemKind::Pattern, "machine architecture (uname)"},
+      {"system.glibc", ItemKind::Version, "C library version (gnu_get_libc_version)"},
+      {"system.compiler", ItemKind::Pattern, "compiler that built infer"},
+      {"driver.release", ItemKind::Version, "NVIDIA driver release (NVML, else /proc/driver/nvidia/version)"},
+      {"driver.cuda", ItemKind::Version, "highest CUDA version the driver supports (cuDriverGetVersion)"},
+      {"driver.runtime_compatible", ItemKind::Rule, "the driver is new enough for the CUDA runtime loaded (facts.toml)"},
+      {"gpu.count", ItemKind::Version, "GPUs visible to CUDA (cuDeviceGetCount; honours CUDA_VISIBLE_DEVICES)"},
+      {"gpu.compute_capability", ItemKind::Version, "compute capability of every GPU (NVML)"},
+      {"gpu.name", ItemKind::Pattern, "GPU name patterns; every GPU must match one (NVML)"},
+      {"gpu.memory_mib", ItemKind::Version, "memory of the smallest GPU in MiB (NVML)"},
+      {"cuda.built", ItemKind::Version, "CUDA toolkit the GPU backend was compiled with"},
+      {"cuda.runtime", ItemKind::Version, "CUDA runtime loaded (libcudart)"},
+      {"cuda.single_copy", ItemKind::Rule, "no other libcudart of the same name on the search path"},
+      {"cudnn.built", ItemKind::Version, "cuDNN the GPU backend was compiled with"},
+      {"cudnn.version", ItemKind::Version, "cuDNN loaded (cudnnGetVersion)"},
+      {"cudnn.runtime_compatible", ItemKind::Rule, "loaded cuDNN: same major as compiled, minor >= compiled"},
+      {"cudnn.cuda_major", ItemKind::Version, "CUDA major the loaded cuDNN was built for (cudnnGetCudartVersion)"},
+      {"cudnn.sublibraries", ItemKind::Rule, "every cuDNN sub-library present, next to libcudnn and of the same build"},
+      {"cudnn.single_copy", ItemKind::Rule, "no other libcudnn of the same name on the search path"},
+  };
+  return keys;
+}
+
+const Expectation* Manifest::find(const std::string& key) const {
+  for (const Expectation& e : items) {
+    if (e.key == key) return &e;
+  }
+  return nullptr;
+}
+
+const ModelFile* Manifest::model_file(const fs::path& file) const {
+  std::error_code ec;
+  const fs::path target = fs::weakly_canonical(file, ec);
+  for (const ModelFile& f : model_files) {
+    std::error_code ec2;
+    if (fs::weakly_canonical(f.resolved, ec2) == target && !ec && !ec2) return &f;
+  }
+  return nullptr;
+}
+
+Manifest read_manifest(const fs::path& path) {
+  const std::string file = path.string();
+  std::error_code ec;
+  if (!fs::exists(path, ec)) throw InputError(file, "manifest not found");
+  if (fs::is_directory(path, ec)) throw InputError(file, "is a directory, not a manifest");
+  toml::table root;
+  try {
+    root = toml::parse_file(file);
+  } catch (const toml::parse_error& e) {
+    throw InputError(file, "line " + std::to_string(e.source().begin.line) + ": invalid TOML: " +
+                               std::string(e.description()));
+  }
+  const Reader r(path);
+  Manifest m;
+  m.path = path;
+  const fs::path dir = fs::absolute(path).parent_path();
+  for (const auto& [k, v] : root) {
+    const std::string section(k.str());
+    if (section == "schema") {
+      if (v.value<std::int64_t>() != std::int64_t{1}) r.fail(v, "schema", "this infer reads schema 1");
+      continue;
+    }
+    if (section == "model") {
+      const toml::table* t = v.as_table();
+      if (!t) r.fail(v, "model", std::string("expected a table, found ") + type_name(v));
+      for (const auto& [mk, mv] : *t) {
+        if (mk != "files") r.fail(mv, "model." + std::string(mk.str()), "unknown key (expected [[model.files]])");
+        const toml::array* a = mv.as_array();
+        if (!a) r.fail(mv, "model.files", std::string("expected [[model.files]] entries, found ") + type_name(mv));
+        for (const toml::node& n : *a) m.model_files.push_back(r.model_file(n, dir));
+      }
+      continue;
+    }
+    const toml::table* t = v.as_table();
+    const bool known_section = std::any_of(schema_keys().begin(), schema_keys().end(), [&](const SchemaKey& s) {
+      return std::string(s.key).rfind(section + ".", 0) == 0;
+    });
+    if (!known_section) {
+      r.fail(v, section, "unknown section (expected schema, system, driver, gpu, cuda, cudnn, model)");
+    }
+    if (!t) r.fail(v, section, std::string("expected a table [") + section + "], found " + type_name(v));
+    for (const auto& [ik, iv] : *t) {
+      const std::string key = section + "." + std::string(ik.str());
+      auto s = std::find_if(schema_keys().begin(), schema_keys().end(),
+                            [&](const SchemaKey& sk) { return key == sk.key; });
+      if (s == schema_keys().end()) {
+        std::string known;
+        for (const SchemaKey& sk : schema_keys()) {
+          if (std::string(sk.key).rfind(section + ".", 0) == 0) known += (known.empty() ? "" : ", ") + std::string(sk.key).substr(section.size() + 1);
+        }
+        r.fail(iv, key, "unknown key (expected one of: " + known + ")");
+      }
+      m.items.push_back(r.item(iv, *s));
+    }
+  }
+  std::stable_sort(m.items.begin(), m.items.end(), [](const Expectation& a, const Expectation& b) {
+    auto index = [](const std::string& key) {
+      const auto& keys = schema_keys();
+      return std::find_if(keys.begin(), keys.end(), [&](const SchemaKey& s) { return key == s.key; }) - keys.begin();
+    };
+    return index(a.key) < index(b.key);
+  });
+  return m;
+}
+
+}  // namespace infer::manifest

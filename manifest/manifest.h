@@ -1,0 +1,63 @@
+// VERSIONS.toml: what a deployment needs, as constraints with a severity. The schema is documented
+// in README.md ("The environment manifest") and in the comments of the shipped VERSIONS.toml.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "constraint.h"
+
+namespace infer::manifest {
+
+enum class Severity { Required, Advisory };
+const char* to_string(Severity s);
+
+// How an item's `want` is written and compared.
+enum class ItemKind {
+  Version,  // a Constraint on a dotted number ("13.0", ">=580.65.06", "9.19.*", ">=9.1, <10", "*")
+  Pattern,  // one glob or a list of globs on a name ("NVIDIA H100*"); any may match
+  Rule,     // a fixed check of the checker (for example "all cuDNN sub-libraries are of the same build"); only a severity
+};
+
+// One key of the schema, in report order.
+struct SchemaKey {
+  const char* key;       // "driver.release": section "driver", key "release"
+  ItemKind kind;
+  const char* meaning;   // one line, for the README and --write-manifest comments
+};
+const std::vector<SchemaKey>& schema_keys();
+
+struct Expectation {
+  std::string key;  // "cudnn.version"
+  ItemKind kind = ItemKind::Version;
+  std::string want;  // as written, normalised ("required"/"advisory" text is not a want): shown in the report
+  std::optional<Constraint> constraint;  // ItemKind::Version
+  std::vector<std::string> patterns;     // ItemKind::Pattern
+  Severity severity = Severity::Required;
+  int line = 0;
+};
+
+struct ModelFile {
+  std::string path;               // as written, relative to the manifest's folder
+  std::filesystem::path resolved;  // absolute
+  std::string sha256;             // 64 lowercase hex digits
+  Severity severity = Severity::Required;
+  int line = 0;
+};
+
+struct Manifest {
+  std::filesystem::path path;
+  std::vector<Expectation> items;  // in schema order
+  std::vector<ModelFile> model_files;
+  const Expectation* find(const std::string& key) const;
+  // The entry for this model file (compared by canonical path), or nullptr.
+  const ModelFile* model_file(const std::filesystem::path& file) const;
+};
+
+// Reads and validates a manifest. Throws InputError "<file>: line N: key 'x': problem" for bad
+// TOML, unknown keys, wrong types and bad constraints, and "<file>: not found" when missing.
+Manifest read_manifest(const std::filesystem::path& path);
+
+}  // namespace infer::manifest

@@ -1,0 +1,182 @@
+#include "writer.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <ctime>
+#include <sstream>
+
+#include "constraint.h"
+#include "facts.h"
+#include "model/errors.h"
+#include "sha256.h"
+
+namespace infer::manifest {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string quoted(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out + "\"";
+}
+
+std::string item(const std::string& key, const std::string& want, bool required, const std::string& comment = "") {
+  std::string line = key + " = " + (required ? quoted(want) : "{ want = " + quoted(want) + ", severity = \"advisory\" }");
+  if (!comment.empty()) line += "   # " + comment;
+  return line + "\n";
+}
+
+std::string rule(const std::string& key, bool required, const std::string& comment = "") {
+  return key + " = " + quoted(required ? "required" : "advisory") + (comment.empty() ? "" : "   # " + comment) + "\n";
+}
+
+// "13.0" from "13.0.88"; "13" stays "13".
+std::string major_minor(const std::string& v) {
+  const std::optional<Version> p = Version::try_parse(v);
+  if (!p || p->parts().size() < 2) return v;
+  return std::to_string(p->parts()[0]) + "." + std::to_string(p->parts()[1]);
+}
+
+}  // namespace
+
+std::string manifest_text(const MachineProbe& m, const fs::path& manifest_path, const std::vector<fs::path>& model_files) {
+  std::ostringstream out;
+  const std::time_t now = std::time(nullptr);
+  char date[32] = "";
+  std::strftime(date, sizeof date, "%Y-%m-%d", std::gmtime(&now));
+  out << "# VERSIONS.toml written by `infer --write-manifest` on " << date << ".\n"
+      << "# It describes the machine it was written on; `infer --check --manifest THIS_FILE` passes there.\n"
+      << "# Items marked \"not found when written\" are advisory: make them required (remove the severity)\n"
+      << "# once you have checked them on a machine that has them. Schema: README.md, \"The environment manifest\".\n"
+      << "schema = 1\n\n[system]\n";
+  out << item("os", m.os, false) << item("arch", m.arch, true)
+      << item("glibc", ">=" + m.glibc, false, "gnu_get_libc_version");
+  if (!m.build.compiler.empty()) out << item("compiler", m.build.compiler, false);
+
+  out << "\n[driver]\n";
+  const std::optional<Version> rv = m.cudart_version ? Version::try_parse(*m.cudart_version)
+                                                     : Version::try_parse(m.build.cuda);
+  const DriverFloor* floor = rv ? facts().driver_floor_for(*rv) : nullptr;
+  if (m.driver_release) {
+    out << item("release", ">=" + *m.driver_release, true, "found: " + m.driver_release_source);
+  } else {
+    const std::string why = m.libcuda.loaded ? "release unreadable" : "libcuda.so.1 not found";
+    out << "# not found when written (" << why << "): the floor below is the driver this CUDA runtime needs\n";
+    out << item("release", ">=" + (floor ? floor->min_driver.to_string() : std::string("0")), false);
+  }
+  if (m.driver_cuda) {
+    out << item("cuda", ">=" + cuda_version_text(*m.driver_cuda), true, "cuDriverGetVersion");
+    out << rule("runtime_compatible", true);
+  } else {
+    out << "# not found when written (libcuda.so.1 not found)\n"
+        << item("cuda", ">=" + (rv ? major_minor(rv->to_string()) : std::string("0")), false)
+        << rule("runtime_compatible", false, "not found when written");
+  }
+
+  out << "\n[gpu]\n";
+  if (m.cuda_device_count && *m.cuda_device_count > 0) {
+    out << item("count", ">=1", true);
+  } else {
+    out << "# no GPU visible when written\n" << item("count", ">=1", false);
+  }
+  std::optional<Version> min_cc;
+  std::optional<std::uint64_t> min_mem;
+  std::vector<std::string> names;
+  for (const GpuProbe& g : m.gpus) {
+    if (g.compute_capability) {
+      const std::optional<Version> cc = Version::try_parse(*g.compute_capability);
+      if (cc && (!min_cc || *cc < *min_cc)) min_cc = cc;
+    }
+    if (g.memory_mib && (!min_mem || *g.memory_mib < *min_mem)) min_mem = g.memory_mib;
+    names.push_back(g.name);
+  }
+  if (min_cc) {
+    out << item("compute_capability", ">=" + min_cc->to_string(), true, "lowest found");
+  } else {
+    const auto it = rv ? facts().cc_floor.find(static_cast<int>(rv->parts()[0])) : facts().cc_floor.end();
+    out << "# not found when written: the floor of this CUDA major\n"
+        << item("compute_capability", ">=" + (it != facts().cc_floor.end() ? it->second.first.to_string() : std::string("0")), false);
+  }
+  if (!names.empty()) {
+    out << "name = { want = [";
+    for (std::size_t i = 0; i < names.size(); ++i) out << (i ? ", " : "") << quoted(names[i]);
+    out << "], severity = \"advisory\" }\n";
+  }
+  if (min_mem) out << item("memory_mib", ">=" + std::to_string(*min_mem), false, "smallest GPU");
+
+  out << "\n[cuda]\n";
+  if (!m.build.cuda.empty()) out << item("built", m.build.cuda, true);
+  if (m.cudart.loaded && m.cudart_version) {
+    out << item("runtime", major_minor(*m.cudart_version) + ".*", true, "found: " + m.cudart.path);
+    out << rule("single_copy", false);
+  } else {
+    out << "# not found when written (" << m.cudart.soname << ")\n"
+        << item("runtime", m.build.cuda.empty() ? "*" : major_minor(m.build.cuda) + ".*", false);
+  }
+
+  out << "\n[cudnn]\n";
+  if (!m.build.cudnn.empty()) out << item("built", m.build.cudnn, true);
+  if (m.cudnn.loaded && m.cudnn_version) {
+    const std::string v = cudnn_version_text(*m.cudnn_version);
+    const Version p = Version::parse(v);
+    out << item("version", ">=" + v + ", <" + std::to_string(p.parts()[0] + 1), true, "found: " + m.cudnn.path);
+    if (!m.build.cudnn.empty()) out << rule("runtime_compatible", true);
+    if (m.cudnn_cudart_version) out << item("cuda_major", std::to_string(*m.cudnn_cudart_version / 1000), true);
+    out << rule("sublibraries", true) << rule("single_copy", false);
+  } else {
+    out << "# not found when written (" << m.cudnn.soname << ")\n"
+        << item("version", m.build.cudnn.empty() ? "*" : ">=" + major_minor(m.build.cudnn) + ", <" +
+                    std::to_string(Version::parse(m.build.cudnn).parts()[0] + 1), false);
+  }
+
+  out << "\n# The model files and their SHA-256; the loader refuses a listed file whose digest differs.\n";
+  const fs::path dir = fs::absolute(manifest_path).parent_path();
+  for (const fs::path& f : model_files) {
+    std::error_code ec;
+    if (!fs::exists(f, ec)) {
+      out << "# not found when written: " << f.string() << "\n";
+      continue;
+    }
+    std::string rel = fs::relative(fs::weakly_canonical(f, ec), fs::weakly_canonical(dir, ec), ec).generic_string();
+    if (ec || rel.empty()) rel = fs::absolute(f).string();
+    out << "[[model.files]]\npath = " << quoted(rel) << "\nsha256 = " << quoted(sha256_file(f)) << "\n";
+  }
+  return out.str();
+}
+
+void write_manifest(const fs::path& path, const std::string& text) {
+  const fs::path dir = fs::absolute(path).parent_path();
+  std::string tmpl = (dir / ("." + path.filename().string() + ".tmp-XXXXXX")).string();
+  const int fd = mkstemp(tmpl.data());
+  if (fd < 0) throw InputError(path.string(), std::string("cannot write: ") + std::strerror(errno));
+  std::size_t done = 0;
+  bool ok = true;
+  while (done < text.size()) {
+    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      ok = false;
+      break;
+    }
+    done += static_cast<std::size_t>(n);
+  }
+  const int saved = errno;
+  ok = ok && fsync(fd) == 0;
+  fchmod(fd, 0644);
+  close(fd);
+  if (!ok || std::rename(tmpl.c_str(), path.c_str()) != 0) {
+    const int err = ok ? errno : saved;
+    unlink(tmpl.c_str());
+    throw InputError(path.string(), std::string("cannot write: ") + std::strerror(err));
+  }
+}
+
+}  // namespace infer::manifest

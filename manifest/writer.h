@@ -1,0 +1,24 @@
+// `infer --write-manifest`: a VERSIONS.toml describing this machine, the seed of a new deployment's
+// manifest. `infer --check --manifest PATH` passes on the machine that wrote it: what was found
+// becomes a required constraint compatible with it; what was not found is written advisory, with
+// a comment saying so, so that it is visible and can be made required on the target machines.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "probe.h"
+
+namespace infer::manifest {
+
+// The manifest text for this machine. model_files (absolute paths) get their SHA-256, written
+// relative to the manifest's folder; missing ones are left out with a comment.
+std::string manifest_text(const MachineProbe& machine, const std::filesystem::path& manifest_path,
+                          const std::vector<std::filesystem::path>& model_files);
+
+// Writes it atomically: a temporary file in the same folder, then rename. Throws InputError
+// naming the path when the folder is not writable.
+void write_manifest(const std::filesystem::path& path, const std::string& text);
+
+}  // namespace infer::manifest
