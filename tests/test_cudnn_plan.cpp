@@ -40,16 +40,6 @@ void expect_nchw(cudnnTensorDescriptor_t d, int n, const Dims& dims, const std::
   EXPECT_EQ(t.ns, static_cast<int>(dims.size())) << what;
 }
 
-Layer rect_conv(const std::string& name, int out_channels) {
-  Conv2dAttrs a;
-  a.out_channels = out_channels;
-  a.kernel_h = 3, a.kernel_w = 5;
-  a.stride_h = 1, a.stride_w = 2;
-  a.pad_h = 1, a.pad_w = 2;
-  a.dilation_h = 2, a.dilation_w = 1;
-  return Layer{name, LayerKind::Conv2d, a, {}, {}, {}};
-}
-
 // Every layer kind, odd sizes, strides, padding, dilation, groups, missing biases.
 std::vector<Network> zoo(Random& rng) {
   std::vector<Network> nets;

@@ -151,17 +151,6 @@ void check_network(Random& rng, const Network& net, std::vector<std::size_t> cou
   }
 }
 
-Layer rect_conv(const std::string& name, int out_channels, bool bias) {
-  Conv2dAttrs a;
-  a.out_channels = out_channels;
-  a.kernel_h = 3, a.kernel_w = 5;
-  a.stride_h = 1, a.stride_w = 2;
-  a.pad_h = 1, a.pad_w = 2;
-  a.dilation_h = 2, a.dilation_w = 1;
-  a.bias = bias;
-  return Layer{name, LayerKind::Conv2d, a, {}, {}, {}};
-}
-
 // random_network with each conv/linear weight and bias divided by sqrt(K), K the terms per output
 // (as trained networks are scaled): activations keep their size through the layers, so the
 // error bound of a deep combination stays tight enough to catch a 1% error at the last layer.

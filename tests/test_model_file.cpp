@@ -180,11 +180,7 @@ INSTANTIATE_TEST_SUITE_P(
         TomlCase{"duplicate names", "name = \"relu\"", "name = \"conv\"", "two layers are named 'conv'"},
         TomlCase{"unsupported version", "format_version = 1", "format_version = 2", "format_version 2 is not supported"},
         TomlCase{"mean per channel", "mean = [0.5]", "mean = [0.5, 0.5]", "one value per channel"}),
-    [](const ::testing::TestParamInfo<TomlCase>& param_info) {
-      std::string n = param_info.param.what;
-      for (char& ch : n) ch = std::isalnum(static_cast<unsigned char>(ch)) ? ch : '_';
-      return n;
-    });
+    CaseName());
 
 TEST_F(ModelFileTest, MissingModelFile) {
   EXPECT_NE(load_error().find("tiny.toml: model file not found"), std::string::npos);
@@ -270,11 +266,7 @@ INSTANTIATE_TEST_SUITE_P(
                       return safetensors_bytes(ts);
                     },
                     "layer 'fc': tensor 'fc.weight' has shape [32, 3], expected [3, 32]"}),
-    [](const ::testing::TestParamInfo<WeightsCase>& param_info) {
-      std::string n = param_info.param.what;
-      for (char& ch : n) ch = std::isalnum(static_cast<unsigned char>(ch)) ? ch : '_';
-      return n;
-    });
+    CaseName());
 
 TEST(Network, ValidatesParameterSizesInCode) {
   Random rng;

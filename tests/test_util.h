@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cctype>
 #include <cmath>
 #include <random>
 #include <string>
@@ -45,6 +46,17 @@ inline Layer conv_layer(const std::string& name, int out_channels, int kernel, i
   return Layer{name, LayerKind::Conv2d, a, {}, {}, {}};
 }
 
+// A rectangular convolution with different stride, padding and dilation per axis.
+inline Layer rect_conv(const std::string& name, int out_channels, bool bias = true) {
+  Layer layer = conv_layer(name, out_channels, 3, 1, 1, 1, 1, bias);
+  Conv2dAttrs& a = std::get<Conv2dAttrs>(layer.attrs);
+  a.kernel_h = 3, a.kernel_w = 5;
+  a.stride_h = 1, a.stride_w = 2;
+  a.pad_h = 1, a.pad_w = 2;
+  a.dilation_h = 2, a.dilation_w = 1;
+  return layer;
+}
+
 inline Layer pool_layer(const std::string& name, LayerKind kind, int kernel, int stride, int pad = 0,
                         bool count_include_pad = true) {
   Pool2dAttrs a;
@@ -81,6 +93,17 @@ inline Network random_network(Random& rng, Dims input, std::vector<Layer> layers
                  std::vector<float>(static_cast<std::size_t>(input.c), 1.0f), {}};
   return Network("test", spec, std::move(layers));
 }
+
+// Test names for INSTANTIATE_TEST_SUITE_P from a case's `what` field: "huge PNG header" ->
+// "huge_PNG_header".
+struct CaseName {
+  template <typename Param>
+  std::string operator()(const ::testing::TestParamInfo<Param>& info) const {
+    std::string n = info.param.what;
+    for (char& ch : n) ch = std::isalnum(static_cast<unsigned char>(ch)) ? ch : '_';
+    return n;
+  }
+};
 
 // The comparison rule: |got - want| <= tolerance, NaN and Inf never pass. Reports the first few
 // offending elements with their index.

@@ -8,5 +8,12 @@ build="${BUILD_DIR:-$root/build}"
 if [[ -d /usr/local/cuda/bin && ":$PATH:" != *":/usr/local/cuda/bin:"* ]]; then
   export PATH="/usr/local/cuda/bin:$PATH"   # lets CMake's FindCUDAToolkit see nvcc
 fi
-cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE="${BUILD_TYPE:-Release}" >/dev/null
+# Configure quietly (the whole log if it fails), but say whether the GPU backend is built.
+log="$(mktemp)"
+trap 'rm -f "$log"' EXIT
+if ! cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE="${BUILD_TYPE:-Release}" >"$log" 2>&1; then
+  cat "$log" >&2
+  exit 1
+fi
+grep -E '^-- GPU backend' "$log" >&2 || true
 cmake --build "$build" -j "$(nproc)" >&2
