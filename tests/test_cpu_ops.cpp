@@ -195,6 +195,19 @@ TEST(CpuOps, MaxPoolPaddingNeverWins) {
   for (float v : run_cpu(net, input, 1)) EXPECT_LT(v, -0.99f);
 }
 
+TEST(CpuOps, MaxPoolPropagatesNaN) {
+  // As PyTorch and cuDNN with CUDNN_PROPAGATE_NAN: a NaN in a window makes that output NaN, and
+  // only that output (std::max alone would drop it, since NaN compares false).
+  Random rng;
+  SCOPED_TRACE(rng.trace());
+  const Network net = random_network(rng, {1, 4, 4}, {pool_layer("pool", LayerKind::MaxPool, 2, 2)});
+  std::vector<float> input = rng.vector(16);
+  input[5] = std::numeric_limits<float>::quiet_NaN();  // row 1, column 1: the first window
+  const std::vector<float> out = run_cpu(net, input, 1);
+  EXPECT_TRUE(std::isnan(out[0]));
+  for (int i = 1; i < 4; ++i) EXPECT_TRUE(std::isfinite(out[i])) << i;
+}
+
 TEST(CpuOps, BatchNormMatchesDefinition) {
   Random rng;
   SCOPED_TRACE(rng.trace());

@@ -1,5 +1,6 @@
 // Max, average and global average pooling. Output size uses floor division (network.h).
 #include <algorithm>
+#include <cmath>
 #include <limits>
 
 #include "ops.h"
@@ -34,7 +35,11 @@ void maxpool_forward(const Layer& layer, const float* in, int n, float* out) {
   for_each_window(layer, in, n, out, [](const float* x, int w, int y_lo, int y_hi, int x_lo, int x_hi) {
     float m = -std::numeric_limits<float>::infinity();  // padding never wins, as in PyTorch
     for (int y = y_lo; y < y_hi; ++y) {
-      for (int xx = x_lo; xx < x_hi; ++xx) m = std::max(m, x[y * w + xx]);
+      for (int xx = x_lo; xx < x_hi; ++xx) {
+        const float v = x[y * w + xx];
+        if (std::isnan(v)) return v;  // NaN propagates, as in PyTorch and cuDNN (CUDNN_PROPAGATE_NAN)
+        m = std::max(m, v);
+      }
     }
     return m;
   });

@@ -12,9 +12,11 @@
 //   convolution alone   FusedIdentity when IMPLICIT_PRECOMP_GEMM is a candidate and the fused call
 //                       accepts it (cuDNN documents CUDNN_ACTIVATION_IDENTITY in
 //                       cudnnConvolutionBiasActivationForward for that algorithm only), else Separate.
-// Whether the fused call accepts a configuration is found by running it once at n = max_batch and
-// n = 1 on the zeroed buffers (a probe at build time), because cuDNN declines some fused
-// configurations that its separate calls run.
+// Whether a call accepts a configuration is found by running it once at n = max_batch and n = 1
+// on the zeroed buffers with the workspace it will get (a probe at build time): cuDNN's heuristics
+// report SUCCESS for algorithms that a call can still decline, and it declines some fused
+// configurations that its separate calls run. The separate path's algorithm is probed too, since
+// partial forward passes and a fused call declined at another batch size fall back to it.
 #include <algorithm>
 
 #include "executor.h"
@@ -33,6 +35,28 @@ struct Candidate {
 // Statuses with which cuDNN declines a configuration (as opposed to failing while running it).
 bool declines(cudnnStatus_t s) {
   return CUDNN_STATUS_CATEGORY(s) == CUDNN_STATUS_NOT_SUPPORTED || CUDNN_STATUS_CATEGORY(s) == CUDNN_STATUS_BAD_PARAM;
+}
+
+// While probing at build time, an internal error (for instance a runtime-compiled engine whose
+// NVRTC compilation failed, CUDNN_STATUS_INTERNAL_ERROR_COMPILATION_FAILED) also means "use
+// another candidate"; an execution failure does not.
+bool probe_declines(cudnnStatus_t s) {
+  return declines(s) || CUDNN_STATUS_CATEGORY(s) == CUDNN_STATUS_INTERNAL_ERROR;
+}
+
+// A declined probe leaves its message in cuDNN's last-error buffer; read it away so that the
+// detail of a later real failure (check.h) is not a stale probe message.
+void clear_last_error() {
+  char discard[256];
+  cudnnGetLastErrorString(discard, sizeof discard);
+}
+
+// FFT and Winograd-nonfused algorithms transform the operands; their error is not the summation-
+// order error the cross-backend tests bound (tests/test_gpu_backend.cpp), and for this project's
+// small layers the GEMM-based algorithms are what the heuristics prefer anyway.
+bool transforms_operands(cudnnConvolutionFwdAlgo_t a) {
+  return a == CUDNN_CONVOLUTION_FWD_ALGO_FFT || a == CUDNN_CONVOLUTION_FWD_ALGO_FFT_TILING ||
+         a == CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED;
 }
 
 // The algorithms usable for a convolution step, best first. Leaves the plan at batch max_batch.
@@ -56,6 +80,7 @@ std::vector<Candidate> list_candidates(cudnnHandle_t handle, Plan& plan, const S
     const cudnnConvolutionFwdAlgoPerf_t& p = perf[static_cast<std::size_t>(i)];
     if (p.status != CUDNN_STATUS_SUCCESS) continue;
     if (p.mathType == CUDNN_TENSOR_OP_MATH || p.mathType == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION) continue;
+    if (transforms_operands(p.algo)) continue;
     if (std::any_of(out.begin(), out.end(), [&](const Candidate& c) { return c.algo == p.algo; })) continue;
     out.push_back(Candidate{p.algo, 0});
   }
@@ -105,13 +130,26 @@ void Executor::choose_algorithms() {
   for (std::size_t i = 0; i < steps.size(); ++i) {
     if (steps[i].kind != StepKind::Convolution) continue;
     const Step& step = steps[i];
+    const std::string context = layer_context(plan_.network().layers()[step.first_layer]);
     ConvolutionChoice& choice = convolutions_[i];
-    const Candidate& plain = candidates[i].front();
-    choice.plain_algo = plain.algo;
-    choice.workspace_bytes = plain.workspace;
+    // The separate calls run partial forward passes too, so they need an algorithm that runs even
+    // when the fused call is chosen. A heuristic's SUCCESS does not guarantee that: probe it.
+    const Candidate* plain = nullptr;
+    for (const Candidate& c : candidates[i]) {
+      if (plain_call_runs(step, c.algo, c.workspace)) {
+        plain = &c;
+        break;
+      }
+    }
+    if (!plain) {
+      throw GpuError(context + ": cudnnConvolutionForward declined every FP32 algorithm the heuristics offered (" +
+                     std::to_string(candidates[i].size()) + "); run this model on the CPU backend");
+    }
+    choice.plain_algo = plain->algo;
+    choice.workspace_bytes = plain->workspace;
     for (const Candidate& c : candidates[i]) {
       const bool eligible = step.fused_relu || c.algo == CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM;
-      if (eligible && fused_call_runs(step, c.algo, step.fused_relu)) {
+      if (eligible && fused_call_runs(step, c.algo, step.fused_relu, c.workspace)) {
         choice.mode = step.fused_relu ? ConvolutionMode::FusedRelu : ConvolutionMode::FusedIdentity;
         choice.fused_algo = c.algo;
         choice.workspace_bytes = std::max(choice.workspace_bytes, c.workspace);
@@ -128,11 +166,14 @@ void Executor::choose_algorithms() {
   }
 }
 
-bool Executor::fused_call_runs(const Step& step, cudnnConvolutionFwdAlgo_t algo, bool relu) {
+bool Executor::fused_call_runs(const Step& step, cudnnConvolutionFwdAlgo_t algo, bool relu, std::size_t workspace) {
   for (int n : {plan_.max_batch(), 1}) {
     plan_.set_batch(n);
-    const cudnnStatus_t s = conv_bias_activation(step, algo, relu);
-    if (declines(s)) return false;
+    const cudnnStatus_t s = conv_bias_activation(step, algo, relu, workspace);
+    if (probe_declines(s)) {
+      clear_last_error();
+      return false;
+    }
     if (s != CUDNN_STATUS_SUCCESS) {
       const std::string context = layer_context(plan_.network().layers()[step.first_layer]);
       detail::throw_cudnn_error(s, "cudnnConvolutionBiasActivationForward", context, __FILE__, __LINE__);
@@ -141,9 +182,28 @@ bool Executor::fused_call_runs(const Step& step, cudnnConvolutionFwdAlgo_t algo,
   return true;
 }
 
+bool Executor::plain_call_runs(const Step& step, cudnnConvolutionFwdAlgo_t algo, std::size_t workspace) {
+  for (int n : {plan_.max_batch(), 1}) {
+    plan_.set_batch(n);
+    const cudnnStatus_t s = plain_convolution(step, algo, workspace);
+    if (probe_declines(s)) {
+      clear_last_error();
+      return false;
+    }
+    if (s != CUDNN_STATUS_SUCCESS) {
+      const std::string context = layer_context(plan_.network().layers()[step.first_layer]);
+      detail::throw_cudnn_error(s, "cudnnConvolutionForward", context, __FILE__, __LINE__);
+    }
+  }
+  return true;
+}
+
 // y = act(conv(x) + bias), act = ReLU or identity, written to the output of the step's last layer.
 // z (the residual input) is y itself with alpha2 = 0: this network has no residual additions.
-cudnnStatus_t Executor::conv_bias_activation(const Step& step, cudnnConvolutionFwdAlgo_t algo, bool relu) {
+// `workspace` bytes of the shared workspace are offered: the probes and the real calls offer the
+// same amount, so a configuration that passed its probe gets what it ran with.
+cudnnStatus_t Executor::conv_bias_activation(const Step& step, cudnnConvolutionFwdAlgo_t algo, bool relu,
+                                             std::size_t workspace) {
   const Activation& x = plan_.activations()[step.input()];
   const Activation& y = plan_.activations()[step.output()];
   const LayerWeights& w = weights_[step.first_layer];
@@ -151,9 +211,18 @@ cudnnStatus_t Executor::conv_bias_activation(const Step& step, cudnnConvolutionF
   float* out = buffer(step.output());
   return cudnnConvolutionBiasActivationForward(handle_.get(), &kOne, x.desc.get(), buffer(step.input()),
                                                step.filter.get(), w.weight.get(), step.convolution.get(), algo,
-                                               workspace_.get(), workspace_.bytes(), &kZero, y.desc.get(), out,
+                                               workspace_.get(), workspace, &kZero, y.desc.get(), out,
                                                step.bias.get(), bias, relu ? plan_.relu() : plan_.identity(),
                                                y.desc.get(), out);
+}
+
+// conv(x) alone, into the convolution's own output (which shares the step output's buffer).
+cudnnStatus_t Executor::plain_convolution(const Step& step, cudnnConvolutionFwdAlgo_t algo, std::size_t workspace) {
+  const Activation& x = plan_.activations()[step.input()];
+  const Activation& y = plan_.activations()[step.first_layer + 1];
+  return cudnnConvolutionForward(handle_.get(), &kOne, x.desc.get(), buffer(step.input()), step.filter.get(),
+                                 weights_[step.first_layer].weight.get(), step.convolution.get(), algo,
+                                 workspace_.get(), workspace, &kZero, y.desc.get(), buffer(step.first_layer + 1));
 }
 
 // with_relu: the step's ReLU runs too (false for a convolution alone, or a forward pass that
@@ -163,23 +232,25 @@ void Executor::run_convolution(const Step& step, const ConvolutionChoice& choice
   const bool fused = (with_relu && choice.mode == ConvolutionMode::FusedRelu) ||
                      (!step.fused_relu && choice.mode == ConvolutionMode::FusedIdentity);
   if (fused) {
-    const cudnnStatus_t s = conv_bias_activation(step, choice.fused_algo, with_relu);
-    if (s != CUDNN_STATUS_SUCCESS) {
+    const cudnnStatus_t s = conv_bias_activation(step, choice.fused_algo, with_relu, choice.workspace_bytes);
+    if (s == CUDNN_STATUS_SUCCESS) return;
+    // Probed at n = 1 and n = max_batch only: cuDNN may decline the fused call at a batch size in
+    // between (it picks engines per shape). Then the separate calls below do the same work.
+    if (!declines(s)) {
       detail::throw_cudnn_error(s, with_relu ? "cudnnConvolutionBiasActivationForward (ReLU)"
                                              : "cudnnConvolutionBiasActivationForward (identity)",
                                 layer_context(layer), __FILE__, __LINE__);
     }
-    return;
+    clear_last_error();
   }
   cudnnHandle_t handle = handle_.get();
-  const Activation& x = plan_.activations()[step.input()];
   const Activation& y = plan_.activations()[step.first_layer + 1];  // shares the step output's buffer
   const LayerWeights& w = weights_[step.first_layer];
   float* out = buffer(step.first_layer + 1);
-  INFER_CUDNN_CHECK(layer_context(layer),
-                    cudnnConvolutionForward(handle, &kOne, x.desc.get(), buffer(step.input()), step.filter.get(),
-                                            w.weight.get(), step.convolution.get(), choice.plain_algo,
-                                            workspace_.get(), workspace_.bytes(), &kZero, y.desc.get(), out));
+  const cudnnStatus_t s = plain_convolution(step, choice.plain_algo, choice.workspace_bytes);
+  if (s != CUDNN_STATUS_SUCCESS) {
+    detail::throw_cudnn_error(s, "cudnnConvolutionForward", layer_context(layer), __FILE__, __LINE__);
+  }
   if (step.has_bias) {
     INFER_CUDNN_CHECK(layer_context(layer),
                       cudnnAddTensor(handle, &kOne, step.bias.get(), w.bias.get(), &kOne, y.desc.get(), out));

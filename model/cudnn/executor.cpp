@@ -94,7 +94,15 @@ CudnnHandle create_handle(cudaStream_t stream) {
   cudnnHandle_t handle = nullptr;
   const cudnnStatus_t status = cudnnCreate(&handle);
   if (status != CUDNN_STATUS_SUCCESS) {
-    throw GpuUnavailableError(detail::one_line("cudnnCreate failed: " + detail::cudnn_error_text(status)));
+    // cuDNN unusable here (a missing or mismatched sub-library, an unsupported GPU) means "use the
+    // CPU"; anything else (out of memory on a busy GPU, say) is a failure to report, not hide.
+    const int category = CUDNN_STATUS_CATEGORY(status);
+    const std::string text = detail::one_line("cudnnCreate failed: " + detail::cudnn_error_text(status));
+    if (category == CUDNN_STATUS_NOT_SUPPORTED || category == CUDNN_STATUS_NOT_INITIALIZED ||
+        status == CUDNN_STATUS_SUBLIBRARY_VERSION_MISMATCH || status == CUDNN_STATUS_SUBLIBRARY_LOADING_FAILED) {
+      throw GpuUnavailableError(text);
+    }
+    throw GpuError(text);
   }
   CudnnHandle owned(handle);
   INFER_CUDNN_CHECK("cuDNN handle", cudnnSetStream(handle, stream));
@@ -163,6 +171,18 @@ void Executor::forward(const float* input, int n, float* output, std::size_t lay
   }
   if (!input || !output) throw std::invalid_argument("input and output must not be null");
   plan_.set_batch(n);
+  try {
+    run(input, n, output, layer_count);
+  } catch (...) {
+    // Work queued before the failure may still read the pinned staging buffer: let it finish
+    // before the next call overwrites it (its own error, if any, is the one already thrown).
+    static_cast<void>(cudaStreamSynchronize(stream_.get()));
+    throw;
+  }
+}
+
+void Executor::run(const float* input, int n, float* output, std::size_t layer_count) {
+  const std::vector<Layer>& layers = plan_.network().layers();
   cudaStream_t stream = stream_.get();
 
   const std::size_t in_bytes = static_cast<std::size_t>(n) * plan_.network().input().dims.size() * sizeof(float);

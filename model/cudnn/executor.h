@@ -62,11 +62,16 @@ class Executor {
 
  private:
   float* buffer(std::size_t activation) const;
+  void run(const float* input, int n, float* output, std::size_t layer_count);  // forward(), checked
   void run_step(std::size_t step_index, bool whole);
   // convolution.cpp
   void choose_algorithms();
-  bool fused_call_runs(const Step& step, cudnnConvolutionFwdAlgo_t algo, bool relu);
-  cudnnStatus_t conv_bias_activation(const Step& step, cudnnConvolutionFwdAlgo_t algo, bool relu);
+  // Probes: run the call once at n = max_batch and n = 1 with exactly `workspace` bytes.
+  bool fused_call_runs(const Step& step, cudnnConvolutionFwdAlgo_t algo, bool relu, std::size_t workspace);
+  bool plain_call_runs(const Step& step, cudnnConvolutionFwdAlgo_t algo, std::size_t workspace);
+  cudnnStatus_t conv_bias_activation(const Step& step, cudnnConvolutionFwdAlgo_t algo, bool relu,
+                                     std::size_t workspace);
+  cudnnStatus_t plain_convolution(const Step& step, cudnnConvolutionFwdAlgo_t algo, std::size_t workspace);
   void run_convolution(const Step& step, const ConvolutionChoice& choice, bool with_relu);
 
   // Declaration order is construction order: the device is selected before the stream and the
