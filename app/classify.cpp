@@ -1,10 +1,14 @@
 #include "classify.h"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <numeric>
+#include <iostream>
 #include <ostream>
 #include <variant>
 
@@ -114,6 +118,36 @@ class Printer {
   std::string tag_;
 };
 
+// "infer: 1200/10000 images" on stderr, rewritten in place with \r, when stderr is a terminal and the
+// run has taken over a second; at most ten updates a second. Cleared before any other stderr line.
+class Progress {
+ public:
+  Progress(std::ostream& err, std::size_t total)
+      : err_(err), total_(total), enabled_(&err == &std::cerr && isatty(STDERR_FILENO) == 1) {}
+  ~Progress() {
+    if (shown_) err_ << '\n' << std::flush;
+  }
+  void update(std::size_t done) {
+    if (!enabled_) return;
+    const auto now = std::chrono::steady_clock::now();
+    if (now - start_ < std::chrono::seconds(1) || now - last_ < std::chrono::milliseconds(100)) return;
+    last_ = now;
+    shown_ = true;
+    err_ << "\rinfer: " << done << '/' << total_ << " images" << std::flush;
+  }
+  void clear() {
+    if (shown_) err_ << "\r\033[K";
+    shown_ = false;
+  }
+
+ private:
+  std::ostream& err_;
+  std::size_t total_;
+  bool enabled_;
+  bool shown_ = false;
+  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now(), last_;
+};
+
 // Turns logits into probabilities in place, for models that do not end with a softmax layer.
 void softmax_rows(float* x, int rows, std::size_t classes) {
   for (int r = 0; r < rows; ++r) {
@@ -144,12 +178,15 @@ RunCounts classify_all(const Options& options, const LoadedModel& model, Backend
   Printer printer(options, model, backend, out, err);
   RunCounts counts;
   const std::vector<Input> inputs = expand(options.inputs);
+  Progress progress(err, inputs.size());
   std::size_t next = 0;
   while (next < inputs.size()) {
+    progress.update(next);
     slots.clear();
     while (next < inputs.size() && static_cast<int>(slots.size()) < batch) {
       const Input& in = inputs[next++];
       if (!in.error.empty()) {
+        progress.clear();
         printer.error(in, in.path + ": " + in.error);
         ++counts.failed;
         continue;
@@ -159,6 +196,7 @@ RunCounts classify_all(const Options& options, const LoadedModel& model, Backend
         preprocess(image, net.input(), options.invert, input.data() + slots.size() * sample);
         slots.push_back(&in);
       } catch (const InputError& e) {
+        progress.clear();
         printer.error(in, e.what());
         ++counts.failed;
       }

@@ -83,7 +83,9 @@ Image decode_image(const std::string& name, const unsigned char* bytes, std::siz
   // stb refuses very large PNGs in stbi_info already, but then reports "unknown image type"; read
   // the PNG header's size ourselves so that the message says what is wrong.
   long long png_w = 0, png_h = 0;
-  if (png_header_size(bytes, size, png_w, png_h) && png_w * png_h > kMaxImagePixels) {
+  // A side over the limit is refused before multiplying: two 32-bit sides would overflow the product.
+  if (png_header_size(bytes, size, png_w, png_h) &&
+      (png_w > kMaxImagePixels || png_h > kMaxImagePixels || png_w * png_h > kMaxImagePixels)) {
     throw InputError(name, "image is " + std::to_string(png_w) + "x" + std::to_string(png_h) +
                                " pixels, over the limit of " + std::to_string(kMaxImagePixels) + " pixels");
   }
@@ -91,9 +93,19 @@ Image decode_image(const std::string& name, const unsigned char* bytes, std::siz
     throw InputError(name, std::string("not a supported image (") + stbi_failure_reason() +
                                "); supported: PNG, JPEG, BMP, PGM/PPM, GIF, TGA");
   }
+  // stb's PNM reader accepts a 0 height or width (also after a number too large to parse);
+  // everything after assumes at least one pixel.
+  if (w <= 0 || h <= 0) {
+    throw InputError(name, "the image header gives an invalid size (" + std::to_string(w) + "x" + std::to_string(h) +
+                               " pixels)");
+  }
   if (static_cast<long long>(w) * h > kMaxImagePixels) {
     throw InputError(name, "image is " + std::to_string(w) + "x" + std::to_string(h) + " pixels, over the limit of " +
                                std::to_string(kMaxImagePixels) + " pixels");
+  }
+  if (static_cast<long long>(w) * h > kMaxPixelsPerByte * static_cast<long long>(size)) {
+    throw InputError(name, "image claims " + std::to_string(w) + "x" + std::to_string(h) + " pixels but the file has only " +
+                               std::to_string(size) + " bytes: it is truncated or corrupt");
   }
   StbPixels decoded;
   decoded.data = stbi_load_from_memory(bytes, len, &w, &h, &file_channels, 0);

@@ -13,6 +13,11 @@ namespace infer {
 // first), so a small file that claims 100000x100000 pixels cannot make us allocate 40 GB.
 constexpr long long kMaxImagePixels = 50'000'000;
 
+// An image may not claim more pixels per byte of file than this. No supported format packs more
+// than about 8,300 (a 1-bit PNG of one colour, deflate at its 1032:1 limit); a tiny file claiming
+// millions of pixels is a truncated or forged one, whose missing data some decoders (TGA) read as 0.
+constexpr long long kMaxPixelsPerByte = 16'384;
+
 // File extensions (lower case) that a directory argument picks up.
 const std::vector<std::string>& image_extensions();
 

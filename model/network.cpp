@@ -1,5 +1,6 @@
 #include "network.h"
 
+#include <limits>
 #include <sstream>
 
 #include "errors.h"
@@ -95,7 +96,12 @@ Dims infer_output_dims(const Layer& layer, const Dims& in) {
       return window_dims(layer, in, in.c, a.kernel_h, a.kernel_w, a.stride_h, a.stride_w, a.pad_h, a.pad_w, 1, 1);
     }
     case LayerKind::GlobalAvgPool: return Dims{in.c, 1, 1};
-    case LayerKind::Flatten: return Dims{static_cast<int>(in.size()), 1, 1};
+    case LayerKind::Flatten:
+      if (in.size() > static_cast<std::size_t>(std::numeric_limits<int>::max())) {
+        fail(layer, "the flattened input " + to_string(in) + " has " + std::to_string(in.size()) +
+                        " values, more than " + std::to_string(std::numeric_limits<int>::max()));
+      }
+      return Dims{static_cast<int>(in.size()), 1, 1};
     case LayerKind::Linear: {
       const LinearAttrs& a = layer.linear();
       require_positive(layer, "out_features", a.out_features);

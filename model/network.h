@@ -123,8 +123,11 @@ std::vector<ParamShape> expected_params(const Layer& layer, const Dims& in);
 
 // Output size of a sliding window along one axis (floor division, as PyTorch and cuDNN).
 inline int window_output_size(int in, int kernel, int stride, int pad, int dilation) {
-  const int effective = dilation * (kernel - 1) + 1;
-  return (in + 2 * pad - effective) / stride + 1;
+  // In 64 bits: attributes of up to 1e6 overflow int here. A window wider than the padded input gives
+  // 0: C's division truncates toward zero, so (negative) / stride + 1 would round up to 1.
+  const long long span = static_cast<long long>(in) + 2LL * pad - (static_cast<long long>(dilation) * (kernel - 1) + 1);
+  if (span < 0 || stride <= 0) return 0;
+  return static_cast<int>(span / stride + 1);
 }
 
 }  // namespace infer

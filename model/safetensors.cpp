@@ -45,7 +45,19 @@ SafetensorsFile::SafetensorsFile(const std::filesystem::path& path) : path_(path
   if (size < 8) throw InputError(file, "not a safetensors file: " + std::to_string(size) + " bytes, need at least 8");
   bytes_.resize(static_cast<std::size_t>(size));
   if (!in.read(reinterpret_cast<char*>(bytes_.data()), size)) throw InputError(file, "read error");
+  parse();
+}
 
+SafetensorsFile::SafetensorsFile(const std::string& name, std::vector<std::uint8_t> bytes)
+    : path_(name), bytes_(std::move(bytes)) {
+  if (bytes_.size() < 8) {
+    throw InputError(name, "not a safetensors file: " + std::to_string(bytes_.size()) + " bytes, need at least 8");
+  }
+  parse();
+}
+
+void SafetensorsFile::parse() {
+  const std::string file = path_.string();
   const std::uint64_t header_len = read_le64(bytes_.data());
   if (header_len > kMaxHeaderBytes) {
     throw InputError(file, "safetensors header claims " + std::to_string(header_len) + " bytes (limit " +
@@ -95,6 +107,10 @@ SafetensorsFile::SafetensorsFile(const std::filesystem::path& path) : path_(path
     for (const nlohmann::json& d : shape) {
       if (!d.is_number_unsigned()) throw InputError(file, where + "shape has a value that is not a non-negative integer");
       const std::uint64_t dim = d.get<std::uint64_t>();
+      // Shapes are kept as signed 64-bit numbers; a larger dim (possible next to a 0) would read back negative.
+      if (dim > static_cast<std::uint64_t>(std::numeric_limits<long long>::max())) {
+        throw InputError(file, where + "shape value " + std::to_string(dim) + " is too large");
+      }
       if (dim != 0 && count > std::numeric_limits<std::size_t>::max() / elem / dim) {
         throw InputError(file, where + "declared size overflows");
       }

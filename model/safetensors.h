@@ -24,6 +24,8 @@ class SafetensorsFile {
  public:
   // Reads and validates the whole file. Throws InputError naming the file and the problem.
   explicit SafetensorsFile(const std::filesystem::path& path);
+  // Validates bytes already in memory; `name` stands for the file in error messages (the fuzz target).
+  SafetensorsFile(const std::string& name, std::vector<std::uint8_t> bytes);
 
   const std::filesystem::path& path() const { return path_; }
   const std::map<std::string, SafetensorsEntry>& entries() const { return entries_; }
@@ -37,6 +39,8 @@ class SafetensorsFile {
   std::vector<std::uint8_t> read_u8(const std::string& name) const;
 
  private:
+  void parse();  // validates bytes_ and fills entries_ and metadata_
+
   std::filesystem::path path_;
   std::vector<std::uint8_t> bytes_;
   std::size_t data_start_ = 0;

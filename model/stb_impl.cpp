@@ -10,7 +10,7 @@
 #define STBI_NO_STDIO  // images are read by image.cpp, which reports I/O errors itself
 // image.cpp refuses images over kMaxImagePixels from their header; this bounds each side too.
 #define STBI_MAX_DIMENSIONS (1 << 16)
-#include <stb_image.h>
+#include "stb_image_fixed.h"  // the system stb_image.h plus later stb fixes (stb_patch.cmake)
 
 #define STB_IMAGE_RESIZE_IMPLEMENTATION
 #include <stb_image_resize.h>

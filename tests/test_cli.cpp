@@ -103,8 +103,15 @@ TEST_P(BadInputTest, ReportsOneLineAndExitCode) {
   const BadInput& c = GetParam();
   TempDir dir;
   const std::string arg = c.make(dir);
+  const std::vector<std::string> files = files_in(dir.path());
   const ProcessResult r = infer({"--device", "cpu", arg, kSamples + "/bag.png"});
   EXPECT_EQ(r.exit_code, c.exit_code) << r.err;
+  // With --json every stdout line is a whole JSON object, the error one included; nothing is left behind.
+  const ProcessResult j = infer({"--device", "cpu", "--json", arg, kSamples + "/bag.png"});
+  EXPECT_EQ(j.exit_code, c.exit_code) << j.err;
+  ASSERT_EQ(j.out_lines().size(), 2u) << j.out;
+  for (const std::string& line : j.out_lines()) EXPECT_TRUE(nlohmann::json::accept(line)) << line;
+  EXPECT_EQ(files_in(dir.path()), files);
   // The good image after the bad one is still classified.
   EXPECT_NE(r.out.find("bag.png: Bag"), std::string::npos) << r.out;
   if (c.exit_code == 0) {
@@ -137,6 +144,36 @@ INSTANTIATE_TEST_SUITE_P(
                    return write(d, "cut.png", png.substr(0, png.size() / 2));
                  },
                  3, "cannot decode image"},
+        BadInput{"truncated JPEG",  // stb refuses a JPEG that ends before its end-of-image marker
+                 [](const TempDir& d) {
+                   const std::string jpeg = sample_bytes("photo-sneaker.jpg");
+                   return write(d, "cut.jpg", jpeg.substr(0, jpeg.size() - 2));
+                 },
+                 3, "cannot decode image: expected marker"},
+        BadInput{"JPEG whose Huffman table overflows",  // fuzz_image: an out-of-bounds write in stb 2.27
+                 [](const TempDir& d) {
+                   return write(d, "dht.jpg", slurp(kSource + "/tests/fuzz/corpus/fuzz_image/crash-jpeg-dht-overflow.jpg"));
+                 },
+                 3, "cannot decode image: bad DHT header"},
+        BadInput{"PGM with no rows",  // fuzz_image: a 3x0 image read out of bounds in preprocess
+                 [](const TempDir& d) { return write(d, "flat.pgm", std::string("P5\n3 0\n255\n", 11)); }, 3,
+                 "the image header gives an invalid size (3x0 pixels)"},
+        BadInput{"PNG header with 32-bit sides",  // the pixel count overflowed 64 bits before the limit check
+                 [](const TempDir& d) {
+                   return write(d, "wide.png", encode_png(0xffffffffu, 0xffffffffu, 8, 0, {grey_row(4, 1)}));
+                 },
+                 3, "image is 4294967295x4294967295 pixels, over the limit of 50000000 pixels"},
+        BadInput{"tiny TGA claiming 8.7 Mpx",  // fuzz_image: 19 bytes decoded (slowly) into a picture of zeros
+                 [](const TempDir& d) {
+                   return write(d, "tiny.tga", std::string("\0\0\x0a\0\0\x24\0\0\0\0\0\x7d\xd7\0\x52\x9f\x18\0\x30", 19));
+                 },
+                 3, "image claims 215x40786 pixels but the file has only 19 bytes"},
+        BadInput{"truncated PGM",  // stb 2.27 decoded the missing rows from uninitialised memory
+                 [](const TempDir& d) { return write(d, "cut.pgm", std::string("P5\n4 4\n255\n", 11) + "abcdefgh"); }, 3,
+                 "cannot decode image: bad PNM"},
+        BadInput{"PGM header number over 2^31",  // fuzz_image: int overflow in stb 2.27's PNM header parser
+                 [](const TempDir& d) { return write(d, "big.pgm", "P5\n4444444444 2\n255\n" + std::string(8, 'x')); }, 3,
+                 "the image header gives an invalid size"},
         BadInput{"huge PNG header",
                  [](const TempDir& d) { return write(d, "huge.png", encode_png(100000, 100000, 8, 0, {grey_row(4, 1)})); },
                  3, "image is 100000x100000 pixels, over the limit of 50000000 pixels"},

@@ -3,7 +3,11 @@
 # installed are skipped without touching the network. Run as root (or with sudo available).
 #
 #   tools/install-deps.sh          build + test dependencies
-#   tools/install-deps.sh --train  also PyTorch and numpy, for tools/train.py and tools/golden.py
+#   tools/install-deps.sh --train  also PyTorch, numpy and venv, for tools/train.py, golden.py, bench.sh
+#   tools/install-deps.sh --sanitizers
+#                                  also clang 14 and its runtimes (ASan, UBSan, libFuzzer), for the
+#                                  sanitizer build and the fuzz targets (.ci/run, tools/fuzz.sh)
+#   tools/install-deps.sh --fuzz   the same as --sanitizers
 #
 # The CUDA toolkit and cuDNN are not Debian packages here; they are expected at /usr/local/cuda
 # (the build works without them, CPU only).
@@ -21,9 +25,13 @@ packages=(
   zlib1g-dev             # tests: reading the gzip'd Fashion-MNIST files, writing PNG headers
   dataset-fashion-mnist  # tests: the 10k test images for the accuracy check
 )
-if [[ "${1:-}" == "--train" ]]; then
-  packages+=(python3-torch python3-numpy)
-fi
+for arg in "$@"; do
+  case "$arg" in
+    --train) packages+=(python3-torch python3-numpy python3-venv) ;;
+    --sanitizers | --fuzz) packages+=(clang-14 libclang-rt-14-dev) ;;
+    *) echo "install-deps: unknown option $arg (known: --train, --sanitizers, --fuzz)" >&2; exit 2 ;;
+  esac
+done
 
 missing=()
 for p in "${packages[@]}"; do

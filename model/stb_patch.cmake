@@ -1,0 +1,51 @@
+# Writes OUT: the system stb_image.h (IN) with the fixes stb_image releases after Debian's 2.27 made,
+# so that the decoder compiled in stb_impl.cpp is safe on hostile files. Each fix is applied only
+# when its text is found, and the build fails if a needed fix can be neither applied nor found
+# already present (a different stb version must be looked at, not silently trusted).
+#
+# 1. A JPEG DHT segment whose 16 code-length counts sum over 256 overflows the Huffman tables
+#    (stbi__huffman::size[257], values[256]): found by tests/fuzz/fuzz_image, an out-of-bounds
+#    write. stb_image 2.28 refuses it with "bad DHT header"; the same check is inserted here.
+file(READ "${IN}" text)
+set(fixed_dht [=[if(n > 256) return stbi__err("bad DHT header","Corrupt JPEG");]=])
+string(FIND "${text}" "n > 256" already)
+if(already EQUAL -1)
+  set(before "            L -= 17;\n            if (tc == 0) {")
+  string(FIND "${text}" "${before}" at)
+  if(at EQUAL -1)
+    message(FATAL_ERROR "stb_patch.cmake: ${IN}: the JPEG DHT code to fix was not found; check this stb version")
+  endif()
+  string(REPLACE "${before}" "            L -= 17;\n            ${fixed_dht}\n            if (tc == 0) {" text "${text}")
+endif()
+
+# 2. A truncated PNM (PGM/PPM) decodes into uninitialised memory: stbi__pnm_load ignores the result
+#    of stbi__getn. stb_image 2.28 refuses it with "PNM file truncated"; the same check is made here.
+string(FIND "${text}" "PNM file truncated" already)
+if(already EQUAL -1)
+  set(before "   stbi__getn(s, out, s->img_n * s->img_x * s->img_y * (ri->bits_per_channel / 8));\n")
+  string(FIND "${text}" "${before}" at)
+  if(at EQUAL -1)
+    message(FATAL_ERROR "stb_patch.cmake: ${IN}: the PNM read to fix was not found; check this stb version")
+  endif()
+  string(REPLACE "${before}" "   if (!stbi__getn(s, out, s->img_n * s->img_x * s->img_y * (ri->bits_per_channel / 8))) {
+      STBI_FREE(out);
+      return stbi__errpuc(\"bad PNM\", \"PNM file truncated\");
+   }\n" text "${text}")
+endif()
+
+# 3. A PNM header number over 2^31 overflows int in stbi__pnm_getinteger (undefined behaviour), found
+#    by tests/fuzz/fuzz_image. stb_image 2.28 stops with "integer parse overflow"; the same check here.
+string(FIND "${text}" "integer parse overflow" already)
+if(already EQUAL -1)
+  set(before "      value = value*10 + (*c - '0');\n      *c = (char) stbi__get8(s);\n")
+  string(FIND "${text}" "${before}" at)
+  if(at EQUAL -1)
+    message(FATAL_ERROR "stb_patch.cmake: ${IN}: the PNM integer parser to fix was not found; check this stb version")
+  endif()
+  string(REPLACE "${before}" "${before}      if((value > 214748364) || (value == 214748364 && *c > '7'))
+          return stbi__err(\"integer parse overflow\", \"Parsing an integer in the PPM header overflowed a 32-bit int\");\n"
+         text "${text}")
+endif()
+
+file(WRITE "${OUT}.tmp" "${text}")
+file(COPY_FILE "${OUT}.tmp" "${OUT}" ONLY_IF_DIFFERENT)

@@ -1,0 +1,203 @@
+#!/usr/bin/env python3
+"""Writes the seed corpora of the fuzz targets into tests/fuzz/corpus/<target>/ (standard library only).
+
+Real files (the samples, the shipped model TOML, VERSIONS.toml) are copied; the edge cases that
+cannot be taken from the repository (16-bit, palette, alpha and interlaced PNGs, lying headers,
+truncations, small safetensors files) are generated here, deterministically. The shipped
+fashion.safetensors (1.9 MB) is not copied: small generated files cover the same structure.
+Run from anywhere: python3 tests/fuzz/make_corpus.py. Files it does not write are kept: crash-* are
+inputs that once crashed a target (each fixed, with a regression test), kept as seeds.
+"""
+import json
+import pathlib
+import struct
+import zlib
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+CORPUS = ROOT / "tests" / "fuzz" / "corpus"
+
+
+def out(target, name, data):
+    d = CORPUS / target
+    d.mkdir(parents=True, exist_ok=True)
+    (d / name).write_bytes(data if isinstance(data, bytes) else data.encode())
+
+
+def chunk(kind, data):
+    body = kind + data
+    return struct.pack(">I", len(data)) + body + struct.pack(">I", zlib.crc32(body) & 0xFFFFFFFF)
+
+
+def png(width, height, depth, colour, rows, palette=b"", interlace=0, trns=b""):
+    ihdr = struct.pack(">IIBBBBB", width, height, depth, colour, 0, 0, interlace)
+    raw = b"".join(b"\0" + r for r in rows)
+    data = b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", ihdr)
+    if palette:
+        data += chunk(b"PLTE", palette)
+    if trns:
+        data += chunk(b"tRNS", trns)
+    return data + chunk(b"IDAT", zlib.compress(raw, 9)) + chunk(b"IEND", b"")
+
+
+def ramp(n, step=37):
+    return bytes((i * step) & 0xFF for i in range(n))
+
+
+def images():
+    for f in sorted((ROOT / "samples").iterdir()):
+        out("fuzz_image", f.name, f.read_bytes())
+    trouser = (ROOT / "samples" / "trouser.png").read_bytes()
+    jpeg = (ROOT / "samples" / "photo-sneaker.jpg").read_bytes()
+    out("fuzz_image", "truncated.png", trouser[: len(trouser) // 2])
+    out("fuzz_image", "truncated.jpg", jpeg[: len(jpeg) // 2])
+    out("fuzz_image", "grey16.png", png(6, 5, 16, 0, [ramp(12)] * 5))
+    out("fuzz_image", "rgb16.png", png(4, 3, 16, 2, [ramp(24)] * 3))
+    out("fuzz_image", "palette.png", png(4, 2, 8, 3, [b"\0\1\1\0", b"\1\0\0\1"], b"\0\0\0\xff\xff\xff"))
+    out("fuzz_image", "palette-trns.png", png(4, 4, 2, 3, [b"\x1b"] * 4, b"\0\0\0\xff\xff\xff\x80\x80\x80", trns=b"\x00\xff"))
+    out("fuzz_image", "grey1bit.png", png(9, 3, 1, 0, [b"\xaa\x80"] * 3))
+    out("fuzz_image", "grey-alpha.png", png(5, 5, 8, 4, [ramp(10)] * 5))
+    out("fuzz_image", "rgba.png", png(40, 30, 8, 6, [ramp(160)] * 30))
+    out("fuzz_image", "interlaced.png", png(9, 9, 8, 2, [ramp(27)] * 9, interlace=1))
+    out("fuzz_image", "one-pixel.png", png(1, 1, 8, 0, [b"\x80"]))
+    out("fuzz_image", "huge-header.png", png(100000, 100000, 8, 0, [b"\0" * 4]))
+    out("fuzz_image", "text.png", "this is not a picture\n")
+    # 2x2 24-bit BMP (BITMAPINFOHEADER, rows padded to 4 bytes).
+    pixels = b"\x00\x00\xff\xff\xff\xff\x00\x00" + b"\x00\xff\x00\x80\x80\x80\x00\x00"
+    bmp = struct.pack("<2sIHHI", b"BM", 54 + len(pixels), 0, 0, 54)
+    bmp += struct.pack("<IiiHHIIiiII", 40, 2, 2, 1, 24, 0, len(pixels), 2835, 2835, 0, 0) + pixels
+    out("fuzz_image", "small.bmp", bmp)
+    out("fuzz_image", "small.pgm", b"P5\n3 2\n255\n" + ramp(6))
+    out("fuzz_image", "small16.pgm", b"P5\n2 2\n65535\n" + ramp(8))
+    out("fuzz_image", "small.ppm", b"P6\n2 2\n255\n" + ramp(12))
+    # 1x1 GIF89a with a two-colour table (the classic minimal image).
+    out("fuzz_image", "small.gif", bytes.fromhex(
+        "47494638396101000100800000000000ffffff21f90401000000002c00000000010001000002024401003b"))
+    # 2x2 uncompressed 24-bit TGA, and the same run-length encoded.
+    out("fuzz_image", "small.tga", struct.pack("<BBBHHBHHHHBB", 0, 0, 2, 0, 0, 0, 0, 0, 2, 2, 24, 0) + ramp(12))
+    out("fuzz_image", "rle.tga", struct.pack("<BBBHHBHHHHBB", 0, 0, 10, 0, 0, 0, 0, 0, 2, 2, 24, 0) +
+        b"\x83\x10\x20\x30")
+
+
+def safetensors_bytes(tensors, metadata=None, edit=None):
+    header, data = {}, b""
+    for name, dtype, shape, payload in tensors:
+        header[name] = {"dtype": dtype, "shape": shape, "data_offsets": [len(data), len(data) + len(payload)]}
+        data += payload
+    if metadata:
+        header["__metadata__"] = metadata
+    if edit:
+        edit(header)
+    h = json.dumps(header, separators=(",", ":")).encode()
+    return struct.pack("<Q", len(h)) + h + data
+
+
+def floats(n):
+    return b"".join(struct.pack("<f", (i % 7) * 0.25 - 0.75) for i in range(n))
+
+
+TINY = [("conv.weight", "F32", [2, 1, 3, 3], floats(18)), ("conv.bias", "F32", [2], floats(2)),
+        ("fc.weight", "F32", [3, 32], floats(96)), ("fc.bias", "F32", [3], floats(3))]
+
+
+def safetensors():
+    tiny = safetensors_bytes(TINY, {"format": "pt"})
+    out("fuzz_safetensors", "tiny.safetensors", tiny)
+    out("fuzz_safetensors", "truncated.safetensors", tiny[: len(tiny) * 2 // 3])
+    out("fuzz_safetensors", "dtypes.safetensors", safetensors_bytes(
+        [("u8", "U8", [2, 3], bytes(range(6))), ("f16", "F16", [2], b"\0<\0\xbc"), ("i64", "I64", [1], bytes(8)),
+         ("scalar", "F32", [], floats(1)), ("empty", "F32", [0, 5], b"")]))
+
+    def overlap(h):
+        h["fc.bias"]["data_offsets"] = [0, 12]
+    out("fuzz_safetensors", "overlap.safetensors", safetensors_bytes(TINY, edit=overlap))
+    fashion = (ROOT / "weights" / "fashion.safetensors").read_bytes()
+    (n,) = struct.unpack("<Q", fashion[:8])
+    # The shipped file's header with only the first 1 KB of its data section.
+    out("fuzz_safetensors", "fashion-head.safetensors", fashion[: 8 + n + 1024])
+
+
+TINY_TOML = """format = "infer-model"
+format_version = 1
+name = "tiny"
+weights = "tiny.safetensors"
+
+[input]
+channels = 1
+height = {size}
+width = {size}
+mean = [0.5]
+std = [0.25]
+labels = ["a", "b", "c"]
+
+[[layers]]
+name = "conv"
+type = "conv2d"
+out_channels = 2
+kernel = [3, 3]
+padding = [1, 1]
+{extra}
+[[layers]]
+name = "relu"
+type = "relu"
+{pool}
+[[layers]]
+name = "flat"
+type = "flatten"
+
+[[layers]]
+name = "fc"
+type = "linear"
+out_features = 3
+
+[[layers]]
+name = "prob"
+type = "softmax"
+"""
+
+
+def models():
+    out("fuzz_model_toml", "fashion.toml", (ROOT / "weights" / "fashion.toml").read_bytes())
+    out("fuzz_model_toml", "tiny.toml", TINY_TOML.format(size=4, extra="", pool=""))
+    out("fuzz_model_toml", "tiny-maxpool.toml", TINY_TOML.format(
+        size=8, extra="stride = 1\ndilation = [1, 1]\ngroups = 1\nbias = true\n",
+        pool='\n[[layers]]\nname = "pool"\ntype = "maxpool"\nkernel = 2\n'))
+    out("fuzz_model_toml", "tiny-avgpool.toml", TINY_TOML.format(
+        size=8, extra="", pool='\n[[layers]]\nname = "bn"\ntype = "batchnorm"\nepsilon = 1e-3\n\n'
+                             '[[layers]]\nname = "pool"\ntype = "avgpool"\nkernel = [3, 3]\nstride = 2\n'
+                             'padding = 1\ncount_include_pad = false\n'))
+
+
+SMALL_MANIFEST = """schema = 1
+[system]
+arch = ["x86_64", "aarch64"]
+os = { want = "Debian*", severity = "advisory" }
+[driver]
+release = ">=580.65.06, <600"
+runtime_compatible = { severity = "required" }
+[gpu]
+count = 1
+name = { want = ["NVIDIA H100*", "NVIDIA A100*"] }
+[cudnn]
+version = "9.19.*"
+sublibraries = "advisory"
+[[model.files]]
+path = "weights/fashion.toml"
+sha256 = "a313b3a1cf6bea11145e6b9bbf907aa5aeedd8dead573aed2685ad944333fcd1"
+severity = "advisory"
+"""
+
+
+def manifests():
+    out("fuzz_manifest", "VERSIONS.toml", (ROOT / "VERSIONS.toml").read_bytes())
+    out("fuzz_manifest", "small.toml", SMALL_MANIFEST)
+    for i, c in enumerate(["*", ">=9.1, <10", "9.19.*", "13.0", "!=1.2.3", " == 580.105.08 "]):
+        out("fuzz_manifest", f"constraint-{i}.txt", c)
+
+
+if __name__ == "__main__":
+    images()
+    safetensors()
+    models()
+    manifests()
+    total = sum(f.stat().st_size for f in CORPUS.rglob("*") if f.is_file())
+    print(f"wrote {sum(1 for f in CORPUS.rglob('*') if f.is_file())} files, {total} bytes, under {CORPUS}")

@@ -1,0 +1,207 @@
+#!/usr/bin/env python3
+"""Runs infer-bench and the peers a user would pick instead, on the same model (built from our
+TOML + safetensors, so identical weights), the same Fashion-MNIST test images and batch sizes,
+and prints one table with the ratio ours/theirs, all from one run.
+
+    tools/bench.sh [--threads N] [--batch 1,64,1024] [--seconds S] [--record]
+
+(tools/bench.sh makes the Python environment: Debian's PyTorch plus ONNX Runtime from PyPI.)
+
+CPU peers: PyTorch eager (eval, no_grad, same thread count) and ONNX Runtime (the model exported
+to ONNX from PyTorch; intra-op threads = the same count, one inter-op thread).
+GPU peers, when a CUDA GPU is visible to PyTorch: eager with cudnn.benchmark=True and a captured
+CUDA graph (torch.cuda.CUDAGraph), TF32 off to match our FP32.
+
+Latency is per batch, from host input to host output, timed with a steady clock around the call
+(for the GPU the peers synchronise before reading the clock). --record appends the table, the
+machine and the versions to bench/RESULTS.md.
+"""
+import argparse
+import datetime
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import infer_model  # noqa: E402
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def percentiles(lat_ms):
+    s = sorted(lat_ms)
+    pick = lambda p: s[min(len(s) - 1, int(p / 100 * len(s)))]  # noqa: E731  same rule as infer-bench
+    return pick(50), pick(90), pick(99)
+
+
+def time_batches(run, inputs, batch, seconds, sync=lambda: None):
+    """Warm-up 0.2 s, then timed calls over rotating slices for `seconds` (at least 5 calls)."""
+    n = inputs.shape[0]
+    offset = 0
+
+    def next_slice():
+        nonlocal offset
+        if offset + batch > n:
+            offset = 0
+        s = inputs[offset:offset + batch]
+        offset += batch
+        return s
+
+    t0 = time.perf_counter()
+    while time.perf_counter() - t0 < 0.2:
+        run(next_slice())
+    sync()
+    lat = []
+    t0 = time.perf_counter()
+    while time.perf_counter() - t0 < seconds or len(lat) < 5:
+        x = next_slice()
+        t = time.perf_counter()
+        run(x)
+        sync()
+        lat.append((time.perf_counter() - t) * 1000.0)
+    p50, p90, p99 = percentiles(lat)
+    return {"batch": batch, "iterations": len(lat), "images_per_s": batch * len(lat) / (sum(lat) / 1000.0),
+            "p50_ms": p50, "p90_ms": p90, "p99_ms": p99}
+
+
+def bench_torch_cpu(model, inputs, batches, seconds):
+    x_all = torch.from_numpy(inputs)
+    with torch.no_grad():
+        return [time_batches(lambda x: model(x).numpy(), x_all, b, seconds) for b in batches]
+
+
+def bench_onnxruntime(model, inputs, batches, seconds, threads):
+    import onnxruntime as ort
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "model.onnx")
+        dummy = torch.from_numpy(inputs[:1])
+        torch.onnx.export(model, dummy, path, input_names=["x"], output_names=["y"],
+                          dynamic_axes={"x": {0: "n"}, "y": {0: "n"}}, opset_version=13)
+        opts = ort.SessionOptions()
+        opts.intra_op_num_threads = threads
+        opts.inter_op_num_threads = 1
+        sess = ort.InferenceSession(path, opts, providers=["CPUExecutionProvider"])
+        rows = [time_batches(lambda x: sess.run(None, {"x": x})[0], inputs, b, seconds) for b in batches]
+    return rows, ort.__version__
+
+
+def bench_torch_gpu(model, inputs, batches, seconds, graph):
+    torch.backends.cudnn.benchmark = True
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    dev = torch.device("cuda")
+    m = model.to(dev)
+    sync = torch.cuda.synchronize
+    rows = []
+    with torch.no_grad():
+        for b in batches:
+            if not graph:
+                rows.append(time_batches(lambda x: m(torch.from_numpy(x).to(dev)).cpu().numpy(), inputs, b,
+                                         seconds, sync))
+                continue
+            static_in = torch.zeros((b,) + inputs.shape[1:], device=dev)
+            s = torch.cuda.Stream()
+            s.wait_stream(torch.cuda.current_stream())
+            with torch.cuda.stream(s):
+                for _ in range(3):
+                    m(static_in)
+            torch.cuda.current_stream().wait_stream(s)
+            g = torch.cuda.CUDAGraph()
+            with torch.cuda.graph(g):
+                static_out = m(static_in)
+
+            def run(x):
+                static_in.copy_(torch.from_numpy(x))
+                g.replay()
+                return static_out.cpu().numpy()
+            rows.append(time_batches(run, inputs, b, seconds, sync))
+    return rows
+
+
+def infer_bench(exe, device, batches, seconds, threads):
+    cmd = [exe, "--device", device, "--json", "--batch", ",".join(map(str, batches)), "--seconds", str(seconds)]
+    if threads:
+        cmd += ["--threads", str(threads)]
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+    return json.loads(out)
+
+
+def infer_one_image_ms(exe, runs=20):
+    """`infer` on one image, process start to printed result (median wall time)."""
+    image = os.path.join(ROOT, "samples", "ankle-boot.png")
+    times = []
+    for _ in range(runs):
+        t = time.perf_counter()
+        subprocess.run([exe, "--device", "cpu", image], check=True, capture_output=True)
+        times.append((time.perf_counter() - t) * 1000.0)
+    return statistics.median(times)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--build", default=os.path.join(ROOT, "build"), help="build folder with bin/infer-bench")
+    ap.add_argument("--batch", default="1,64,1024")
+    ap.add_argument("--threads", type=int, default=os.cpu_count())
+    ap.add_argument("--seconds", type=float, default=3.0)
+    ap.add_argument("--record", action="store_true", help="append the results to bench/RESULTS.md")
+    args = ap.parse_args()
+    batches = [int(b) for b in args.batch.split(",")]
+    bench_exe = os.path.join(args.build, "bin", "infer-bench")
+    infer_exe = os.path.join(args.build, "bin", "infer")
+
+    torch.set_num_threads(args.threads)
+    model = infer_model.load_model(os.path.join(ROOT, "weights", "fashion.toml"))
+    images, _ = infer_model.load_fashion("t10k")
+    inputs = model.preprocess(images).numpy().astype(np.float32)
+
+    tables = []  # (device, peer name, ours, theirs rows)
+    ours_cpu = infer_bench(bench_exe, "cpu", batches, args.seconds, args.threads)
+    torch_rows = bench_torch_cpu(model, inputs, batches, args.seconds)
+    ort_rows, ort_version = bench_onnxruntime(model, inputs, batches, args.seconds, args.threads)
+    tables.append(("cpu", f"PyTorch {torch.__version__} eager", ours_cpu["results"], torch_rows))
+    tables.append(("cpu", f"ONNX Runtime {ort_version}", ours_cpu["results"], ort_rows))
+    gpu_note = "no CUDA GPU visible to PyTorch: GPU rows not measured"
+    if torch.cuda.is_available():
+        ours_gpu = infer_bench(bench_exe, "gpu", batches, args.seconds, 0)
+        tables.append(("gpu", "PyTorch eager (cudnn.benchmark, TF32 off)", ours_gpu["results"],
+                       bench_torch_gpu(model, inputs, batches, args.seconds, graph=False)))
+        tables.append(("gpu", "PyTorch CUDA graph (TF32 off)", ours_gpu["results"],
+                       bench_torch_gpu(model, inputs, batches, args.seconds, graph=True)))
+        gpu_note = f"GPU: {torch.cuda.get_device_name(0)}"
+    one_image = infer_one_image_ms(infer_exe)
+
+    lines = []
+    lines.append(f"machine: {platform.machine()}, {os.cpu_count()} cores, {platform.platform()}; threads {args.threads}; "
+                 f"{gpu_note}")
+    lines.append(f"ours: {ours_cpu['backend']}; start-up {ours_cpu['startup_ms']:.1f} ms; accuracy "
+                 f"{ours_cpu['accuracy']:.4f}; peak RSS {ours_cpu['peak_rss_mib']:.1f} MiB; "
+                 f"`infer` one image, process start to printed result: {one_image:.1f} ms (median of 20)")
+    lines.append("")
+    lines.append("| device | peer | batch | ours img/s | peer img/s | ours/peer | ours p50 ms | peer p50 ms | ours p99 ms | peer p99 ms |")
+    lines.append("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for device, peer, ours, theirs in tables:
+        for o, t in zip(ours, theirs):
+            lines.append(f"| {device} | {peer} | {o['batch']} | {o['images_per_s']:.0f} | {t['images_per_s']:.0f} | "
+                         f"{o['images_per_s'] / t['images_per_s']:.2f} | {o['p50_ms']:.3f} | {t['p50_ms']:.3f} | "
+                         f"{o['p99_ms']:.3f} | {t['p99_ms']:.3f} |")
+    text = "\n".join(lines)
+    print(text)
+    if args.record:
+        path = os.path.join(ROOT, "bench", "RESULTS.md")
+        stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+        cmd = "tools/bench.sh " + " ".join(sys.argv[1:])
+        with open(path, "a") as f:
+            f.write(f"\n## {stamp}\n\ncommand: `{cmd.strip()}`\n\n{text}\n")
+        print(f"appended to {path}")
+
+
+if __name__ == "__main__":
+    main()
