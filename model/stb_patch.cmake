@@ -7,45 +7,40 @@
 #    (stbi__huffman::size[257], values[256]): found by tests/fuzz/fuzz_image, an out-of-bounds
 #    write. stb_image 2.28 refuses it with "bad DHT header"; the same check is inserted here.
 file(READ "${IN}" text)
-set(fixed_dht [=[if(n > 256) return stbi__err("bad DHT header","Corrupt JPEG");]=])
-string(FIND "${text}" "n > 256" already)
-if(already EQUAL -1)
-  set(before "            L -= 17;\n            if (tc == 0) {")
+
+# Inserts a fix unless `marker` (text only the fixed code has) is already there: `before` is
+# replaced by `after`. Fails the build when neither the marker nor `before` is found.
+function(apply_fix what marker before after)
+  string(FIND "${text}" "${marker}" already)
+  if(NOT already EQUAL -1)
+    return()
+  endif()
   string(FIND "${text}" "${before}" at)
   if(at EQUAL -1)
-    message(FATAL_ERROR "stb_patch.cmake: ${IN}: the JPEG DHT code to fix was not found; check this stb version")
+    message(FATAL_ERROR "stb_patch.cmake: ${IN}: the ${what} code to fix was not found; check this stb version")
   endif()
-  string(REPLACE "${before}" "            L -= 17;\n            ${fixed_dht}\n            if (tc == 0) {" text "${text}")
-endif()
+  string(REPLACE "${before}" "${after}" patched "${text}")
+  set(text "${patched}" PARENT_SCOPE)
+endfunction()
+
+# 1. A JPEG DHT segment whose 16 code-length counts sum over 256 overflows the Huffman tables
+#    (stbi__huffman::size[257], values[256]): found by tests/fuzz/fuzz_image, an out-of-bounds
+#    write. stb_image 2.28 refuses it with "bad DHT header"; the same check is inserted here.
+apply_fix("JPEG DHT" "n > 256"
+  "            L -= 17;\n            if (tc == 0) {"
+  "            L -= 17;\n            if(n > 256) return stbi__err(\"bad DHT header\",\"Corrupt JPEG\");\n            if (tc == 0) {")
 
 # 2. A truncated PNM (PGM/PPM) decodes into uninitialised memory: stbi__pnm_load ignores the result
 #    of stbi__getn. stb_image 2.28 refuses it with "PNM file truncated"; the same check is made here.
-string(FIND "${text}" "PNM file truncated" already)
-if(already EQUAL -1)
-  set(before "   stbi__getn(s, out, s->img_n * s->img_x * s->img_y * (ri->bits_per_channel / 8));\n")
-  string(FIND "${text}" "${before}" at)
-  if(at EQUAL -1)
-    message(FATAL_ERROR "stb_patch.cmake: ${IN}: the PNM read to fix was not found; check this stb version")
-  endif()
-  string(REPLACE "${before}" "   if (!stbi__getn(s, out, s->img_n * s->img_x * s->img_y * (ri->bits_per_channel / 8))) {
-      STBI_FREE(out);
-      return stbi__errpuc(\"bad PNM\", \"PNM file truncated\");
-   }\n" text "${text}")
-endif()
+apply_fix("PNM read" "PNM file truncated"
+  "   stbi__getn(s, out, s->img_n * s->img_x * s->img_y * (ri->bits_per_channel / 8));\n"
+  "   if (!stbi__getn(s, out, s->img_n * s->img_x * s->img_y * (ri->bits_per_channel / 8))) {\n      STBI_FREE(out);\n      return stbi__errpuc(\"bad PNM\", \"PNM file truncated\");\n   }\n")
 
 # 3. A PNM header number over 2^31 overflows int in stbi__pnm_getinteger (undefined behaviour), found
 #    by tests/fuzz/fuzz_image. stb_image 2.28 stops with "integer parse overflow"; the same check here.
-string(FIND "${text}" "integer parse overflow" already)
-if(already EQUAL -1)
-  set(before "      value = value*10 + (*c - '0');\n      *c = (char) stbi__get8(s);\n")
-  string(FIND "${text}" "${before}" at)
-  if(at EQUAL -1)
-    message(FATAL_ERROR "stb_patch.cmake: ${IN}: the PNM integer parser to fix was not found; check this stb version")
-  endif()
-  string(REPLACE "${before}" "${before}      if((value > 214748364) || (value == 214748364 && *c > '7'))
-          return stbi__err(\"integer parse overflow\", \"Parsing an integer in the PPM header overflowed a 32-bit int\");\n"
-         text "${text}")
-endif()
+set(pnm_digit "      value = value*10 + (*c - '0');\n      *c = (char) stbi__get8(s);\n")
+apply_fix("PNM integer parser" "integer parse overflow" "${pnm_digit}"
+  "${pnm_digit}      if((value > 214748364) || (value == 214748364 && *c > '7'))\n          return stbi__err(\"integer parse overflow\", \"Parsing an integer in the PPM header overflowed a 32-bit int\");\n")
 
 file(WRITE "${OUT}.tmp" "${text}")
 file(COPY_FILE "${OUT}.tmp" "${OUT}" ONLY_IF_DIFFERENT)

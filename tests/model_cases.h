@@ -97,6 +97,17 @@ struct TomlCase {
 
 inline void PrintTo(const TomlCase& c, std::ostream* os) { *os << c.what; }
 
+// kTinyToml with the case's edit made; an empty string (and a test failure) if `from` is absent.
+inline std::string edited_toml(const TomlCase& c) {
+  std::string toml = kTinyToml;
+  const std::size_t at = toml.find(c.from);
+  if (at == std::string::npos) {
+    ADD_FAILURE() << "the text to replace is not in kTinyToml: " << c.from;
+    return "";
+  }
+  return toml.replace(at, c.from.size(), c.to);
+}
+
 // kTinyToml edits that make the model invalid.
 inline std::vector<TomlCase> toml_cases() {
   return {TomlCase{"bad TOML", "channels = 1", "channels = = 1", "line 7: invalid TOML"},

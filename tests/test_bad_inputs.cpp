@@ -49,11 +49,7 @@ class TomlEndToEnd : public EndToEnd, public ::testing::WithParamInterface<TomlC
 
 TEST_P(TomlEndToEnd, ExitsWithThreeNamingTheModelFile) {
   const TomlCase& c = GetParam();
-  std::string toml = kTinyToml;
-  const std::size_t at = toml.find(c.from);
-  ASSERT_NE(at, std::string::npos) << c.from;
-  toml.replace(at, c.from.size(), c.to);
-  write_model(toml, safetensors_bytes(tiny_tensors(rng_)));
+  write_model(edited_toml(c), safetensors_bytes(tiny_tensors(rng_)));
   expect_failure({"--model", path("tiny.toml")}, 3, path("tiny.toml"), c.message);
 }
 

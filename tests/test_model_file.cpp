@@ -69,11 +69,7 @@ class TomlErrorTest : public ModelFileTest, public ::testing::WithParamInterface
 
 TEST_P(TomlErrorTest, NamesFileLineAndProblem) {
   const TomlCase& c = GetParam();
-  std::string toml = kTinyToml;
-  const std::size_t at = toml.find(c.from);
-  ASSERT_NE(at, std::string::npos) << c.from;
-  toml.replace(at, c.from.size(), c.to);
-  write_model(toml, safetensors_bytes(tiny_tensors(rng_)));
+  write_model(edited_toml(c), safetensors_bytes(tiny_tensors(rng_)));
   const std::string error = load_error();
   EXPECT_NE(error.find(toml_path()), std::string::npos) << error;
   EXPECT_NE(error.find(c.message), std::string::npos) << error;
