@@ -29,9 +29,35 @@ void for_each_window(const Layer& layer, const float* in, int n, float* out, Red
   }
 }
 
+// The common 2x2, stride 2, unpadded max pooling without the general window bookkeeping.
+bool maxpool_2x2(const Layer& layer, const float* in, int n, float* out) {
+  const Pool2dAttrs& a = layer.pool();
+  if (a.kernel_h != 2 || a.kernel_w != 2 || a.stride_h != 2 || a.stride_w != 2 || a.pad_h != 0 || a.pad_w != 0) {
+    return false;
+  }
+  const int w = layer.in.w, oh = layer.out.h, ow = layer.out.w;
+  const std::size_t planes = static_cast<std::size_t>(n) * layer.in.c;
+  for (std::size_t p = 0; p < planes; ++p) {
+    const float* x = in + p * layer.in.h * w;
+    float* y = out + p * oh * ow;
+    for (int oy = 0; oy < oh; ++oy) {
+      const float* r0 = x + 2 * oy * w;
+      const float* r1 = r0 + w;
+      for (int ox = 0; ox < ow; ++ox) {
+        const float v[4] = {r0[2 * ox], r0[2 * ox + 1], r1[2 * ox], r1[2 * ox + 1]};
+        float m = v[0];
+        for (float e : v) m = (std::isnan(e) || e > m) ? e : m;  // NaN propagates, as below
+        y[oy * ow + ox] = m;
+      }
+    }
+  }
+  return true;
+}
+
 }  // namespace
 
 void maxpool_forward(const Layer& layer, const float* in, int n, float* out) {
+  if (maxpool_2x2(layer, in, n, out)) return;
   for_each_window(layer, in, n, out, [](const float* x, int w, int y_lo, int y_hi, int x_lo, int x_hi) {
     float m = -std::numeric_limits<float>::infinity();  // padding never wins, as in PyTorch
     for (int y = y_lo; y < y_hi; ++y) {
