@@ -12,6 +12,7 @@
 #include <limits>
 
 #include "model/cpu/cpu_backend.h"
+#include "model/cpu/workers.h"
 #include "test_util.h"
 
 namespace infer::test {
@@ -127,7 +128,8 @@ TEST_P(ConvTest, MatchesNaiveReference) {
   SCOPED_TRACE(rng.trace());
   const Network net = random_network(
       rng, c.in, {conv_layer("conv", c.out_channels, c.kernel, c.stride, c.pad, c.dilation, c.groups, c.bias)});
-  for (int n : {1, 3}) {
+  // 37 samples are five chunks, spread over the backend's worker threads.
+  for (int n : {1, 3, 37}) {
     const std::vector<float> input = rng.vector(n * c.in.size());
     const Reference ref = naive_conv(net.layers()[0], input, n);
     expect_close(run_cpu(net, input, n), ref.value, ref.tolerance, "conv n=" + std::to_string(n));
@@ -296,6 +298,22 @@ TEST(CpuOps, HandComputedGoldens) {
   const std::vector<float> p = run_cpu(sm, {0.0f, std::log(3.0f)}, 1);
   EXPECT_NEAR(p[0], 0.25, 1e-7);
   EXPECT_NEAR(p[1], 0.75, 1e-7);
+}
+
+TEST(CpuWorkers, EveryWorkerRunsOnceAndErrorsReachTheCaller) {
+  cpu::Workers workers(3);
+  for (int round = 0; round < 3; ++round) {  // reused, as the backend reuses it per forward()
+    std::vector<int> calls(3, 0);
+    workers.run([&](int w) { ++calls[static_cast<std::size_t>(w)]; });
+    EXPECT_EQ(calls, (std::vector<int>{1, 1, 1}));
+  }
+  EXPECT_THROW(workers.run([](int w) {
+                 if (w == 2) throw std::runtime_error("worker 2 failed");
+               }),
+               std::runtime_error);
+  std::vector<int> after(3, 0);
+  workers.run([&](int w) { after[static_cast<std::size_t>(w)] = 1; });  // still usable after an error
+  EXPECT_EQ(after, (std::vector<int>{1, 1, 1}));
 }
 
 TEST(CpuOps, IntermediateLayerCountReturnsThatLayersOutput) {
