@@ -13,7 +13,9 @@
 
 namespace infer::app {
 
-// The shipped VERSIONS.toml: <prefix>/share/infer/VERSIONS.toml when installed, else the source tree.
+// A file shipped with infer: under <prefix>/share/infer when installed, else in the source tree.
+std::filesystem::path shipped_file(const std::filesystem::path& relative);
+// shipped_file("VERSIONS.toml").
 std::filesystem::path default_manifest_path();
 // What this binary was compiled with (CUDA, cuDNN, compiler).
 manifest::BuildInfo build_info();

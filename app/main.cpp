@@ -19,15 +19,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// The shipped model: installed under <prefix>/share/infer/weights, or in the source tree.
-fs::path default_model_path() {
-  std::error_code ec;
-  const fs::path exe_dir = fs::read_symlink("/proc/self/exe", ec).parent_path();
-  const fs::path installed = exe_dir / ".." / "share" / "infer" / "weights" / "fashion.toml";
-  if (!ec && fs::exists(installed, ec)) return installed;
-  return fs::path(INFER_SOURCE_DIR) / "weights" / "fashion.toml";
-}
-
 // Picks the backend for --device. Throws GpuUnavailableError / GpuError for --device gpu.
 // report: the start-up check (nullptr when skipped); a required item that is not ok means the CPU
 // under --device auto and an error with the whole report under --device gpu.
@@ -54,7 +45,7 @@ int run(int argc, char** argv) {
   ParseResult parsed = parse_options(argc, argv);
   if (parsed.exit_code) return *parsed.exit_code;
   const Options& o = parsed.options;
-  const fs::path model_path = o.model.empty() ? default_model_path() : fs::path(o.model);
+  const fs::path model_path = o.model.empty() ? shipped_file("weights/fashion.toml") : fs::path(o.model);
 
   if (o.version) {
     print_version(std::cout, model_path);

@@ -7,8 +7,16 @@
 #include "model/errors.h"
 #include "model/gpu_backend.h"
 #include "model/model_file.h"
+#include "model/nvidia_versions.h"
 
 namespace infer::app {
+namespace {
+
+// The libraries report 0 for a version they could not read.
+std::string cuda_or_none(int v) { return v > 0 ? cuda_version_string(v) : "none"; }
+std::string cudnn_or_none(int v) { return v > 0 ? cudnn_version_string(v) : "none"; }
+
+}  // namespace
 
 void print_version(std::ostream& out, const std::filesystem::path& model_path) {
   out << "infer " << INFER_VERSION << '\n';
@@ -24,15 +32,15 @@ void print_version(std::ostream& out, const std::filesystem::path& model_path) {
     const auto library = GpuLibrary::open();
     const InferGpuVersions v = library->versions();
     out << "  run time:     " << library->path().string() << '\n'
-        << "                CUDA runtime " << cuda_version_string(v.cuda_runtime_loaded) << " (built against "
-        << cuda_version_string(v.cuda_runtime_built) << ")\n"
+        << "                CUDA runtime " << cuda_or_none(v.cuda_runtime_loaded) << " (built against "
+        << cuda_or_none(v.cuda_runtime_built) << ")\n"
         << "                CUDA driver: "
         << (v.cuda_driver == 0 ? std::string("none (cudaDriverGetVersion found no NVIDIA driver)")
                                : "supports up to CUDA " + cuda_version_string(v.cuda_driver))
         << '\n'
-        << "                cuDNN " << cudnn_version_string(v.cudnn_loaded) << " (built against "
-        << cudnn_version_string(v.cudnn_built) << "; this cuDNN was built for CUDA "
-        << cuda_version_string(v.cudnn_loaded_cudart) << ")\n";
+        << "                cuDNN " << cudnn_or_none(v.cudnn_loaded) << " (built against "
+        << cudnn_or_none(v.cudnn_built) << "; this cuDNN was built for CUDA "
+        << cuda_or_none(v.cudnn_loaded_cudart) << ")\n";
   } catch (const GpuUnavailableError& e) {
     out << "  run time:     GPU backend not loadable: " << e.what() << '\n';
   }

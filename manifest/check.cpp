@@ -1,3 +1,4 @@
+#include "model/nvidia_versions.h"
 #include "check.h"
 
 #include <fnmatch.h>
@@ -65,7 +66,7 @@ Eval driver_missing(const MachineProbe& m) {
 
 std::string driver_text(const MachineProbe& m) {
   std::string s = m.driver_release ? *m.driver_release : "release unknown";
-  if (m.driver_cuda) s += " (supports CUDA " + cuda_version_text(*m.driver_cuda) + ")";
+  if (m.driver_cuda) s += " (supports CUDA " + cuda_version_string(*m.driver_cuda) + ")";
   return s;
 }
 
@@ -115,10 +116,10 @@ Eval evaluate(const Expectation& e, const MachineProbe& m) {
   if (k == "driver.cuda") {
     if (!m.libcuda.loaded) return driver_missing(m);
     if (!m.driver_cuda) return unknown("cuDriverGetVersion failed", m.libcuda.path, "reinstall the NVIDIA driver");
-    return check_version(e, cuda_version_text(*m.driver_cuda), cuda_version_text(*m.driver_cuda) + " (driver " +
+    return check_version(e, cuda_version_string(*m.driver_cuda), cuda_version_string(*m.driver_cuda) + " (driver " +
                          (m.driver_release ? *m.driver_release : std::string("release unknown")) + ")",
                          "cuDriverGetVersion (" + m.libcuda.path + ")",
-                         "this driver supports CUDA up to " + cuda_version_text(*m.driver_cuda) +
+                         "this driver supports CUDA up to " + cuda_version_string(*m.driver_cuda) +
                              "; upgrade the driver" + (floor.empty() ? "" : " (" + floor + ")"));
   }
   if (k == "driver.runtime_compatible") {
@@ -137,7 +138,7 @@ Eval evaluate(const Expectation& e, const MachineProbe& m) {
       }
     }
     if (m.driver_cuda) {  // minor version compatibility: the driver's CUDA major must reach the runtime's
-      const Version dc = Version::parse(cuda_version_text(*m.driver_cuda));
+      const Version dc = Version::parse(cuda_version_string(*m.driver_cuda));
       return holds_if(dc.parts()[0] >= rv->parts()[0], found, "cuDriverGetVersion", fix);
     }
     return unknown(found, "facts.toml", "install the driver's NVML to read the release");
@@ -226,14 +227,14 @@ Eval evaluate(const Expectation& e, const MachineProbe& m) {
     return {Outcome::Fails, "not found (" + m.cudnn.soname + ")", "dlopen: " + m.cudnn.error, cudnn_fix_install};
   }
   if (k == "cudnn.version") {
-    const std::optional<std::string> v = m.cudnn_version ? std::optional<std::string>(cudnn_version_text(*m.cudnn_version)) : std::nullopt;
+    const std::optional<std::string> v = m.cudnn_version ? std::optional<std::string>(cudnn_version_string(*m.cudnn_version)) : std::nullopt;
     return check_version(e, v, v.value_or("cudnnGetVersion missing"), "cudnnGetVersion (" + m.cudnn.path + ")",
                          "install cuDNN " + e.want + " or put it first on LD_LIBRARY_PATH");
   }
   if (k == "cudnn.runtime_compatible") {
     if (m.build.cudnn.empty()) return {Outcome::Fails, "no GPU backend in this build", "compile time", "rebuild with cuDNN installed"};
     if (!m.cudnn_version) return unknown("cudnnGetVersion missing", m.cudnn.path, cudnn_fix_install);
-    const Version loaded = Version::parse(cudnn_version_text(*m.cudnn_version));
+    const Version loaded = Version::parse(cudnn_version_string(*m.cudnn_version));
     const Version built = Version::parse(m.build.cudnn);
     const auto part = [](const Version& v, std::size_t i) { return i < v.parts().size() ? v.parts()[i] : 0; };
     const bool ok = part(loaded, 0) == part(built, 0) && part(loaded, 1) >= part(built, 1);
@@ -254,7 +255,7 @@ Eval evaluate(const Expectation& e, const MachineProbe& m) {
     if (!m.cudnn_cudart_version) return unknown("cudnnGetCudartVersion missing", m.cudnn.path, cudnn_fix_install);
     const int major = static_cast<int>(*m.cudnn_cudart_version / 1000);
     const std::string found = std::to_string(major) + " (this cuDNN was built with CUDA " +
-                              cuda_version_text(static_cast<int>(*m.cudnn_cudart_version)) + ")";
+                              cuda_version_string(static_cast<int>(*m.cudnn_cudart_version)) + ")";
     const std::optional<Version> rv = runtime_version(m);
     const bool runtime_match = !rv || rv->parts()[0] == static_cast<std::uint64_t>(major);
     const bool ok = e.constraint->allows(Version({static_cast<std::uint64_t>(major)})) && runtime_match;

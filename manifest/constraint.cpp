@@ -127,17 +127,4 @@ bool Constraint::allows(const Version& v) const {
   return true;
 }
 
-std::string cuda_version_text(int encoded) {
-  return std::to_string(encoded / 1000) + "." + std::to_string(encoded % 1000 / 10);
-}
-
-std::string cudnn_version_text(long encoded) {
-  if (encoded >= 90000) {
-    return std::to_string(encoded / 10000) + "." + std::to_string(encoded % 10000 / 100) + "." +
-           std::to_string(encoded % 100);
-  }
-  return std::to_string(encoded / 1000) + "." + std::to_string(encoded % 1000 / 100) + "." +
-         std::to_string(encoded % 100);
-}
-
 }  // namespace infer::manifest

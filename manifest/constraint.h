@@ -57,9 +57,4 @@ class Constraint {
   std::vector<Clause> clauses_;  // empty: "*"
 };
 
-// "13.0" from 13000 (the CUDA encoding major*1000 + minor*10).
-std::string cuda_version_text(int encoded);
-// "9.19.0" from 91900 (cuDNN 9: major*10000 + minor*100 + patch; cuDNN <= 8: major*1000 + minor*100 + patch).
-std::string cudnn_version_text(long encoded);
-
 }  // namespace infer::manifest

@@ -1,3 +1,4 @@
+#include "model/nvidia_versions.h"
 #include "probe.h"
 
 #include <dlfcn.h>
@@ -207,7 +208,7 @@ void probe_cudart(MachineProbe& m) {
   if (!rt) return;
   int v = 0;
   if (auto f = rt.symbol<CudaRuntimeGetVersion>("cudaRuntimeGetVersion"); f && f(&v) == 0 && v > 0) {
-    m.cudart_version = cuda_version_text(v);
+    m.cudart_version = cuda_version_string(v);
     m.cudart_version_source = "cudaRuntimeGetVersion (" + m.cudart.path + ")";
   } else {
     // Without a driver, cudaRuntimeGetVersion may report 0: the soname still fixes the major.

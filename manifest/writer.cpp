@@ -1,3 +1,4 @@
+#include "model/nvidia_versions.h"
 #include "writer.h"
 
 #include <fcntl.h>
@@ -73,7 +74,7 @@ std::string manifest_text(const MachineProbe& m, const fs::path& manifest_path, 
     out << item("release", ">=" + (floor ? floor->min_driver.to_string() : std::string("0")), false);
   }
   if (m.driver_cuda) {
-    out << item("cuda", ">=" + cuda_version_text(*m.driver_cuda), true, "cuDriverGetVersion");
+    out << item("cuda", ">=" + cuda_version_string(*m.driver_cuda), true, "cuDriverGetVersion");
     out << rule("runtime_compatible", true);
   } else {
     out << "# not found when written (libcuda.so.1 not found)\n"
@@ -125,7 +126,7 @@ std::string manifest_text(const MachineProbe& m, const fs::path& manifest_path, 
   out << "\n[cudnn]\n";
   if (!m.build.cudnn.empty()) out << item("built", m.build.cudnn, true);
   if (m.cudnn.loaded && m.cudnn_version) {
-    const std::string v = cudnn_version_text(*m.cudnn_version);
+    const std::string v = cudnn_version_string(*m.cudnn_version);
     const Version p = Version::parse(v);
     out << item("version", ">=" + v + ", <" + std::to_string(p.parts()[0] + 1), true, "found: " + m.cudnn.path);
     if (!m.build.cudnn.empty()) out << rule("runtime_compatible", true);

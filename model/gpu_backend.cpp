@@ -118,20 +118,4 @@ std::unique_ptr<Backend> make_gpu_backend(std::shared_ptr<GpuLibrary> library, c
   return std::make_unique<GpuBackend>(std::move(library), network, max_batch);
 }
 
-std::string cuda_version_string(int version) {
-  if (version <= 0) return "none";
-  return std::to_string(version / 1000) + "." + std::to_string(version % 1000 / 10);
-}
-
-std::string cudnn_version_string(int version) {
-  if (version <= 0) return "none";
-  // cuDNN 9 encodes major*10000 + minor*100 + patch; cuDNN 8 and older major*1000 + minor*100 + patch.
-  if (version >= 90000) {
-    return std::to_string(version / 10000) + "." + std::to_string(version % 10000 / 100) + "." +
-           std::to_string(version % 100);
-  }
-  return std::to_string(version / 1000) + "." + std::to_string(version % 1000 / 100) + "." +
-         std::to_string(version % 100);
-}
-
 }  // namespace infer

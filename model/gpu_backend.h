@@ -41,9 +41,4 @@ class GpuLibrary {
 std::unique_ptr<Backend> make_gpu_backend(const Network& network, int max_batch);
 std::unique_ptr<Backend> make_gpu_backend(std::shared_ptr<GpuLibrary> library, const Network& network, int max_batch);
 
-// "13.0" from 13000; "none" for 0.
-std::string cuda_version_string(int version);
-// "9.19.0" from 91900 (cuDNN 9 encoding: major*10000 + minor*100 + patch; cuDNN 8: major*1000 + minor*100 + patch).
-std::string cudnn_version_string(int version);
-
 }  // namespace infer

@@ -18,6 +18,7 @@
 // configurations that its separate calls run. The separate path's algorithm is probed too, since
 // partial forward passes and a fused call declined at another batch size fall back to it.
 #include <algorithm>
+#include <functional>
 
 #include "executor.h"
 
@@ -167,32 +168,26 @@ void Executor::choose_algorithms() {
 }
 
 bool Executor::fused_call_runs(const Step& step, cudnnConvolutionFwdAlgo_t algo, bool relu, std::size_t workspace) {
-  for (int n : {plan_.max_batch(), 1}) {
-    plan_.set_batch(n);
-    const cudnnStatus_t s = conv_bias_activation(step, algo, relu, workspace);
-    if (probe_declines(s)) {
-      clear_last_error();
-      return false;
-    }
-    if (s != CUDNN_STATUS_SUCCESS) {
-      const std::string context = layer_context(plan_.network().layers()[step.first_layer]);
-      detail::throw_cudnn_error(s, "cudnnConvolutionBiasActivationForward", context, __FILE__, __LINE__);
-    }
-  }
-  return true;
+  return call_runs(step, "cudnnConvolutionBiasActivationForward",
+                   [&] { return conv_bias_activation(step, algo, relu, workspace); });
 }
 
 bool Executor::plain_call_runs(const Step& step, cudnnConvolutionFwdAlgo_t algo, std::size_t workspace) {
+  return call_runs(step, "cudnnConvolutionForward", [&] { return plain_convolution(step, algo, workspace); });
+}
+
+// Runs `call` at n = max_batch and n = 1: false if cuDNN declines it at either, throws if it fails.
+bool Executor::call_runs(const Step& step, const char* name, const std::function<cudnnStatus_t()>& call) {
   for (int n : {plan_.max_batch(), 1}) {
     plan_.set_batch(n);
-    const cudnnStatus_t s = plain_convolution(step, algo, workspace);
+    const cudnnStatus_t s = call();
     if (probe_declines(s)) {
       clear_last_error();
       return false;
     }
     if (s != CUDNN_STATUS_SUCCESS) {
       const std::string context = layer_context(plan_.network().layers()[step.first_layer]);
-      detail::throw_cudnn_error(s, "cudnnConvolutionForward", context, __FILE__, __LINE__);
+      detail::throw_cudnn_error(s, name, context, __FILE__, __LINE__);
     }
   }
   return true;

@@ -6,6 +6,8 @@
 // at both ends, n = 1 and n = max_batch, so that no batch size needs a larger workspace.
 #include "executor.h"
 
+#include "../nvidia_versions.h"
+
 #include <algorithm>
 #include <cstring>
 #include <stdexcept>
@@ -15,12 +17,6 @@ namespace {
 
 constexpr float kOne = 1.0f;
 constexpr float kZero = 0.0f;
-
-std::string cuda_version_string(int v) { return std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10); }
-
-std::string cudnn_version_string(std::size_t v) {
-  return std::to_string(v / 10000) + "." + std::to_string(v % 10000 / 100) + "." + std::to_string(v % 100);
-}
 
 // Errors that mean "this machine cannot run CUDA programs" rather than "a call failed".
 bool means_unavailable(cudaError_t e) {

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -69,6 +70,7 @@ class Executor {
   // Probes: run the call once at n = max_batch and n = 1 with exactly `workspace` bytes.
   bool fused_call_runs(const Step& step, cudnnConvolutionFwdAlgo_t algo, bool relu, std::size_t workspace);
   bool plain_call_runs(const Step& step, cudnnConvolutionFwdAlgo_t algo, std::size_t workspace);
+  bool call_runs(const Step& step, const char* name, const std::function<cudnnStatus_t()>& call);
   cudnnStatus_t conv_bias_activation(const Step& step, cudnnConvolutionFwdAlgo_t algo, bool relu,
                                      std::size_t workspace);
   cudnnStatus_t plain_convolution(const Step& step, cudnnConvolutionFwdAlgo_t algo, std::size_t workspace);
