@@ -11,7 +11,9 @@
 #include <cmath>
 #include <limits>
 
+#include "model/cpu/blocked.h"
 #include "model/cpu/cpu_backend.h"
+#include "model/fold.h"
 #include "model/cpu/workers.h"
 #include "test_util.h"
 
@@ -106,8 +108,8 @@ Reference naive_pool(const Layer& l, const std::vector<float>& in, int n) {
   return ref;
 }
 
-std::vector<float> run_cpu(const Network& net, const std::vector<float>& input, int n) {
-  auto backend = make_cpu_backend(net, n);
+std::vector<float> run_cpu(const Network& net, const std::vector<float>& input, int n, CpuOptions options = {}) {
+  auto backend = make_cpu_backend(net, n, options);
   std::vector<float> out(static_cast<std::size_t>(n) * net.output_dims().size(),
                          std::numeric_limits<float>::quiet_NaN());  // poisoned: every element must be written
   backend->forward(input.data(), n, out.data());
@@ -128,11 +130,15 @@ TEST_P(ConvTest, MatchesNaiveReference) {
   SCOPED_TRACE(rng.trace());
   const Network net = random_network(
       rng, c.in, {conv_layer("conv", c.out_channels, c.kernel, c.stride, c.pad, c.dilation, c.groups, c.bias)});
-  // 37 samples are five chunks, spread over the backend's worker threads.
+  // 37 samples are five chunks, spread over the backend's worker threads. Both kernels: the
+  // direct AVX-512 one (where the CPU has it; groups 1 only) and im2col + sgemm.
   for (int n : {1, 3, 37}) {
     const std::vector<float> input = rng.vector(n * c.in.size());
     const Reference ref = naive_conv(net.layers()[0], input, n);
-    expect_close(run_cpu(net, input, n), ref.value, ref.tolerance, "conv n=" + std::to_string(n));
+    for (bool direct : {true, false}) {
+      expect_close(run_cpu(net, input, n, CpuOptions{direct}), ref.value, ref.tolerance,
+                   std::string(direct ? "direct" : "im2col") + " conv n=" + std::to_string(n));
+    }
   }
 }
 
@@ -145,7 +151,11 @@ INSTANTIATE_TEST_SUITE_P(
                       ConvCase{{6, 10, 10}, 9, 3, 2, 0, 1, 3, true},   // groups 3
                       ConvCase{{8, 7, 7}, 8, 3, 1, 1, 1, 8, true},     // depthwise
                       ConvCase{{16, 6, 5}, 12, 1, 1, 0, 1, 1, true},   // pointwise (no im2col)
-                      ConvCase{{3, 9, 9}, 5, 1, 2, 0, 1, 1, true}));   // 1x1 with stride
+                      ConvCase{{3, 9, 9}, 5, 1, 2, 0, 1, 1, true},     // 1x1 with stride
+                      ConvCase{{20, 17, 31}, 33, 3, 1, 1, 1, 1, true}, // channels not in whole blocks of 16,
+                                                                       // rows of 31 = 14 + 14 + 2 + 1 pixels
+                      ConvCase{{32, 14, 14}, 64, 3, 1, 1, 1, 1, true}, // the shipped model's fourth layer
+                      ConvCase{{16, 12, 23}, 16, 3, 2, 1, 1, 1, false})); // stride 2, one output block
 
 TEST(CpuOps, LinearMatchesNaiveReference) {
   Random rng;
@@ -298,6 +308,180 @@ TEST(CpuOps, HandComputedGoldens) {
   const std::vector<float> p = run_cpu(sm, {0.0f, std::log(3.0f)}, 1);
   EXPECT_NEAR(p[0], 0.25, 1e-7);
   EXPECT_NEAR(p[1], 0.75, 1e-7);
+}
+
+// --- the direct (channel-blocked) kernels as the backend chains them -------------------------------
+// Each reference below is the naive double computation of the same chain; where the backend feeds
+// a float result into the next layer, the error bound of that input is carried into the next bound.
+
+TEST(CpuOps, FoldedBatchNormIsTheBatchNormOfTheConvolution) {
+  // fold_batchnorm's parameters, each computed in double and rounded once: within u * |exact|.
+  Random rng;
+  SCOPED_TRACE(rng.trace());
+  for (bool bias : {true, false}) {
+    const Network net = random_network(rng, {3, 5, 5}, {conv_layer("c", 7, 3, 1, 1, 1, 1, bias), batchnorm_layer("bn", 1e-3)});
+    const Layer& conv = net.layers()[0];
+    const Layer& bn = net.layers()[1];
+    ASSERT_TRUE(batchnorm_foldable(net.layers(), 1));
+    EXPECT_FALSE(batchnorm_foldable(net.layers(), 0));
+    const FoldedParams f = fold_batchnorm(conv, bn);
+    ASSERT_EQ(f.weight.size(), conv.params.weight.size());
+    ASSERT_EQ(f.bias.size(), 7u);
+    for (std::size_t k = 0; k < 7; ++k) {
+      const double scale = bn.params.weight[k] / std::sqrt(static_cast<double>(bn.params.running_var[k]) + 1e-3);
+      for (std::size_t j = 0; j < 27; ++j) {
+        const double want = conv.params.weight[k * 27 + j] * scale;
+        EXPECT_NEAR(f.weight[k * 27 + j], want, kFloatEps * std::fabs(want)) << k << "," << j;
+      }
+      const double b = bias ? conv.params.bias[k] : 0.0;
+      const double want = (b - bn.params.running_mean[k]) * scale + bn.params.bias[k];
+      EXPECT_NEAR(f.bias[k], want, kFloatEps * std::fabs(want)) << k;
+    }
+  }
+}
+
+// The chain's first step as the direct path runs it: conv with batch-norm folded, then ReLU.
+// Reference: the naive convolution with the folded parameters (checked above), then ReLU, which
+// does not increase the distance between two values.
+Reference folded_conv_relu(const Network& net, const std::vector<float>& input, int n) {
+  Layer folded = net.layers()[0];
+  const FoldedParams f = fold_batchnorm(folded, net.layers()[1]);
+  folded.params.weight = f.weight;
+  folded.params.bias = f.bias;
+  std::get<Conv2dAttrs>(folded.attrs).bias = true;
+  Reference ref = naive_conv(folded, input, n);
+  for (double& v : ref.value) v = std::max(v, 0.0);
+  return ref;
+}
+
+// The next convolution applied to a float input known only within `in_error` per element:
+// the naive result on that input, with bound (its own) + sum |w| * (in_error + u |x|) (the second
+// term covers rounding the double reference to the float input used here).
+Reference next_conv(const Layer& conv, const Reference& in, int n) {
+  std::vector<float> x(in.value.begin(), in.value.end());
+  Reference ref = naive_conv(conv, x, n);
+  Layer abs_conv = conv;
+  for (float& w : abs_conv.params.weight) w = std::fabs(w);
+  std::get<Conv2dAttrs>(abs_conv.attrs).bias = false;
+  std::vector<float> err(in.value.size());
+  for (std::size_t i = 0; i < err.size(); ++i) {
+    err[i] = static_cast<float>((in.tolerance[i] + kFloatEps * std::fabs(in.value[i])) * (1 + 1e-6));  // rounded up
+  }
+  const Reference spread = naive_conv(abs_conv, err, n);
+  for (std::size_t i = 0; i < ref.value.size(); ++i) ref.tolerance[i] += spread.value[i] * (1 + 1e-6);
+  return ref;
+}
+
+// Max pooling of values known within a tolerance: the max of the references, within the largest
+// tolerance in the window.
+Reference max_pool(const Layer& pool, const Reference& in, int n) {
+  const Pool2dAttrs& a = pool.pool();
+  Reference ref;
+  for (int p = 0; p < n * pool.in.c; ++p) {
+    for (int oy = 0; oy < pool.out.h; ++oy) {
+      for (int ox = 0; ox < pool.out.w; ++ox) {
+        double best = -std::numeric_limits<double>::infinity(), tol = 0.0;
+        for (int y = std::max(0, oy * a.stride_h - a.pad_h); y < std::min(pool.in.h, oy * a.stride_h - a.pad_h + a.kernel_h); ++y) {
+          for (int x = std::max(0, ox * a.stride_w - a.pad_w); x < std::min(pool.in.w, ox * a.stride_w - a.pad_w + a.kernel_w); ++x) {
+            const std::size_t i = (static_cast<std::size_t>(p) * pool.in.h + y) * pool.in.w + x;
+            best = std::max(best, in.value[i]);
+            tol = std::max(tol, in.tolerance[i]);
+          }
+        }
+        ref.value.push_back(best);
+        ref.tolerance.push_back(tol);
+      }
+    }
+  }
+  return ref;
+}
+
+TEST(CpuOps, DirectChainConvBatchNormReluPoolConv) {
+  // conv+bn+relu (folded, fused) -> max pool 3/2 pad 1 -> conv stride 2 -> relu: every blocked
+  // step kind except the stand-alone ones, channels 20 and 33 (not whole blocks), the network
+  // input with 3 channels (blocks of 1), and 1, 3 and 37 samples.
+  if (!cpu::blocked_kernels_supported()) GTEST_SKIP() << "this CPU has no AVX-512F: the direct kernels are not used";
+  Random rng;
+  SCOPED_TRACE(rng.trace());
+  const Network net = random_network(rng, {3, 19, 21},
+                                     {conv_layer("c1", 20, 3, 1, 1), batchnorm_layer("bn1"), plain_layer("r1", LayerKind::Relu),
+                                      pool_layer("p1", LayerKind::MaxPool, 3, 2, 1), conv_layer("c2", 33, 3, 2, 1),
+                                      plain_layer("r2", LayerKind::Relu), plain_layer("flat", LayerKind::Flatten)});
+  EXPECT_NE(make_cpu_backend(net, 1)->description().find("direct AVX-512"), std::string::npos);
+  for (int n : {1, 3, 37}) {
+    const std::vector<float> input = rng.vector(n * net.input().dims.size());
+    Reference ref = next_conv(net.layers()[4], max_pool(net.layers()[3], folded_conv_relu(net, input, n), n), n);
+    for (double& v : ref.value) v = std::max(v, 0.0);
+    expect_close(run_cpu(net, input, n), ref.value, ref.tolerance, "direct chain n=" + std::to_string(n));
+  }
+}
+
+TEST(CpuOps, DirectStandAloneBatchNormAndRelu) {
+  // A batch-norm after a ReLU cannot be folded: it runs as the blocked affine step, and a ReLU
+  // after a max pool as the blocked ReLU. conv -> relu -> bn -> pool -> relu.
+  if (!cpu::blocked_kernels_supported()) GTEST_SKIP() << "this CPU has no AVX-512F: the direct kernels are not used";
+  Random rng;
+  SCOPED_TRACE(rng.trace());
+  const Network net = random_network(rng, {2, 8, 8},
+                                     {conv_layer("c", 18, 3, 1, 1), plain_layer("r1", LayerKind::Relu), batchnorm_layer("bn"),
+                                      pool_layer("p", LayerKind::MaxPool, 2, 2), plain_layer("r2", LayerKind::Relu)});
+  const int n = 3;
+  const std::vector<float> input = rng.vector(n * net.input().dims.size());
+  Reference ref = naive_conv(net.layers()[0], input, n);
+  const Layer& bn = net.layers()[2];
+  const BatchNormAffine affine = batchnorm_affine(bn);
+  const std::size_t plane = 64;
+  for (std::size_t i = 0; i < ref.value.size(); ++i) {
+    const std::size_t c = (i / plane) % 18;
+    const double x = std::max(ref.value[i], 0.0);
+    // The affine form as the kernel uses it (scale, shift rounded once: checked by the batch-norm
+    // test) applied in one fused multiply-add: its input error times |scale|, plus the rounding
+    // of the scale (u |x scale|) and of the result (u |result|).
+    const double y = x * affine.scale[c] + affine.shift[c];
+    ref.tolerance[i] = ref.tolerance[i] * std::fabs(affine.scale[c]) + kFloatEps * (std::fabs(x * affine.scale[c]) + 2 * std::fabs(y)) +
+                       kFloatEps * std::fabs(affine.shift[c]);
+    ref.value[i] = y;
+  }
+  ref = max_pool(net.layers()[3], ref, n);
+  for (double& v : ref.value) v = std::max(v, 0.0);
+  expect_close(run_cpu(net, input, n), ref.value, ref.tolerance, "direct stand-alone bn and relu");
+}
+
+TEST(CpuOps, DirectPathPropagatesNaN) {
+  // A NaN pixel reaches, through a 1x1 convolution, ReLU and a 2x2 max pool, exactly the one
+  // pooled output over it, in every channel.
+  if (!cpu::blocked_kernels_supported()) GTEST_SKIP() << "this CPU has no AVX-512F: the direct kernels are not used";
+  Random rng;
+  SCOPED_TRACE(rng.trace());
+  const Network net = random_network(rng, {2, 4, 4},
+                                     {conv_layer("c", 17, 1), plain_layer("r", LayerKind::Relu), pool_layer("p", LayerKind::MaxPool, 2, 2)});
+  std::vector<float> input = rng.vector(32);
+  input[16 + 4 * 2 + 3] = std::numeric_limits<float>::quiet_NaN();  // channel 1, row 2, column 3: window (1, 1)
+  const std::vector<float> out = run_cpu(net, input, 1);
+  for (int k = 0; k < 17; ++k) {
+    for (int j = 0; j < 4; ++j) {
+      const float v = out[static_cast<std::size_t>(k) * 4 + j];
+      if (j == 3) {
+        EXPECT_TRUE(std::isnan(v)) << "channel " << k;
+      } else {
+        EXPECT_TRUE(std::isfinite(v)) << "channel " << k << " output " << j;
+      }
+    }
+  }
+}
+
+TEST(CpuOps, DirectPathStopsAtAnIntermediateLayer) {
+  // forward() up to the convolution alone (before its batch-norm) must not see the folded
+  // weights: that run takes the plain kernels.
+  Random rng;
+  SCOPED_TRACE(rng.trace());
+  const Network net = random_network(rng, {1, 6, 6}, {conv_layer("c", 16, 3, 1, 1), batchnorm_layer("bn"), plain_layer("r", LayerKind::Relu)});
+  const std::vector<float> input = rng.vector(36);
+  auto backend = make_cpu_backend(net, 1);
+  std::vector<float> conv_out(16 * 36, std::numeric_limits<float>::quiet_NaN());
+  backend->forward(input.data(), 1, conv_out.data(), 1);
+  const Reference ref = naive_conv(net.layers()[0], input, 1);
+  expect_close(conv_out, ref.value, ref.tolerance, "conv output before its batch-norm");
 }
 
 TEST(CpuWorkers, EveryWorkerRunsOnceAndErrorsReachTheCaller) {

@@ -8,27 +8,104 @@
 #include <stdexcept>
 #include <vector>
 
+#include "../fold.h"
+#include "blocked.h"
 #include "ops.h"
 #include "workers.h"
 
 namespace infer {
 namespace {
 
+using cpu::BlockedShape;
+using cpu::kLanes;
+using cpu::PackedConv;
+
 // Buffers one worker needs to run a chunk through the network.
 struct ChunkBuffers {
   std::vector<std::unique_ptr<float[]>> activations;  // one per layer output, kChunk samples
   std::unique_ptr<float[]> scratch;                   // im2col matrix, shared by all convolutions
+  std::vector<std::unique_ptr<float[]>> blocked;      // one per BlockedProgram shape, kChunk samples, zeroed
 };
+
+// The convolutional front of the network on the channel-blocked layout (blocked.h): layers
+// [0, end_layer) as fused steps, a batch-norm folded into the convolution before it and a ReLU
+// fused into the step before it. Layers from end_layer on run on the plain layout.
+struct BlockedStep {
+  enum class Kind { Conv, Affine, Relu, MaxPool };
+  Kind kind = Kind::Conv;
+  PackedConv conv;                  // Conv
+  std::vector<float> scale, shift;  // Affine: padded to whole blocks with zeros
+  bool relu = false;                // Affine
+  Pool2dAttrs pool;                 // MaxPool
+};
+
+struct BlockedProgram {
+  std::size_t end_layer = 0;         // 0: the network does not start with a convolution it can run
+  std::vector<BlockedShape> shapes;  // [0] the input, [i + 1] the output of steps[i]
+  std::vector<BlockedStep> steps;
+};
+
+// Plans the blocked front: it starts at a group-1 convolution in layer 0 and takes batch-norms,
+// ReLUs, max pools and group-1 convolutions until the first other layer.
+BlockedProgram plan_blocked(const Network& network) {
+  BlockedProgram p;
+  const std::vector<Layer>& layers = network.layers();
+  if (layers.empty() || layers[0].kind != LayerKind::Conv2d || layers[0].conv().groups != 1) return p;
+  const Dims in = network.input().dims;
+  p.shapes.push_back(BlockedShape{1, in.c, in.h, in.w, 0, 0});
+  std::size_t i = 0;
+  while (i < layers.size()) {
+    const Layer& layer = layers[i];
+    BlockedStep step;
+    if (layer.kind == LayerKind::Conv2d && layer.conv().groups == 1) {
+      step.kind = BlockedStep::Kind::Conv;
+      // The input buffer's halo is this convolution's padding.
+      p.shapes.back().halo_h = layer.conv().pad_h;
+      p.shapes.back().halo_w = layer.conv().pad_w;
+      const bool fold = batchnorm_foldable(layers, i + 1);
+      const std::size_t last = fold ? i + 1 : i;
+      const bool relu = last + 1 < layers.size() && layers[last + 1].kind == LayerKind::Relu;
+      const FoldedParams params = fold ? fold_batchnorm(layer, layers[i + 1]) : FoldedParams{layer.params.weight, layer.params.bias};
+      step.conv = cpu::pack_conv(layer.conv(), layer.in.c, p.shapes.back().cb, params.weight, params.bias, relu);
+      i = last + (relu ? 2 : 1);
+    } else if (layer.kind == LayerKind::BatchNorm) {
+      step.kind = BlockedStep::Kind::Affine;
+      const BatchNormAffine bn = batchnorm_affine(layer);
+      const std::size_t padded = static_cast<std::size_t>(p.shapes.back().blocks) * kLanes;
+      step.scale = bn.scale;
+      step.shift = bn.shift;
+      step.scale.resize(padded, 0.0f);
+      step.shift.resize(padded, 0.0f);
+      step.relu = i + 1 < layers.size() && layers[i + 1].kind == LayerKind::Relu;
+      i += step.relu ? 2 : 1;
+    } else if (layer.kind == LayerKind::Relu) {
+      step.kind = BlockedStep::Kind::Relu;
+      i += 1;
+    } else if (layer.kind == LayerKind::MaxPool) {
+      step.kind = BlockedStep::Kind::MaxPool;
+      step.pool = layer.pool();
+      i += 1;
+    } else {
+      break;
+    }
+    const Dims out = layers[i - 1].out;
+    p.shapes.push_back(BlockedShape{kLanes, (out.c + kLanes - 1) / kLanes, out.h, out.w, 0, 0});
+    p.steps.push_back(std::move(step));
+  }
+  p.end_layer = i;
+  return p;
+}
 
 class CpuBackend final : public Backend {
  public:
-  CpuBackend(const Network& network, int max_batch)
+  CpuBackend(const Network& network, int max_batch, const CpuOptions& options)
       : network_(network), max_batch_(max_batch), threads_(std::max(1, openblas_get_num_threads())),
         workers_(threads_) {
+    if (options.direct_kernels && cpu::blocked_kernels_supported()) blocked_ = plan_blocked(network);
     if (max_batch < 1) throw std::invalid_argument("max_batch must be at least 1");
     std::size_t scratch = 0;
     for (const Layer& layer : network.layers()) {
-      batchnorm_.push_back(layer.kind == LayerKind::BatchNorm ? cpu::fold_batchnorm(layer) : cpu::BatchNormFolded{});
+      batchnorm_.push_back(layer.kind == LayerKind::BatchNorm ? batchnorm_affine(layer) : BatchNormAffine{});
       if (layer.kind == LayerKind::Conv2d) scratch = std::max(scratch, cpu::conv2d_scratch_size(layer));
     }
     // A worker only needs its buffers when a batch has more chunks than one.
@@ -40,12 +117,16 @@ class CpuBackend final : public Backend {
         b.activations.emplace_back(new float[static_cast<std::size_t>(kChunk) * layer.out.size()]);
       }
       b.scratch.reset(new float[std::max<std::size_t>(scratch, 1)]);
+      for (const BlockedShape& shape : blocked_.shapes) {
+        b.blocked.emplace_back(new float[static_cast<std::size_t>(kChunk) * shape.size()]());  // zero halos
+      }
       buffers_.push_back(std::move(b));
     }
   }
 
   std::string description() const override {
-    return "cpu: " + std::string(openblas_get_config()) + ", " + std::to_string(threads_) + " threads";
+    std::string kernels = blocked_.end_layer ? "direct AVX-512 convolutions, " : "";
+    return "cpu: " + kernels + std::string(openblas_get_config()) + ", " + std::to_string(threads_) + " threads";
   }
   const char* device() const override { return "cpu"; }
   int max_batch() const override { return max_batch_; }
@@ -88,12 +169,44 @@ class CpuBackend final : public Backend {
     const int first = chunk * kChunk;
     const int m = std::min(kChunk, n - first);
     const float* x = input + static_cast<std::size_t>(first) * in_size;
-    for (std::size_t i = 0; i < layer_count; ++i) {
+    std::size_t i = 0;
+    if (blocked_.end_layer > 0 && layer_count >= blocked_.end_layer) {
+      run_blocked(b, x, m);
+      i = blocked_.end_layer;
+      x = b.activations[i - 1].get();
+    }
+    for (; i < layer_count; ++i) {
       float* y = b.activations[i].get();
       run_layer(i, network_.layers()[i], x, m, y, b.scratch.get());
       x = y;
     }
     std::memcpy(output + static_cast<std::size_t>(first) * out_size, x, static_cast<std::size_t>(m) * out_size * sizeof(float));
+  }
+
+  // Layers [0, end_layer) of m samples on the blocked layout, sample by sample (one sample's
+  // activations stay in the cache); the result goes to activations[end_layer - 1], plain NCHW.
+  void run_blocked(ChunkBuffers& b, const float* x, int m) const {
+    const std::vector<BlockedShape>& shapes = blocked_.shapes;
+    const Dims in = network_.input().dims;
+    const Dims out = network_.layers()[blocked_.end_layer - 1].out;
+    for (int i = 0; i < m; ++i) {
+      float* buffer = b.blocked[0].get() + static_cast<std::size_t>(i) * shapes[0].size();
+      cpu::to_blocked(x + static_cast<std::size_t>(i) * in.size(), in.c, shapes[0], buffer);
+      for (std::size_t s = 0; s < blocked_.steps.size(); ++s) {
+        const BlockedStep& step = blocked_.steps[s];
+        const float* src = b.blocked[s].get() + static_cast<std::size_t>(i) * shapes[s].size();
+        float* dst = b.blocked[s + 1].get() + static_cast<std::size_t>(i) * shapes[s + 1].size();
+        switch (step.kind) {
+          case BlockedStep::Kind::Conv: cpu::conv_blocked(step.conv, shapes[s], src, shapes[s + 1], dst); break;
+          case BlockedStep::Kind::Affine: cpu::affine_blocked(step.scale, step.shift, step.relu, shapes[s], src, shapes[s + 1], dst); break;
+          case BlockedStep::Kind::Relu: cpu::relu_blocked(shapes[s], src, shapes[s + 1], dst); break;
+          case BlockedStep::Kind::MaxPool: cpu::maxpool_blocked(step.pool, shapes[s], src, shapes[s + 1], dst); break;
+        }
+      }
+      const std::size_t last = blocked_.steps.size();
+      cpu::from_blocked(shapes[last], b.blocked[last].get() + static_cast<std::size_t>(i) * shapes[last].size(), out.c,
+                   b.activations[blocked_.end_layer - 1].get() + static_cast<std::size_t>(i) * out.size());
+    }
   }
 
   void run_layer(std::size_t index, const Layer& layer, const float* x, int n, float* y, float* scratch) const {
@@ -113,15 +226,16 @@ class CpuBackend final : public Backend {
   const Network& network_;
   int max_batch_;
   int threads_;                                  // OpenBLAS's thread count when the backend was built
-  std::vector<cpu::BatchNormFolded> batchnorm_;  // per layer; empty for other kinds
+  std::vector<BatchNormAffine> batchnorm_;  // per layer; empty for other kinds
+  BlockedProgram blocked_;                       // empty (end_layer 0) when not used
   std::vector<ChunkBuffers> buffers_;            // one per worker that can have a chunk
   cpu::Workers workers_;                         // last: its threads stop before the buffers go
 };
 
 }  // namespace
 
-std::unique_ptr<Backend> make_cpu_backend(const Network& network, int max_batch) {
-  return std::make_unique<CpuBackend>(network, max_batch);
+std::unique_ptr<Backend> make_cpu_backend(const Network& network, int max_batch, const CpuOptions& options) {
+  return std::make_unique<CpuBackend>(network, max_batch, options);
 }
 
 }  // namespace infer

@@ -7,9 +7,17 @@
 
 namespace infer {
 
+struct CpuOptions {
+  // Run the convolutional front of the network (from a group-1 convolution in layer 0 up to the
+  // first layer other than conv2d, batch-norm, ReLU or max pooling) with the direct AVX-512
+  // kernels of blocked.h, batch-norm folded into the convolutions, when the CPU has AVX-512F.
+  // false: every layer on the plain im2col + OpenBLAS kernels (the tests run both).
+  bool direct_kernels = true;
+};
+
 // Plans the network for up to max_batch samples and allocates every activation and scratch
 // buffer now. The network must outlive the backend. Uses OpenBLAS with its default thread count
 // (OPENBLAS_NUM_THREADS or the number of cores).
-std::unique_ptr<Backend> make_cpu_backend(const Network& network, int max_batch);
+std::unique_ptr<Backend> make_cpu_backend(const Network& network, int max_batch, const CpuOptions& options = {});
 
 }  // namespace infer

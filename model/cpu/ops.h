@@ -4,6 +4,7 @@
 
 #include <vector>
 
+#include "../fold.h"
 #include "../network.h"
 
 namespace infer::cpu {
@@ -13,13 +14,8 @@ namespace infer::cpu {
 std::size_t conv2d_scratch_size(const Layer& layer);
 void conv2d_forward(const Layer& layer, const float* in, int n, float* out, float* scratch);
 
-// y = x * scale[c] + shift[c], with scale and shift folded from the batch-norm parameters once.
-struct BatchNormFolded {
-  std::vector<float> scale;
-  std::vector<float> shift;
-};
-BatchNormFolded fold_batchnorm(const Layer& layer);
-void batchnorm_forward(const Layer& layer, const BatchNormFolded& bn, const float* in, int n, float* out);
+// y = x * scale[c] + shift[c], with scale and shift computed once (batchnorm_affine, fold.h).
+void batchnorm_forward(const Layer& layer, const BatchNormAffine& bn, const float* in, int n, float* out);
 
 void relu_forward(const Layer& layer, const float* in, int n, float* out);
 void maxpool_forward(const Layer& layer, const float* in, int n, float* out);
