@@ -160,12 +160,21 @@ INSTANTIATE_TEST_SUITE_P(
 TEST(CpuOps, LinearMatchesNaiveReference) {
   Random rng;
   SCOPED_TRACE(rng.trace());
+  // 13 outputs: one partial vector; 100: two groups of 48 and a partial one. 11 samples: a chunk
+  // of 8 and one of 3. Both kernels (packed AVX-512 where the CPU has it, and sgemm).
   for (bool bias : {true, false}) {
-    const Network net = random_network(rng, {37, 1, 1}, {linear_layer("fc", 13, bias)});
-    const int n = 5;
-    const std::vector<float> input = rng.vector(n * 37);
-    const Reference ref = naive_linear(net.layers()[0], input, n);
-    expect_close(run_cpu(net, input, n), ref.value, ref.tolerance, bias ? "linear" : "linear without bias");
+    for (int outputs : {13, 100}) {
+      const Network net = random_network(rng, {37, 1, 1}, {linear_layer("fc", outputs, bias)});
+      for (int n : {1, 5, 11}) {
+        const std::vector<float> input = rng.vector(n * 37);
+        const Reference ref = naive_linear(net.layers()[0], input, n);
+        for (bool direct : {true, false}) {
+          expect_close(run_cpu(net, input, n, CpuOptions{direct}), ref.value, ref.tolerance,
+                       std::string(direct ? "packed" : "sgemm") + (bias ? " linear" : " linear without bias") + " n=" +
+                           std::to_string(n) + " outputs=" + std::to_string(outputs));
+        }
+      }
+    }
   }
 }
 

@@ -59,6 +59,16 @@ void affine_blocked(const std::vector<float>& scale, const std::vector<float>& s
                     const BlockedShape& in_shape, const float* in, const BlockedShape& out_shape, float* out);
 void relu_blocked(const BlockedShape& in_shape, const float* in, const BlockedShape& out_shape, float* out);
 
+// A linear layer's weights packed for linear_packed (any number of samples, plain [n, features]
+// input and output, as linear_forward).
+struct PackedLinear {
+  int in = 0, out = 0;
+  std::vector<float> weight;  // [ceil(out / 48)][in][48], zero-padded
+  std::vector<float> bias;    // [ceil(out / 48) * 48], zeros without a bias
+};
+PackedLinear pack_linear(const Layer& linear);
+void linear_packed(const PackedLinear& linear, const float* in, int n, float* out);
+
 // Plain NCHW (channels C) to blocked, and back (real channels only).
 void to_blocked(const float* nchw, int channels, const BlockedShape& shape, float* out);
 void from_blocked(const BlockedShape& shape, const float* in, int channels, float* nchw);

@@ -101,7 +101,12 @@ class CpuBackend final : public Backend {
   CpuBackend(const Network& network, int max_batch, const CpuOptions& options)
       : network_(network), max_batch_(max_batch), threads_(std::max(1, openblas_get_num_threads())),
         workers_(threads_) {
-    if (options.direct_kernels && cpu::blocked_kernels_supported()) blocked_ = plan_blocked(network);
+    if (options.direct_kernels && cpu::blocked_kernels_supported()) {
+      blocked_ = plan_blocked(network);
+      for (const Layer& layer : network.layers()) {
+        linear_.push_back(layer.kind == LayerKind::Linear ? std::make_unique<cpu::PackedLinear>(cpu::pack_linear(layer)) : nullptr);
+      }
+    }
     if (max_batch < 1) throw std::invalid_argument("max_batch must be at least 1");
     std::size_t scratch = 0;
     for (const Layer& layer : network.layers()) {
@@ -218,7 +223,9 @@ class CpuBackend final : public Backend {
       case LayerKind::AvgPool: cpu::avgpool_forward(layer, x, n, y); return;
       case LayerKind::GlobalAvgPool: cpu::global_avgpool_forward(layer, x, n, y); return;
       case LayerKind::Flatten: std::memcpy(y, x, static_cast<std::size_t>(n) * layer.in.size() * sizeof(float)); return;
-      case LayerKind::Linear: cpu::linear_forward(layer, x, n, y); return;
+      case LayerKind::Linear:
+        if (!linear_.empty()) return cpu::linear_packed(*linear_[index], x, n, y);
+        return cpu::linear_forward(layer, x, n, y);
       case LayerKind::Softmax: cpu::softmax_forward(layer, x, n, y); return;
     }
   }
@@ -228,6 +235,7 @@ class CpuBackend final : public Backend {
   int threads_;                                  // OpenBLAS's thread count when the backend was built
   std::vector<BatchNormAffine> batchnorm_;  // per layer; empty for other kinds
   BlockedProgram blocked_;                       // empty (end_layer 0) when not used
+  std::vector<std::unique_ptr<cpu::PackedLinear>> linear_;  // per layer with direct kernels, else empty
   std::vector<ChunkBuffers> buffers_;            // one per worker that can have a chunk
   cpu::Workers workers_;                         // last: its threads stop before the buffers go
 };
