@@ -10,13 +10,18 @@ and prints one table with the ratio ours/theirs, all from one run.
 CPU peers: PyTorch eager (eval, no_grad, same thread count) and ONNX Runtime (the model exported
 to ONNX from PyTorch; intra-op threads = the same count, one inter-op thread).
 GPU peers, when a CUDA GPU is visible to PyTorch: eager with cudnn.benchmark=True and a captured
-CUDA graph (torch.cuda.CUDAGraph), TF32 off to match our FP32.
+CUDA graph (torch.cuda.CUDAGraph), in the precision of our run: fp32 with TF32 off, tf32 with
+TF32 on (cuDNN and matmul), fp16 with the model and the inputs in half (--precision picks them).
+--devices gpu skips the CPU rows (tools/gpu-check.sh).
+
+After the table come the issue's targets, each marked met or MISSED from the same run's numbers.
 
 Latency is per batch, from host input to host output, timed with a steady clock around the call
 (for the GPU the peers synchronise before reading the clock). --record appends the table, the
 machine and the versions to bench/RESULTS.md.
 """
 import argparse
+import copy
 import datetime
 import json
 import os
@@ -93,12 +98,15 @@ def bench_onnxruntime(model, inputs, batches, seconds, threads):
     return rows, ort.__version__
 
 
-def bench_torch_gpu(model, inputs, batches, seconds, graph):
+def bench_torch_gpu(model, inputs, batches, seconds, graph, precision):
     torch.backends.cudnn.benchmark = True
-    torch.backends.cuda.matmul.allow_tf32 = False
-    torch.backends.cudnn.allow_tf32 = False
+    tf32 = precision == "tf32"
+    torch.backends.cuda.matmul.allow_tf32 = tf32
+    torch.backends.cudnn.allow_tf32 = tf32
     dev = torch.device("cuda")
-    m = model.to(dev)
+    dtype = torch.float16 if precision == "fp16" else torch.float32
+    m = copy.deepcopy(model).to(dev, dtype)
+    inputs = inputs.astype(np.float16) if precision == "fp16" else inputs
     sync = torch.cuda.synchronize
     rows = []
     with torch.no_grad():
@@ -107,7 +115,8 @@ def bench_torch_gpu(model, inputs, batches, seconds, graph):
                 rows.append(time_batches(lambda x: m(torch.from_numpy(x).to(dev)).cpu().numpy(), inputs, b,
                                          seconds, sync))
                 continue
-            static_in = torch.zeros((b,) + inputs.shape[1:], device=dev)
+            # Captured on a real batch (not zeros); replays copy each new batch into it.
+            static_in = torch.from_numpy(inputs[:b]).to(dev)
             s = torch.cuda.Stream()
             s.wait_stream(torch.cuda.current_stream())
             with torch.cuda.stream(s):
@@ -126,10 +135,12 @@ def bench_torch_gpu(model, inputs, batches, seconds, graph):
     return rows
 
 
-def infer_bench(exe, device, batches, seconds, threads):
+def infer_bench(exe, device, batches, seconds, threads, precision=None):
     cmd = [exe, "--device", device, "--json", "--batch", ",".join(map(str, batches)), "--seconds", str(seconds)]
     if threads:
         cmd += ["--threads", str(threads)]
+    if precision:
+        cmd += ["--precision", precision]
     out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
     return json.loads(out)
 
@@ -152,8 +163,11 @@ def main():
     ap.add_argument("--threads", type=int, default=os.cpu_count())
     ap.add_argument("--seconds", type=float, default=3.0)
     ap.add_argument("--record", action="store_true", help="append the results to bench/RESULTS.md")
+    ap.add_argument("--devices", default="cpu,gpu", help="cpu, gpu or both (gpu only when PyTorch sees a CUDA GPU)")
+    ap.add_argument("--precision", default="fp32,tf32,fp16", help="GPU precisions to compare")
     args = ap.parse_args()
     batches = [int(b) for b in args.batch.split(",")]
+    devices = args.devices.split(",")
     bench_exe = os.path.join(args.build, "bin", "infer-bench")
     infer_exe = os.path.join(args.build, "bin", "infer")
 
@@ -162,36 +176,69 @@ def main():
     images, _ = infer_model.load_fashion("t10k")
     inputs = model.preprocess(images).numpy().astype(np.float32)
 
-    tables = []  # (device, peer name, ours, theirs rows)
-    ours_cpu = infer_bench(bench_exe, "cpu", batches, args.seconds, args.threads)
-    torch_rows = bench_torch_cpu(model, inputs, batches, args.seconds)
-    ort_rows, ort_version = bench_onnxruntime(model, inputs, batches, args.seconds, args.threads)
-    tables.append(("cpu", f"PyTorch {torch.__version__} eager", ours_cpu["results"], torch_rows))
-    tables.append(("cpu", f"ONNX Runtime {ort_version}", ours_cpu["results"], ort_rows))
+    tables = []  # (device, precision, peer name, ours, theirs rows)
+    notes = []
+    targets = []  # (what, met)
+    if "cpu" in devices:
+        ours_cpu = infer_bench(bench_exe, "cpu", batches, args.seconds, args.threads)
+        torch_rows = bench_torch_cpu(model, inputs, batches, args.seconds)
+        ort_rows, ort_version = bench_onnxruntime(model, inputs, batches, args.seconds, args.threads)
+        tables.append(("cpu", "fp32", f"PyTorch {torch.__version__} eager", ours_cpu["results"], torch_rows))
+        tables.append(("cpu", "fp32", f"ONNX Runtime {ort_version}", ours_cpu["results"], ort_rows))
+        one_image = infer_one_image_ms(infer_exe)
+        notes.append(f"ours (cpu): {ours_cpu['backend']}; start-up {ours_cpu['startup_ms']:.1f} ms; accuracy "
+                     f"{ours_cpu['accuracy']:.4f}; peak RSS {ours_cpu['peak_rss_mib']:.1f} MiB; "
+                     f"`infer` one image, process start to printed result: {one_image:.1f} ms (median of 20)")
+        by_batch = lambda rows: {r["batch"]: r for r in rows}  # noqa: E731
+        o, t, x = by_batch(ours_cpu["results"]), by_batch(torch_rows), by_batch(ort_rows)
+        if 64 in o:
+            targets.append((f"cpu batch 64 >= 1.5x PyTorch: {o[64]['images_per_s'] / t[64]['images_per_s']:.2f}x",
+                            o[64]["images_per_s"] >= 1.5 * t[64]["images_per_s"]))
+            targets.append((f"cpu batch 64 >= ONNX Runtime: {o[64]['images_per_s'] / x[64]['images_per_s']:.2f}x",
+                            o[64]["images_per_s"] >= x[64]["images_per_s"]))
+        if 1 in o:
+            targets.append((f"cpu batch 1 p50 <= PyTorch's: {o[1]['p50_ms']:.3f} vs {t[1]['p50_ms']:.3f} ms",
+                            o[1]["p50_ms"] <= t[1]["p50_ms"]))
+        targets.append((f"`infer` one image < 50 ms: {one_image:.1f} ms", one_image < 50.0))
     gpu_note = "no CUDA GPU visible to PyTorch: GPU rows not measured"
-    if torch.cuda.is_available():
-        ours_gpu = infer_bench(bench_exe, "gpu", batches, args.seconds, 0)
-        tables.append(("gpu", "PyTorch eager (cudnn.benchmark, TF32 off)", ours_gpu["results"],
-                       bench_torch_gpu(model, inputs, batches, args.seconds, graph=False)))
-        tables.append(("gpu", "PyTorch CUDA graph (TF32 off)", ours_gpu["results"],
-                       bench_torch_gpu(model, inputs, batches, args.seconds, graph=True)))
-        gpu_note = f"GPU: {torch.cuda.get_device_name(0)}"
-    one_image = infer_one_image_ms(infer_exe)
+    if "gpu" in devices and torch.cuda.is_available():
+        gpu_note = f"GPU: {torch.cuda.get_device_name(0)}, PyTorch {torch.__version__}, cuDNN {torch.backends.cudnn.version()}"
+        for precision in args.precision.split(","):
+            ours_gpu = infer_bench(bench_exe, "gpu", batches, args.seconds, 0, precision)
+            eager = bench_torch_gpu(model, inputs, batches, args.seconds, False, precision)
+            graph = bench_torch_gpu(model, inputs, batches, args.seconds, True, precision)
+            tables.append(("gpu", precision, "PyTorch eager (cudnn.benchmark)", ours_gpu["results"], eager))
+            tables.append(("gpu", precision, "PyTorch CUDA graph", ours_gpu["results"], graph))
+            notes.append(f"ours (gpu, {precision}): {ours_gpu['backend']}; start-up {ours_gpu['startup_ms']:.1f} ms; "
+                         f"accuracy {ours_gpu['accuracy']:.4f}")
+            o = {r["batch"]: r for r in ours_gpu["results"]}
+            e = {r["batch"]: r for r in eager}
+            g = {r["batch"]: r for r in graph}
+            if 1 in o:
+                targets.append((f"gpu {precision} batch 1 p50 <= 0.050 ms: {o[1]['p50_ms']:.3f} ms", o[1]["p50_ms"] <= 0.050))
+                targets.append((f"gpu {precision} batch 1 >= 3x faster than PyTorch eager: "
+                                f"{e[1]['p50_ms'] / o[1]['p50_ms']:.2f}x", e[1]["p50_ms"] >= 3 * o[1]["p50_ms"]))
+            if 1024 in o:
+                best = max(e[1024]["images_per_s"], g[1024]["images_per_s"])
+                targets.append((f"gpu {precision} batch 1024 >= the faster PyTorch: {o[1024]['images_per_s'] / best:.2f}x",
+                                o[1024]["images_per_s"] >= best))
 
     lines = []
     lines.append(f"machine: {platform.machine()}, {os.cpu_count()} cores, {platform.platform()}; threads {args.threads}; "
                  f"{gpu_note}")
-    lines.append(f"ours: {ours_cpu['backend']}; start-up {ours_cpu['startup_ms']:.1f} ms; accuracy "
-                 f"{ours_cpu['accuracy']:.4f}; peak RSS {ours_cpu['peak_rss_mib']:.1f} MiB; "
-                 f"`infer` one image, process start to printed result: {one_image:.1f} ms (median of 20)")
+    lines.extend(notes)
     lines.append("")
-    lines.append("| device | peer | batch | ours img/s | peer img/s | ours/peer | ours p50 ms | peer p50 ms | ours p99 ms | peer p99 ms |")
-    lines.append("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
-    for device, peer, ours, theirs in tables:
+    lines.append("| device | precision | peer | batch | ours img/s | peer img/s | ours/peer | ours p50 ms | peer p50 ms | ours p99 ms | peer p99 ms |")
+    lines.append("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for device, precision, peer, ours, theirs in tables:
         for o, t in zip(ours, theirs):
-            lines.append(f"| {device} | {peer} | {o['batch']} | {o['images_per_s']:.0f} | {t['images_per_s']:.0f} | "
+            lines.append(f"| {device} | {precision} | {peer} | {o['batch']} | {o['images_per_s']:.0f} | {t['images_per_s']:.0f} | "
                          f"{o['images_per_s'] / t['images_per_s']:.2f} | {o['p50_ms']:.3f} | {t['p50_ms']:.3f} | "
                          f"{o['p99_ms']:.3f} | {t['p99_ms']:.3f} |")
+    lines.append("")
+    lines.append("targets (issue 4), from this run:")
+    for what, met in targets:
+        lines.append(f"- {'met' if met else 'MISSED'}: {what}")
     text = "\n".join(lines)
     print(text)
     if args.record:

@@ -5,8 +5,9 @@
 #   tools/gpu-check.sh [BUILD_DIR]        (default: build)
 #
 # Prints infer --version, runs the GPU test suites and the 10k-image accuracy through
-# --device gpu, and ends with a summary table. Exit status 0 only if nothing failed and the GPU
-# tests actually ran (a skipped GPU test is reported as SKIPPED, never as a pass).
+# --device gpu, benchmarks ours against PyTorch on the GPU in fp32, tf32 and fp16
+# (tools/bench_peers.py), and ends with a summary table and the ratio table. Exit status 0 only
+# if nothing failed and the GPU tests actually ran (a skipped GPU test is reported as SKIPPED, never as a pass).
 #
 # cuDNN may be only inside a Python environment (the nvidia-cudnn-cu13 wheel): if the loader
 # cannot find libcudnn.so.9, the script looks in Python's site-packages (nvidia/cudnn/lib,
@@ -91,10 +92,31 @@ run_suite "cuDNN plan tests" "$bin/infer_cudnn_plan_tests"
 run_suite "GPU vs CPU backend tests" "$bin/infer_gpu_tests"
 run_suite "10k accuracy, --device gpu" "$bin/infer_accuracy_tests" --gtest_filter='*Gpu*'
 
+# --- benchmark: ours and PyTorch on this GPU, per precision --------------------------------------
+# tools/bench_peers.py with the machine's own python3 (PyTorch with CUDA); 1 s per configuration,
+# about 3 minutes for three precisions. Its ratio table and the targets are printed last.
+section "benchmark"
+bench_log="$(mktemp)"
+if python3 -c 'import sys, torch; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null; then
+  PYTHONUNBUFFERED=1 timeout 360 python3 "$root/tools/bench_peers.py" --build "$build" --devices gpu \
+    --precision fp32,tf32,fp16 --batch 1,64,1024 --seconds 1 2>&1 | tee "$bench_log"
+  status=${PIPESTATUS[0]}
+  missed=$(grep -c '^- MISSED' "$bench_log")
+  if ((status != 0)); then row "benchmark vs PyTorch" "FAIL" "exit $status (see above)";
+  else row "benchmark vs PyTorch" "ok" "ran; $missed target(s) missed (goals, not tests)"; fi
+else
+  row "benchmark vs PyTorch" "MISSING" "python3 with a CUDA-enabled PyTorch not found"
+fi
+
 # --- summary -----------------------------------------------------------------------------------
 section "summary"
 printf '| %-34s | %-8s | %s |\n' "check" "result" "details"
 printf '|%s|%s|%s|\n' "------------------------------------" "----------" "----------------------------------"
 printf '%s\n' "${rows[@]}"
+if grep -q '^| gpu' "$bench_log"; then
+  section "ours / PyTorch on this GPU (same run)"
+  grep -E '^\| (device|---|gpu)|^targets|^- (met|MISSED)|^ours \(gpu' "$bench_log"
+fi
+rm -f "$bench_log"
 if printf '%s\n' "${rows[@]}" | grep -qE '\| (FAIL|MISSING|SKIPPED) '; then exit 1; fi
 exit 0
