@@ -363,12 +363,10 @@ Reference folded_conv_relu(const Network& net, const std::vector<float>& input, 
   return ref;
 }
 
-// The next convolution applied to a float input known only within `in_error` per element:
-// the naive result on that input, with bound (its own) + sum |w| * (in_error + u |x|) (the second
-// term covers rounding the double reference to the float input used here).
-Reference next_conv(const Layer& conv, const Reference& in, int n) {
-  std::vector<float> x(in.value.begin(), in.value.end());
-  Reference ref = naive_conv(conv, x, n);
+// How far an input known within `in.tolerance` can move a convolution's output: sum |w| *
+// (in_error + u |x|) (the second term covers rounding the double reference to the float input
+// the next reference is computed on).
+std::vector<double> carried_error(const Layer& conv, const Reference& in, int n) {
   Layer abs_conv = conv;
   for (float& w : abs_conv.params.weight) w = std::fabs(w);
   std::get<Conv2dAttrs>(abs_conv.attrs).bias = false;
@@ -376,8 +374,75 @@ Reference next_conv(const Layer& conv, const Reference& in, int n) {
   for (std::size_t i = 0; i < err.size(); ++i) {
     err[i] = static_cast<float>((in.tolerance[i] + kFloatEps * std::fabs(in.value[i])) * (1 + 1e-6));  // rounded up
   }
-  const Reference spread = naive_conv(abs_conv, err, n);
-  for (std::size_t i = 0; i < ref.value.size(); ++i) ref.tolerance[i] += spread.value[i] * (1 + 1e-6);
+  std::vector<double> spread = naive_conv(abs_conv, err, n).value;
+  for (double& v : spread) v *= 1 + 1e-6;
+  return spread;
+}
+
+// The next convolution applied to a float input known only within `in.tolerance` per element:
+// the naive result on that input, with bound (its own) + carried_error.
+Reference next_conv(const Layer& conv, const Reference& in, int n) {
+  std::vector<float> x(in.value.begin(), in.value.end());
+  Reference ref = naive_conv(conv, x, n);
+  const std::vector<double> spread = carried_error(conv, in, n);
+  for (std::size_t i = 0; i < ref.value.size(); ++i) ref.tolerance[i] += spread[i];
+  return ref;
+}
+
+// The same, computed by Winograd F(2x2, 3x3) (blocked_winograd.cpp). Its rounding bound replaces
+// the direct sum's: every output is a sum over channels c and the 16 products of
+//   |A^T| ( |G| |g_c| |G^T|  .*  |B^T| |d_c| |B| ) |A|
+// terms, and each term passes through at most C + 9 roundings (the transformed filter 1, the
+// input transform 2, the product 1, the channel sum C, the output transform and the bias 5), so
+// the error is within (C + 9) u times that magnitude E (first order; E is taken with |d| + the
+// input's own error, an upper bound for the values the backend actually transforms).
+Reference winograd_conv(const Layer& conv, const Reference& in, int n) {
+  static const double g[4][3] = {{1, 0, 0}, {0.5, 0.5, 0.5}, {0.5, 0.5, 0.5}, {0, 0, 1}};  // |G|
+  static const double b[4][4] = {{1, 0, 1, 0}, {0, 1, 1, 1}, {0, 1, 1, 0}, {0, 0, 0, 1}};  // |B^T|
+  static const double a[2][4] = {{1, 1, 1, 0}, {0, 1, 1, 1}};                              // |A^T|
+  const Conv2dAttrs& at = conv.conv();
+  std::vector<float> x(in.value.begin(), in.value.end());
+  Reference ref = naive_conv(conv, x, n);
+  const std::vector<double> spread = carried_error(conv, in, n);
+  const int c_n = conv.in.c, h = conv.in.h, w = conv.in.w;
+  std::size_t i = 0;
+  for (int s = 0; s < n; ++s) {
+    for (int k = 0; k < at.out_channels; ++k) {
+      for (int y = 0; y < conv.out.h; ++y) {
+        for (int xo = 0; xo < conv.out.w; ++xo, ++i) {
+          const int y0 = y / 2 * 2 - at.pad_h, x0 = xo / 2 * 2 - at.pad_w;
+          double e = 0.0;
+          for (int c = 0; c < c_n; ++c) {
+            double d[4][4];
+            for (int p = 0; p < 4; ++p) {
+              for (int q = 0; q < 4; ++q) {
+                const int iy = y0 + p, ix = x0 + q;
+                const std::size_t j = ((static_cast<std::size_t>(s) * c_n + c) * h + iy) * w + ix;
+                d[p][q] = (iy < 0 || iy >= h || ix < 0 || ix >= w) ? 0.0 : std::fabs(in.value[j]) + in.tolerance[j];
+              }
+            }
+            const float* f = conv.params.weight.data() + (static_cast<std::size_t>(k) * c_n + c) * 9;
+            for (int u = 0; u < 4; ++u) {
+              for (int v = 0; v < 4; ++v) {
+                const double weight_uv = a[y % 2][u] * a[xo % 2][v];
+                if (weight_uv == 0.0) continue;
+                double uu = 0.0, vv = 0.0;
+                for (int r = 0; r < 3; ++r) {
+                  for (int q = 0; q < 3; ++q) uu += g[u][r] * std::fabs(f[r * 3 + q]) * g[v][q];
+                }
+                for (int p = 0; p < 4; ++p) {
+                  for (int q = 0; q < 4; ++q) vv += b[u][p] * d[p][q] * b[v][q];
+                }
+                e += weight_uv * uu * vv;
+              }
+            }
+          }
+          if (at.bias) e += std::fabs(conv.params.bias[static_cast<std::size_t>(k)]);
+          ref.tolerance[i] = (c_n + 9) * kFloatEps * e + spread[i];
+        }
+      }
+    }
+  }
   return ref;
 }
 
@@ -424,6 +489,42 @@ TEST(CpuOps, DirectChainConvBatchNormReluPoolConv) {
     expect_close(run_cpu(net, input, n), ref.value, ref.tolerance, "direct chain n=" + std::to_string(n));
   }
 }
+
+struct WinogradCase {
+  Dims in;  // of the second convolution (the first maps 3 channels to in.c)
+  int out_channels, pad;
+};
+
+class WinogradTest : public ::testing::TestWithParam<WinogradCase> {};
+
+TEST_P(WinogradTest, MatchesNaiveReferenceWithinItsBound) {
+  // conv 1x1 (3 -> C) + ReLU, then the 3x3 stride-1 convolution under test, by Winograd and by
+  // the direct kernel (winograd = false), each against its own derived bound.
+  if (!cpu::blocked_kernels_supported()) GTEST_SKIP() << "this CPU has no AVX-512F: the direct kernels are not used";
+  const WinogradCase& c = GetParam();
+  Random rng;
+  SCOPED_TRACE(rng.trace());
+  const Network net = random_network(rng, {3, c.in.h, c.in.w},
+                                     {conv_layer("c1", c.in.c, 1), plain_layer("r1", LayerKind::Relu),
+                                      conv_layer("c2", c.out_channels, 3, 1, c.pad)});
+  for (int n : {1, 2, 9}) {  // 9: two chunks, on two workers
+    const std::vector<float> input = rng.vector(n * net.input().dims.size());
+    Reference first = naive_conv(net.layers()[0], input, n);
+    for (double& v : first.value) v = std::max(v, 0.0);
+    const Reference winograd = winograd_conv(net.layers()[2], first, n);
+    const Reference direct = next_conv(net.layers()[2], first, n);
+    const std::string what = " n=" + std::to_string(n);
+    expect_close(run_cpu(net, input, n, CpuOptions{true, true}), winograd.value, winograd.tolerance, "winograd" + what);
+    expect_close(run_cpu(net, input, n, CpuOptions{true, false}), direct.value, direct.tolerance, "direct" + what);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Shapes, WinogradTest,
+    ::testing::Values(WinogradCase{{32, 28, 28}, 32, 1},   // the shipped model's second layer: 196 tiles
+                      WinogradCase{{20, 9, 11}, 33, 1},    // odd sizes: partial tiles; channels not in blocks of 16
+                      WinogradCase{{16, 8, 7}, 16, 0},     // no padding
+                      WinogradCase{{17, 5, 6}, 40, 2}));   // padding 2: whole tiles of padding
 
 TEST(CpuOps, DirectStandAloneBatchNormAndRelu) {
   // A batch-norm after a ReLU cannot be folded: it runs as the blocked affine step, and a ReLU

@@ -52,12 +52,34 @@ PackedConv pack_conv(const Conv2dAttrs& attrs, int in_channels, int cb, const st
 // One sample each. `in` and `out` point at the sample's buffer (halo included).
 void conv_blocked(const PackedConv& conv, const BlockedShape& in_shape, const float* in, const BlockedShape& out_shape,
                   float* out);
+// A 1x1 convolution (conv: kernel 1, packed with cb = kLanes) over `pixels` consecutive pixels
+// of a [C/16][pixels][16] input, written with a chosen output layout: output block b, pixel j at
+// out + b * out_plane + j * out_step. Used by the Winograd products.
+void pointwise_blocked(const PackedConv& conv, const float* in, std::size_t in_plane, int pixels, float* out,
+                       std::size_t out_plane, int out_step);
 void maxpool_blocked(const Pool2dAttrs& attrs, const BlockedShape& in_shape, const float* in,
                      const BlockedShape& out_shape, float* out);
 // y = x * scale[c] + shift[c] (scale/shift padded with zeros to the blocks), optionally ReLU.
 void affine_blocked(const std::vector<float>& scale, const std::vector<float>& shift, bool relu,
                     const BlockedShape& in_shape, const float* in, const BlockedShape& out_shape, float* out);
 void relu_blocked(const BlockedShape& in_shape, const float* in, const BlockedShape& out_shape, float* out);
+
+// A 3x3, stride-1 convolution by Winograd F(2x2, 3x3) (blocked_winograd.cpp): the 16 transformed
+// filters, each packed as a 1x1 convolution for conv_blocked. Its input buffer needs a halo of
+// padding + 1, and scratch of winograd_scratch_size floats.
+struct WinogradConv {
+  Conv2dAttrs attrs;
+  int in_channels = 0;
+  std::vector<PackedConv> products;  // 16: (G g G^T)[i][j] as [K][C padded to 16] 1x1 filters
+  std::vector<float> bias;           // [K padded to 16]
+  bool relu = false;
+};
+bool winograd_applicable(const Conv2dAttrs& attrs, int in_channels);
+WinogradConv pack_winograd(const Conv2dAttrs& attrs, int in_channels, const std::vector<float>& weight,
+                           const std::vector<float>& bias, bool relu);
+std::size_t winograd_scratch_size(const WinogradConv& conv);
+void conv_winograd(const WinogradConv& conv, const BlockedShape& in_shape, const float* in, const BlockedShape& out_shape,
+                   float* out, float* scratch);
 
 // A linear layer's weights packed for linear_packed (any number of samples, plain [n, features]
 // input and output, as linear_forward).

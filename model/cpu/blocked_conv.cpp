@@ -32,6 +32,7 @@ struct TileArgs {
   int s_step;             // floats between kernel columns: dilation_w * cb
   int x_step;             // floats between neighbouring output pixels: stride_w * cb
   std::size_t out_plane;  // floats per output block
+  int out_step;           // floats between neighbouring output pixels (kLanes, or more when interleaved)
   bool relu;
 };
 
@@ -69,7 +70,7 @@ INFER_AVX512 void conv_tile(const TileArgs& t, const float* x, const float* w, c
     for (int j = 0; j < WB; ++j) {
       // max(0, v) returns its second operand when either is NaN: NaN propagates through the ReLU.
       const __m512 v = t.relu ? _mm512_max_ps(zero, acc[j][nb]) : acc[j][nb];
-      _mm512_storeu_ps(y + t.out_plane * nb + j * kLanes, v);
+      _mm512_storeu_ps(y + t.out_plane * nb + j * t.out_step, v);
     }
   }
 }
@@ -78,11 +79,11 @@ INFER_AVX512 void conv_tile(const TileArgs& t, const float* x, const float* w, c
 template <int NB, int CB, bool UNIT_STRIDE>
 INFER_AVX512 void conv_row(const TileArgs& t, const float* x, const float* w, const float* bias, float* y, int width) {
   int ox = 0;
-  for (; width - ox >= 14; ox += 14) conv_tile<14, NB, CB, UNIT_STRIDE>(t, x + ox * t.x_step, w, bias, y + ox * kLanes);
-  if (width - ox >= 8) { conv_tile<8, NB, CB, UNIT_STRIDE>(t, x + ox * t.x_step, w, bias, y + ox * kLanes); ox += 8; }
-  if (width - ox >= 4) { conv_tile<4, NB, CB, UNIT_STRIDE>(t, x + ox * t.x_step, w, bias, y + ox * kLanes); ox += 4; }
-  if (width - ox >= 2) { conv_tile<2, NB, CB, UNIT_STRIDE>(t, x + ox * t.x_step, w, bias, y + ox * kLanes); ox += 2; }
-  if (width - ox >= 1) conv_tile<1, NB, CB, UNIT_STRIDE>(t, x + ox * t.x_step, w, bias, y + ox * kLanes);
+  for (; width - ox >= 14; ox += 14) conv_tile<14, NB, CB, UNIT_STRIDE>(t, x + ox * t.x_step, w, bias, y + ox * t.out_step);
+  if (width - ox >= 8) { conv_tile<8, NB, CB, UNIT_STRIDE>(t, x + ox * t.x_step, w, bias, y + ox * t.out_step); ox += 8; }
+  if (width - ox >= 4) { conv_tile<4, NB, CB, UNIT_STRIDE>(t, x + ox * t.x_step, w, bias, y + ox * t.out_step); ox += 4; }
+  if (width - ox >= 2) { conv_tile<2, NB, CB, UNIT_STRIDE>(t, x + ox * t.x_step, w, bias, y + ox * t.out_step); ox += 2; }
+  if (width - ox >= 1) conv_tile<1, NB, CB, UNIT_STRIDE>(t, x + ox * t.x_step, w, bias, y + ox * t.out_step);
 }
 
 using RowFn = void (*)(const TileArgs&, const float*, const float*, const float*, float*, int);
@@ -153,6 +154,7 @@ void conv_blocked(const PackedConv& conv, const BlockedShape& in_shape, const fl
   t.s_step = a.dilation_w * in_shape.cb;
   t.x_step = a.stride_w * in_shape.cb;
   t.out_plane = out_shape.plane();
+  t.out_step = kLanes;
   t.relu = conv.relu;
   const std::size_t per_block = static_cast<std::size_t>(in_shape.blocks) * a.kernel_h * a.kernel_w * in_shape.cb * kLanes;
   for (int kb0 = 0; kb0 < out_shape.blocks; kb0 += kMaxGroupBlocks) {
@@ -165,6 +167,25 @@ void conv_blocked(const PackedConv& conv, const BlockedShape& in_shape, const fl
       const float* x = in + in_shape.at(0, oy * a.stride_h - a.pad_h, -a.pad_w);
       row(t, x, w, bias, out + out_shape.at(kb0, oy, 0), out_shape.w);
     }
+  }
+}
+
+void pointwise_blocked(const PackedConv& conv, const float* in, std::size_t in_plane, int pixels, float* out,
+                       std::size_t out_plane, int out_step) {
+  TileArgs t{};
+  t.in_plane = in_plane;
+  t.blocks = (conv.in_channels + kLanes - 1) / kLanes;
+  t.kernel_h = t.kernel_w = 1;
+  t.x_step = kLanes;
+  t.out_plane = out_plane;
+  t.out_step = out_step;
+  t.relu = conv.relu;
+  const int out_blocks = (conv.attrs.out_channels + kLanes - 1) / kLanes;
+  const std::size_t per_block = static_cast<std::size_t>(t.blocks) * kLanes * kLanes;
+  for (int kb0 = 0; kb0 < out_blocks; kb0 += kMaxGroupBlocks) {
+    const int nb = std::min(kMaxGroupBlocks, out_blocks - kb0);
+    row_function(nb, kLanes, true)(t, in, conv.weight.data() + per_block * kb0, conv.bias.data() + static_cast<std::size_t>(kb0) * kLanes,
+                                   out + out_plane * kb0, pixels);
   }
 }
 

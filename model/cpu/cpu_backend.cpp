@@ -31,9 +31,10 @@ struct ChunkBuffers {
 // [0, end_layer) as fused steps, a batch-norm folded into the convolution before it and a ReLU
 // fused into the step before it. Layers from end_layer on run on the plain layout.
 struct BlockedStep {
-  enum class Kind { Conv, Affine, Relu, MaxPool };
+  enum class Kind { Conv, Winograd, Affine, Relu, MaxPool };
   Kind kind = Kind::Conv;
   PackedConv conv;                  // Conv
+  cpu::WinogradConv winograd;       // Winograd
   std::vector<float> scale, shift;  // Affine: padded to whole blocks with zeros
   bool relu = false;                // Affine
   Pool2dAttrs pool;                 // MaxPool
@@ -43,11 +44,12 @@ struct BlockedProgram {
   std::size_t end_layer = 0;         // 0: the network does not start with a convolution it can run
   std::vector<BlockedShape> shapes;  // [0] the input, [i + 1] the output of steps[i]
   std::vector<BlockedStep> steps;
+  std::size_t scratch = 0;           // floats of Winograd scratch one sample needs
 };
 
 // Plans the blocked front: it starts at a group-1 convolution in layer 0 and takes batch-norms,
 // ReLUs, max pools and group-1 convolutions until the first other layer.
-BlockedProgram plan_blocked(const Network& network) {
+BlockedProgram plan_blocked(const Network& network, const CpuOptions& options) {
   BlockedProgram p;
   const std::vector<Layer>& layers = network.layers();
   if (layers.empty() || layers[0].kind != LayerKind::Conv2d || layers[0].conv().groups != 1) return p;
@@ -58,15 +60,22 @@ BlockedProgram plan_blocked(const Network& network) {
     const Layer& layer = layers[i];
     BlockedStep step;
     if (layer.kind == LayerKind::Conv2d && layer.conv().groups == 1) {
-      step.kind = BlockedStep::Kind::Conv;
-      // The input buffer's halo is this convolution's padding.
-      p.shapes.back().halo_h = layer.conv().pad_h;
-      p.shapes.back().halo_w = layer.conv().pad_w;
+      // Winograd where it applies (3x3, stride 1, blocked input), else the direct kernel. The
+      // input buffer's halo is this convolution's padding (+ 1 for Winograd's last tiles).
+      const bool winograd = options.winograd && p.shapes.back().cb == kLanes && cpu::winograd_applicable(layer.conv(), layer.in.c);
+      step.kind = winograd ? BlockedStep::Kind::Winograd : BlockedStep::Kind::Conv;
+      p.shapes.back().halo_h = layer.conv().pad_h + (winograd ? 1 : 0);
+      p.shapes.back().halo_w = layer.conv().pad_w + (winograd ? 1 : 0);
       const bool fold = batchnorm_foldable(layers, i + 1);
       const std::size_t last = fold ? i + 1 : i;
       const bool relu = last + 1 < layers.size() && layers[last + 1].kind == LayerKind::Relu;
       const FoldedParams params = fold ? fold_batchnorm(layer, layers[i + 1]) : FoldedParams{layer.params.weight, layer.params.bias};
-      step.conv = cpu::pack_conv(layer.conv(), layer.in.c, p.shapes.back().cb, params.weight, params.bias, relu);
+      if (winograd) {
+        step.winograd = cpu::pack_winograd(layer.conv(), layer.in.c, params.weight, params.bias, relu);
+        p.scratch = std::max(p.scratch, cpu::winograd_scratch_size(step.winograd));
+      } else {
+        step.conv = cpu::pack_conv(layer.conv(), layer.in.c, p.shapes.back().cb, params.weight, params.bias, relu);
+      }
       i = last + (relu ? 2 : 1);
     } else if (layer.kind == LayerKind::BatchNorm) {
       step.kind = BlockedStep::Kind::Affine;
@@ -102,7 +111,7 @@ class CpuBackend final : public Backend {
       : network_(network), max_batch_(max_batch), threads_(std::max(1, openblas_get_num_threads())),
         workers_(threads_) {
     if (options.direct_kernels && cpu::blocked_kernels_supported()) {
-      blocked_ = plan_blocked(network);
+      blocked_ = plan_blocked(network, options);
       for (const Layer& layer : network.layers()) {
         linear_.push_back(layer.kind == LayerKind::Linear ? std::make_unique<cpu::PackedLinear>(cpu::pack_linear(layer)) : nullptr);
       }
@@ -121,7 +130,7 @@ class CpuBackend final : public Backend {
         // Uninitialised on purpose: every element is written before it is read.
         b.activations.emplace_back(new float[static_cast<std::size_t>(kChunk) * layer.out.size()]);
       }
-      b.scratch.reset(new float[std::max<std::size_t>(scratch, 1)]);
+      b.scratch.reset(new float[std::max<std::size_t>(std::max(scratch, blocked_.scratch), 1)]);
       for (const BlockedShape& shape : blocked_.shapes) {
         b.blocked.emplace_back(new float[static_cast<std::size_t>(kChunk) * shape.size()]());  // zero halos
       }
@@ -203,6 +212,7 @@ class CpuBackend final : public Backend {
         float* dst = b.blocked[s + 1].get() + static_cast<std::size_t>(i) * shapes[s + 1].size();
         switch (step.kind) {
           case BlockedStep::Kind::Conv: cpu::conv_blocked(step.conv, shapes[s], src, shapes[s + 1], dst); break;
+          case BlockedStep::Kind::Winograd: cpu::conv_winograd(step.winograd, shapes[s], src, shapes[s + 1], dst, b.scratch.get()); break;
           case BlockedStep::Kind::Affine: cpu::affine_blocked(step.scale, step.shift, step.relu, shapes[s], src, shapes[s + 1], dst); break;
           case BlockedStep::Kind::Relu: cpu::relu_blocked(shapes[s], src, shapes[s + 1], dst); break;
           case BlockedStep::Kind::MaxPool: cpu::maxpool_blocked(step.pool, shapes[s], src, shapes[s + 1], dst); break;

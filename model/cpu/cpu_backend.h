@@ -13,6 +13,9 @@ struct CpuOptions {
   // kernels of blocked.h, batch-norm folded into the convolutions, when the CPU has AVX-512F.
   // false: every layer on the plain im2col + OpenBLAS kernels (the tests run both).
   bool direct_kernels = true;
+  // With direct_kernels: 3x3 stride-1 convolutions after the first layer by Winograd F(2x2, 3x3)
+  // (2.25x fewer multiplications; rounding bound in tests/test_cpu_ops.cpp). false: direct.
+  bool winograd = true;
 };
 
 // Plans the network for up to max_batch samples and allocates every activation and scratch
