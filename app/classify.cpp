@@ -7,7 +7,6 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
-#include <numeric>
 #include <iostream>
 #include <ostream>
 #include <variant>
@@ -78,25 +77,22 @@ class Printer {
     }
   }
 
-  void result(const Input& input, const float* probs, std::size_t classes) {
-    std::vector<std::size_t> order(classes);
-    std::iota(order.begin(), order.end(), 0);
-    const std::size_t k = std::min<std::size_t>(static_cast<std::size_t>(options_.top_k), classes);
-    std::partial_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(k), order.end(),
-                      [probs](std::size_t a, std::size_t b) { return probs[a] > probs[b] || (probs[a] == probs[b] && a < b); });
+  // The k best classes of one image, best first, with their probabilities.
+  void result(const Input& input, const int* classes, const float* probs, int k) {
     if (options_.json) {
       nlohmann::json top = nlohmann::json::array();
-      for (std::size_t i = 0; i < k; ++i) {
-        top.push_back({{"label", label(order[i])}, {"index", order[i]}, {"prob", probs[order[i]]}});
+      for (int i = 0; i < k; ++i) {
+        const auto index = static_cast<std::size_t>(classes[i]);
+        top.push_back({{"label", label(index)}, {"index", index}, {"prob", probs[i]}});
       }
       out_ << dump(nlohmann::json{{"file", input.path}, {"device", device_}, {"top", top}}) << '\n' << std::flush;
       return;
     }
     out_ << input.path << ':';
-    for (std::size_t i = 0; i < k; ++i) {
+    for (int i = 0; i < k; ++i) {
       char prob[32];
-      std::snprintf(prob, sizeof prob, "%.3f", static_cast<double>(probs[order[i]]));
-      out_ << (i ? " | " : " ") << label(order[i]) << ' ' << prob;
+      std::snprintf(prob, sizeof prob, "%.3f", static_cast<double>(probs[i]));
+      out_ << (i ? " | " : " ") << label(static_cast<std::size_t>(classes[i])) << ' ' << prob;
     }
     out_ << "   " << tag_ << '\n';
   }
@@ -169,9 +165,15 @@ RunCounts classify_all(const Options& options, const LoadedModel& model, Backend
   const bool ends_with_softmax = net.layers().back().kind == LayerKind::Softmax;
   const int batch = backend.max_batch();
 
-  // Allocated once for the whole run.
+  const int k = static_cast<int>(std::min<std::size_t>(static_cast<std::size_t>(options.top_k), classes));
+
+  // Allocated once for the whole run. A network ending with a softmax gives probabilities, and the
+  // backend selects the k best itself (on the GPU only n*k results come back); otherwise every
+  // logit is needed for the softmax denominators.
   std::vector<float> input(static_cast<std::size_t>(batch) * sample);
-  std::vector<float> probs(static_cast<std::size_t>(batch) * classes);
+  std::vector<float> logits(ends_with_softmax ? 0 : static_cast<std::size_t>(batch) * classes);
+  std::vector<int> top_classes(static_cast<std::size_t>(batch) * static_cast<std::size_t>(k));
+  std::vector<float> top_probs(top_classes.size());
   std::vector<const Input*> slots;
   slots.reserve(static_cast<std::size_t>(batch));
 
@@ -203,10 +205,20 @@ RunCounts classify_all(const Options& options, const LoadedModel& model, Backend
     }
     if (slots.empty()) continue;
     const int n = static_cast<int>(slots.size());
-    backend.forward(input.data(), n, probs.data());
-    if (!ends_with_softmax) softmax_rows(probs.data(), n, classes);
+    if (ends_with_softmax) {
+      backend.top_k(input.data(), n, k, top_classes.data(), top_probs.data());
+    } else {
+      backend.forward(input.data(), n, logits.data());
+      softmax_rows(logits.data(), n, classes);
+      for (int i = 0; i < n; ++i) {
+        const std::size_t at = static_cast<std::size_t>(i) * static_cast<std::size_t>(k);
+        select_top_k(logits.data() + static_cast<std::size_t>(i) * classes, classes, k, top_classes.data() + at,
+                     top_probs.data() + at);
+      }
+    }
     for (int i = 0; i < n; ++i) {
-      printer.result(*slots[static_cast<std::size_t>(i)], probs.data() + static_cast<std::size_t>(i) * classes, classes);
+      const std::size_t at = static_cast<std::size_t>(i) * static_cast<std::size_t>(k);
+      printer.result(*slots[static_cast<std::size_t>(i)], top_classes.data() + at, top_probs.data() + at, k);
       ++counts.classified;
     }
   }

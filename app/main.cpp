@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <iostream>
 #include <memory>
+#include <string>
 
 #include "classify.h"
 #include "environment.h"
@@ -19,6 +20,24 @@ namespace {
 
 namespace fs = std::filesystem;
 
+GpuOptions gpu_options(const Options& o) {
+  GpuOptions g;
+  g.precision = o.precision;
+  g.autotune = o.autotune;
+  g.autotune_cache = o.autotune_cache;
+  if (o.verbose) g.log = [](const std::string& line) { std::cerr << "infer: " << line << '\n'; };
+  return g;
+}
+
+// "running on the CPU" plus, when another precision was asked for, that the CPU runs fp32.
+std::string cpu_notice(const Options& o) {
+  std::string notice = "infer: notice: running on the CPU";
+  if (o.precision != Precision::Fp32) {
+    notice += std::string(" in fp32 (--precision ") + precision_name(o.precision) + " needs the GPU)";
+  }
+  return notice + ": ";
+}
+
 // Picks the backend for --device. Throws GpuUnavailableError / GpuError for --device gpu.
 // report: the start-up check (nullptr when skipped); a required item that is not ok means the CPU
 // under --device auto and an error with the whole report under --device gpu.
@@ -29,14 +48,14 @@ std::unique_ptr<Backend> choose_backend(const Options& o, const Network& net, co
       throw GpuUnavailableError("the environment does not match " + report->manifest + " (first: " +
                                 manifest::one_line(*failed) + ")\n" + manifest::format_table(*report));
     }
-    std::cerr << "infer: notice: running on the CPU: " << manifest::one_line(*failed) << '\n';
+    std::cerr << cpu_notice(o) << manifest::one_line(*failed) << '\n';
     return make_cpu_backend(net, o.batch);
   }
-  if (o.device == DeviceChoice::Gpu) return make_gpu_backend(net, o.batch);
+  if (o.device == DeviceChoice::Gpu) return make_gpu_backend(net, o.batch, gpu_options(o));
   try {
-    return make_gpu_backend(net, o.batch);
+    return make_gpu_backend(net, o.batch, gpu_options(o));
   } catch (const Error& e) {  // unusable, or failing to set up: the CPU gives the same answers
-    std::cerr << "infer: notice: running on the CPU: " << e.what() << '\n';
+    std::cerr << cpu_notice(o) << e.what() << '\n';
     return make_cpu_backend(net, o.batch);
   }
 }

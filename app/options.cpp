@@ -45,6 +45,22 @@ ParseResult parse_options(int argc, char** argv) {
                  "Write a manifest describing this machine (and the model's digests) to PATH and exit")
       ->type_name("PATH");
   cli.add_flag("--no-verify", o.no_verify, "Skip the start-up environment check and the model digest check");
+  const std::map<std::string, Precision> precisions{
+      {"fp32", Precision::Fp32}, {"tf32", Precision::Tf32}, {"fp16", Precision::Fp16}};
+  cli.add_option("--precision", o.precision,
+                 "GPU arithmetic: fp32 (within 1e-4 of the CPU), tf32 (tensor cores, float data), fp16 (half "
+                 "storage, tensor cores); tf32 and fp16 need the GPU")
+      ->transform(CLI::CheckedTransformer(precisions).description(""))
+      ->type_name("fp32|tf32|fp16")
+      ->default_str("fp32");
+  cli.add_flag("--autotune", o.autotune,
+               "GPU: measure the convolution algorithms once and cache the fastest (see --autotune-cache)");
+  cli.add_option("--autotune-cache", o.autotune_cache,
+                 "Autotune cache file (default: $INFER_AUTOTUNE_CACHE, else $XDG_CACHE_HOME/infer/autotune.json, "
+                 "else ~/.cache/infer/autotune.json)")
+      ->type_name("PATH");
+  cli.add_flag("-v,--verbose", o.verbose,
+               "GPU: say on stderr which algorithm each convolution uses, cache use and CUDA graph fallbacks");
   cli.add_flag("--version", o.version, "Build-time and run-time versions (compiler, CUDA, cuDNN) and the model");
 
   try {
@@ -54,6 +70,12 @@ ParseResult parse_options(int argc, char** argv) {
     return result;
   } catch (const CLI::ParseError& e) {
     std::cerr << "infer: " << e.what() << "\nRun 'infer --help' for usage.\n";
+    result.exit_code = kExitUsage;
+    return result;
+  }
+  if (o.device == DeviceChoice::Cpu && o.precision != Precision::Fp32) {
+    std::cerr << "infer: --precision " << precision_name(o.precision)
+              << " needs the GPU; --device cpu runs fp32 only (use --device gpu or auto, or --precision fp32)\n";
     result.exit_code = kExitUsage;
     return result;
   }

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "model/backend.h"
 #include "model/image.h"
 
 namespace infer::app {
@@ -24,6 +25,10 @@ struct Options {
   std::string write_manifest;  // --write-manifest PATH: write a manifest describing this machine and exit
   std::string manifest;        // --manifest PATH; empty: the shipped VERSIONS.toml
   bool no_verify = false;      // --no-verify: skip the start-up check and the model digests
+  Precision precision = Precision::Fp32;  // --precision; tf32 and fp16 need the GPU
+  bool autotune = false;       // --autotune: measure convolution algorithms, cached in autotune_cache
+  std::string autotune_cache;  // --autotune-cache PATH; empty: the default cache file
+  bool verbose = false;        // -v/--verbose: the GPU backend's choices on stderr
 };
 
 // Parses argv. Returns the options, or an exit code when parsing already finished the run

@@ -1,14 +1,15 @@
 // infer-bench: throughput and latency of a backend on real Fashion-MNIST test images.
 //
-//   infer-bench [--model PATH] [--device cpu|gpu] [--batch 1,64,1024] [--threads N] [--json]
+//   infer-bench [--model PATH] [--device cpu|gpu] [--precision fp32|tf32|fp16] [--autotune]
+//               [--batch 1,64,1024] [--threads N] [--json]
 //
 // For each batch size: warm-up, then timed forward passes over rotating slices of the 10k test
 // images (already decoded and normalised: this measures the network, not PNG decoding), reported
 // as images/second and per-batch latency percentiles (steady clock around Backend::forward, which
 // returns when the results are in host memory). Also: start-up (model load + backend build +
-// first batch, from main), top-1 accuracy of the backend on the 10k images, and the process's
-// peak resident memory. A program that prints numbers, not a test: compare with a peer measured
-// in the same run (tools/bench_peers.py).
+// first batch, from main), top-1 accuracy of the backend at its precision on the 10k images, and
+// the process's peak resident memory. A program that prints numbers, not a test: compare with a
+// peer measured in the same run (tools/bench_peers.py).
 #include <cblas.h>
 
 #include <algorithm>
@@ -16,6 +17,7 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -68,14 +70,26 @@ int main(int argc, char** argv) {
   int threads = 0;
   double seconds = 2.0;
   bool json = false;
+  infer::Precision precision = infer::Precision::Fp32;
+  bool autotune = false;
   CLI::App cli{"infer-bench: images/second and latency of the infer engine on Fashion-MNIST test images"};
   cli.add_option("--model", model_path, "Model TOML");
   cli.add_option("--device", device, "cpu or gpu")->check(CLI::IsMember({"cpu", "gpu"}));
   cli.add_option("--batch", batches, "Batch sizes")->delimiter(',')->check(CLI::Range(1, 65536));
   cli.add_option("--threads", threads, "CPU threads for OpenBLAS (default: OpenBLAS's own, all cores)");
   cli.add_option("--seconds", seconds, "Timed seconds per batch size (after warm-up)")->check(CLI::Range(0.1, 600.0));
+  const std::map<std::string, infer::Precision> precisions{
+      {"fp32", infer::Precision::Fp32}, {"tf32", infer::Precision::Tf32}, {"fp16", infer::Precision::Fp16}};
+  cli.add_option("--precision", precision, "GPU arithmetic: fp32, tf32 or fp16 (the CPU runs fp32 only)")
+      ->transform(CLI::CheckedTransformer(precisions).description(""))
+      ->type_name("fp32|tf32|fp16");
+  cli.add_flag("--autotune", autotune, "GPU: measure the convolution algorithms (cached; see infer --autotune)");
   cli.add_flag("--json", json, "One JSON object on stdout");
   CLI11_PARSE(cli, argc, argv);
+  if (device == "cpu" && precision != infer::Precision::Fp32) {
+    std::cerr << "infer-bench: --precision " << infer::precision_name(precision) << " needs --device gpu\n";
+    return 2;
+  }
   if (threads > 0) openblas_set_num_threads(threads);
 
   try {
@@ -93,7 +107,11 @@ int main(int argc, char** argv) {
     const int max_batch = std::min(*std::max_element(batches.begin(), batches.end()), data.count);
 
     const Clock::time_point build = Clock::now();
-    auto backend = device == "gpu" ? infer::make_gpu_backend(net, max_batch) : infer::make_cpu_backend(net, max_batch);
+    infer::GpuOptions options;
+    options.precision = precision;
+    options.autotune = autotune;
+    auto backend =
+        device == "gpu" ? infer::make_gpu_backend(net, max_batch, options) : infer::make_cpu_backend(net, max_batch);
     std::vector<float> out(static_cast<std::size_t>(max_batch) * classes);
     backend->forward(inputs.data(), 1, out.data());
     const double startup_ms = ms_since(start), first_result_ms = ms_since(build);
@@ -144,7 +162,7 @@ int main(int argc, char** argv) {
       nlohmann::json j{{"engine", "infer"},
                        {"device", device},
                        {"backend", backend->description()},
-                       {"precision", "fp32"},
+                       {"precision", infer::precision_name(precision)},
                        {"startup_ms", startup_ms},
                        {"first_result_ms", first_result_ms},
                        {"accuracy", accuracy},
@@ -157,7 +175,8 @@ int main(int argc, char** argv) {
       std::cout << j.dump() << '\n';
       return 0;
     }
-    std::printf("infer-bench: %s, model %s, fp32\n", backend->description().c_str(), net.name().c_str());
+    std::printf("infer-bench: %s, model %s, %s\n", backend->description().c_str(), net.name().c_str(),
+                infer::precision_name(precision));
     std::printf("start-up %.1f ms (model load + backend build + first batch; backend build + first batch %.1f ms), "
                 "top-1 accuracy %.4f on %d images, peak RSS %.1f MiB\n",
                 startup_ms, first_result_ms, accuracy, data.count, peak_rss_mib());

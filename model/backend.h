@@ -1,13 +1,51 @@
 // The interface every backend implements. A backend is built once for a network and a maximum
-// batch size: it plans and allocates everything then, so forward() allocates nothing.
+// batch size: it plans and allocates everything then, so forward() and top_k() allocate nothing
+// (the default top_k() allocates its one buffer on its first call).
 #pragma once
 
 #include <cstddef>
+#include <functional>
+#include <optional>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "network.h"
 
 namespace infer {
+
+// Arithmetic of the GPU backend. The CPU backend always runs Fp32.
+//   Fp32  float32 data and FMA math: results within 1e-4 (relative) of the CPU's
+//   Tf32  float32 data, convolutions on tensor cores with TF32 products (10-bit mantissas)
+//   Fp16  half storage of activations and weights, float accumulation, tensor cores
+enum class Precision { Fp32, Tf32, Fp16 };
+
+inline const char* precision_name(Precision p) {
+  switch (p) {
+    case Precision::Fp32: return "fp32";
+    case Precision::Tf32: return "tf32";
+    case Precision::Fp16: return "fp16";
+  }
+  return "unknown";
+}
+
+// "fp32", "tf32" or "fp16" (exact, lower case); nullopt for anything else.
+inline std::optional<Precision> parse_precision(std::string_view s) {
+  for (Precision p : {Precision::Fp32, Precision::Tf32, Precision::Fp16}) {
+    if (s == precision_name(p)) return p;
+  }
+  return std::nullopt;
+}
+
+struct GpuOptions {
+  Precision precision = Precision::Fp32;  // Fp32: FMA math, no TF32 (results within 1e-4 of the CPU)
+  bool fold_batchnorm = true;             // false keeps the explicit cuDNN batch-norm op (tests use both)
+  bool cuda_graphs = true;                // capture each batch size once and replay it
+  bool autotune = false;                  // measure algorithms (cudnnFindConvolutionForwardAlgorithmEx) and cache them
+  std::string autotune_cache;             // cache file; empty = default_autotune_cache_path()
+  // Verbose lines (chosen algorithm per layer, cache use, graph fallback); empty = silent.
+  std::function<void(const std::string&)> log;
+};
 
 class Backend {
  public:
@@ -31,6 +69,24 @@ class Backend {
 
   void forward(const float* input, int n, float* output) { forward(input, n, output, layer_count()); }
   virtual std::size_t layer_count() const = 0;
+  // Floats per sample of the last layer's output (Network::output_dims().size()).
+  virtual std::size_t output_size() const = 0;
+
+  // Per sample, the k largest outputs of the last layer, best first:
+  //   classes[i*k + j], scores[i*k + j] for sample i < n and rank j < k (host memory).
+  // Order: larger score first; equal scores: lower index first; NaN ranks above every number
+  // (as PyTorch's topk), so a broken output shows up first rather than hiding.
+  // Throws std::invalid_argument unless 1 <= k <= the last layer's output size, and whatever
+  // forward() throws. The default runs forward() into a buffer of this backend (allocated on the
+  // first call) and selects on the host; the GPU backend selects on the device.
+  virtual void top_k(const float* input, int n, int k, int* classes, float* scores);
+
+ private:
+  std::vector<float> top_k_buffer_;  // max_batch x output size, for the default top_k()
 };
+
+// The k best (index, score) pairs of one row of `size` scores, with top_k()'s order. Requires
+// 1 <= k <= size.
+void select_top_k(const float* row, std::size_t size, int k, int* classes, float* scores);
 
 }  // namespace infer

@@ -5,6 +5,7 @@
 
 #include <array>
 #include <cstdlib>
+#include <functional>
 #include <stdexcept>
 
 #include "errors.h"
@@ -21,13 +22,37 @@ std::filesystem::path executable_dir() {
   return ec ? std::filesystem::path() : exe.parent_path();
 }
 
+// The C side of GpuOptions::log: no exception may cross into the library.
+void log_trampoline(void* ctx, const char* line) {
+  try {
+    (*static_cast<const std::function<void(const std::string&)>*>(ctx))(line);
+  } catch (...) {
+    // A failing log sink must not fail inference.
+  }
+}
+
 class GpuBackend final : public Backend {
  public:
-  GpuBackend(std::shared_ptr<GpuLibrary> library, const Network& network, int max_batch)
-      : library_(std::move(library)), layer_count_(network.layers().size()), max_batch_(max_batch) {
+  GpuBackend(std::shared_ptr<GpuLibrary> library, const Network& network, int max_batch, const GpuOptions& options)
+      : library_(std::move(library)),
+        options_(options),
+        layer_count_(network.layers().size()),
+        output_size_(network.output_dims().size()),
+        max_batch_(max_batch) {
+    InferGpuOptions c{};
+    c.precision = static_cast<int>(options_.precision);
+    c.fold_batchnorm = options_.fold_batchnorm ? 1 : 0;
+    c.cuda_graphs = options_.cuda_graphs ? 1 : 0;
+    c.autotune = options_.autotune ? 1 : 0;
+    c.autotune_cache = options_.autotune_cache.c_str();
+    if (options_.log) {
+      c.log = log_trampoline;
+      c.log_ctx = &options_.log;  // options_ lives as long as the executor
+    }
     std::array<char, 1024> message{};
-    const int status = library_->api().create(&network, max_batch, &executor_, message.data(), message.size());
+    const int status = library_->api().create(&network, max_batch, &c, &executor_, message.data(), message.size());
     if (status == INFER_GPU_UNAVAILABLE) throw GpuUnavailableError(message.data());
+    if (status == INFER_GPU_BAD_ARGUMENT) throw std::invalid_argument(message.data());
     if (status != INFER_GPU_OK) throw GpuError(message.data());
   }
   ~GpuBackend() override { library_->api().destroy(executor_); }
@@ -36,6 +61,7 @@ class GpuBackend final : public Backend {
   const char* device() const override { return "gpu"; }
   int max_batch() const override { return max_batch_; }
   std::size_t layer_count() const override { return layer_count_; }
+  std::size_t output_size() const override { return output_size_; }
 
   void forward(const float* input, int n, float* output, std::size_t layer_count) override {
     std::array<char, 1024> message{};
@@ -45,10 +71,19 @@ class GpuBackend final : public Backend {
     if (status != INFER_GPU_OK) throw GpuError(message.data());
   }
 
+  void top_k(const float* input, int n, int k, int* classes, float* scores) override {
+    std::array<char, 1024> message{};
+    const int status = library_->api().top_k(executor_, input, n, k, classes, scores, message.data(), message.size());
+    if (status == INFER_GPU_BAD_ARGUMENT) throw std::invalid_argument(message.data());
+    if (status != INFER_GPU_OK) throw GpuError(message.data());
+  }
+
  private:
   std::shared_ptr<GpuLibrary> library_;  // keeps the code of executor_ loaded
+  GpuOptions options_;                   // its log function is called by the library
   void* executor_ = nullptr;
   std::size_t layer_count_;
+  std::size_t output_size_;
   int max_batch_;
 };
 
@@ -109,13 +144,14 @@ InferGpuVersions GpuLibrary::versions() const {
   return v;
 }
 
-std::unique_ptr<Backend> make_gpu_backend(const Network& network, int max_batch) {
-  return make_gpu_backend(GpuLibrary::open(), network, max_batch);
+std::unique_ptr<Backend> make_gpu_backend(const Network& network, int max_batch, const GpuOptions& options) {
+  return make_gpu_backend(GpuLibrary::open(), network, max_batch, options);
 }
 
-std::unique_ptr<Backend> make_gpu_backend(std::shared_ptr<GpuLibrary> library, const Network& network, int max_batch) {
+std::unique_ptr<Backend> make_gpu_backend(std::shared_ptr<GpuLibrary> library, const Network& network, int max_batch,
+                                          const GpuOptions& options) {
   if (max_batch < 1) throw std::invalid_argument("max_batch must be at least 1");
-  return std::make_unique<GpuBackend>(std::move(library), network, max_batch);
+  return std::make_unique<GpuBackend>(std::move(library), network, max_batch, options);
 }
 
 }  // namespace infer

@@ -38,7 +38,9 @@ class GpuLibrary {
 
 // Builds the GPU backend for the network (which must outlive it). Throws GpuUnavailableError
 // when the library or the GPU cannot be used, GpuError when setting up on a usable GPU fails.
-std::unique_ptr<Backend> make_gpu_backend(const Network& network, int max_batch);
-std::unique_ptr<Backend> make_gpu_backend(std::shared_ptr<GpuLibrary> library, const Network& network, int max_batch);
+// options.log is called on the calling thread, during construction and forward()/top_k() only.
+std::unique_ptr<Backend> make_gpu_backend(const Network& network, int max_batch, const GpuOptions& options = {});
+std::unique_ptr<Backend> make_gpu_backend(std::shared_ptr<GpuLibrary> library, const Network& network, int max_batch,
+                                          const GpuOptions& options = {});
 
 }  // namespace infer

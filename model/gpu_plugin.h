@@ -17,7 +17,7 @@ class Network;
 extern "C" {
 
 // Bump whenever this table or any type it passes (Network, Layer, ...) changes.
-#define INFER_GPU_PLUGIN_ABI 1
+#define INFER_GPU_PLUGIN_ABI 2
 
 enum InferGpuStatus : int {
   INFER_GPU_OK = 0,
@@ -35,6 +35,17 @@ struct InferGpuVersions {
   int cudnn_loaded_cudart;   // cudnnGetCudartVersion(): the CUDA runtime that cuDNN was built for
 };
 
+// infer::GpuOptions (backend.h) as C. Strings and the log context must outlive the executor.
+struct InferGpuOptions {
+  int precision;               // infer::Precision: 0 fp32, 1 tf32, 2 fp16
+  int fold_batchnorm;          // 0 or 1
+  int cuda_graphs;             // 0 or 1
+  int autotune;                // 0 or 1
+  const char* autotune_cache;  // NULL or "": the default cache file
+  void (*log)(void* ctx, const char* line);  // NULL: silent; must not throw or longjmp
+  void* log_ctx;
+};
+
 struct InferGpuPlugin {
   std::uint32_t abi_version;     // INFER_GPU_PLUGIN_ABI
   std::uint32_t network_size;    // sizeof(infer::Network) as the library saw it
@@ -45,12 +56,17 @@ struct InferGpuPlugin {
   // Builds an executor for the network (which must outlive it) and up to max_batch samples:
   // device selection, cuDNN handle, every descriptor, algorithm and buffer. On failure returns
   // a status and writes a one-line message (NUL-terminated, truncated to message_size).
-  int (*create)(const infer::Network* network, int max_batch, void** executor, char* message,
-                std::size_t message_size);
+  int (*create)(const infer::Network* network, int max_batch, const InferGpuOptions* options, void** executor,
+                char* message, std::size_t message_size);
 
   // Runs layers [0, layer_count) on n samples; input and output in host memory (see backend.h).
   int (*forward)(void* executor, const float* input, int n, float* output, std::size_t layer_count,
                  char* message, std::size_t message_size);
+
+  // Per sample the k best outputs of the last layer (see Backend::top_k in backend.h), selected on
+  // the device: classes and scores hold n * k values each, host memory.
+  int (*top_k)(void* executor, const float* input, int n, int k, int* classes, float* scores, char* message,
+               std::size_t message_size);
 
   // "NVIDIA H200 (sm_90), cuDNN 9.19.0, CUDA runtime 13.0"; valid while the executor lives.
   const char* (*describe)(void* executor);

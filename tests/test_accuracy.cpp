@@ -20,7 +20,7 @@ namespace {
 // The goal from the foundation issue; weights/README.md gives the measured value.
 constexpr double kRequiredAccuracy = 0.930;
 
-ProcessResult classify_test_set(const std::string& device, double& accuracy) {
+ProcessResult classify_test_set(const std::string& device, double& accuracy, const std::string& precision = "fp32") {
   const FashionMnist data = load_fashion_mnist_test();
   TempDir dir;
   std::map<std::string, int> label_of;
@@ -32,7 +32,7 @@ ProcessResult classify_test_set(const std::string& device, double& accuracy) {
     label_of[path] = data.labels[static_cast<std::size_t>(i)];
   }
   ProcessResult r = run_process(INFER_EXE, {"--json", "--top-k", "1", "--batch", "256", "--device", device,
-                                            dir.path().string()});
+                                            "--precision", precision, dir.path().string()});
   int correct = 0, seen = 0;
   for (const std::string& line : r.out_lines()) {
     const nlohmann::json j = nlohmann::json::parse(line);
@@ -44,8 +44,8 @@ ProcessResult classify_test_set(const std::string& device, double& accuracy) {
   }
   EXPECT_EQ(seen, data.count);
   accuracy = static_cast<double>(correct) / data.count;
-  std::printf("top-1 accuracy through infer --device %s: %d / %d = %.4f\n", device.c_str(), correct, data.count,
-              accuracy);
+  std::printf("top-1 accuracy through infer --device %s --precision %s: %d / %d = %.4f\n", device.c_str(),
+              precision.c_str(), correct, data.count, accuracy);
   return r;
 }
 
@@ -57,7 +57,10 @@ TEST(Accuracy, TestSetThroughInferCpu) {
   EXPECT_GE(accuracy, kRequiredAccuracy);
 }
 
-TEST(Accuracy, TestSetThroughInferGpu) {
+// The GPU at each precision; fp16 is held to the same bar as fp32 (the model is 93.94% on the CPU).
+class GpuAccuracy : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(GpuAccuracy, TestSetThroughInferGpu) {
   // Skipped only when the GPU backend itself says the GPU is unusable (decided in-process, the way
   // infer decides); a GPU that is usable but gives a failing run is a failure.
   try {
@@ -67,11 +70,14 @@ TEST(Accuracy, TestSetThroughInferGpu) {
     GTEST_SKIP() << "no usable GPU: " << e.what();
   }
   double accuracy = 0.0;
-  const ProcessResult r = classify_test_set("gpu", accuracy);
+  const ProcessResult r = classify_test_set("gpu", accuracy, GetParam());
   ASSERT_EQ(r.exit_code, 0) << r.err;
   RecordProperty("accuracy", std::to_string(accuracy));
   EXPECT_GE(accuracy, kRequiredAccuracy);
 }
+
+INSTANTIATE_TEST_SUITE_P(Precision, GpuAccuracy, ::testing::Values("fp32", "tf32", "fp16"),
+                         [](const ::testing::TestParamInfo<const char*>& param_info) { return std::string(param_info.param); });
 
 }  // namespace
 }  // namespace infer::test

@@ -229,6 +229,53 @@ TEST(Cli, UsageErrorsExitWithTwo) {
   EXPECT_EQ(infer({"--help"}).exit_code, 0);
 }
 
+TEST(Cli, PrecisionUsageErrorsExitWithTwo) {
+  // tf32 and fp16 are GPU arithmetic: with --device cpu they are a usage error, one line.
+  for (const char* precision : {"tf32", "fp16"}) {
+    const ProcessResult r = infer({"--device", "cpu", "--precision", precision, kSamples + "/bag.png"});
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_EQ(r.out, "");
+    EXPECT_EQ(r.err, std::string("infer: --precision ") + precision +
+                         " needs the GPU; --device cpu runs fp32 only (use --device gpu or auto, or --precision fp32)\n");
+  }
+  for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
+           {"--precision", "fp64", "x.png"}, {"--precision", "FP16", "x.png"}, {"x.png", "--precision"},
+           {"x.png", "--autotune-cache"}}) {
+    const ProcessResult r = infer(args);
+    EXPECT_EQ(r.exit_code, 2) << args[0] << ": " << r.err;
+    EXPECT_EQ(r.out, "");
+    EXPECT_EQ(r.err.rfind("infer: ", 0), 0u) << r.err;
+  }
+}
+
+TEST(Cli, Fp32AndGpuOnlyOptionsRunOnTheCpu) {
+  // --precision fp32 is the CPU's own; --autotune and -v concern the GPU and change nothing here.
+  const ProcessResult plain = infer({"--device", "cpu", "--json", kSamples + "/bag.png"});
+  const ProcessResult flagged = infer({"--device", "cpu", "--json", "--precision", "fp32", "--autotune",
+                                       "--autotune-cache", "/nonexistent/cache.json", "-v", kSamples + "/bag.png"});
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  ASSERT_EQ(flagged.exit_code, 0) << flagged.err;
+  EXPECT_EQ(flagged.out, plain.out);
+  EXPECT_EQ(flagged.err, plain.err);
+}
+
+TEST(Cli, CpuFallbackNoticeSaysItRunsFp32) {
+  const LoadedModel model = load_model(kSource + "/weights/fashion.toml");
+  std::string backend_reason;
+  try {
+    make_gpu_backend(model.network, 1);
+  } catch (const GpuUnavailableError& e) {
+    backend_reason = e.what();
+  }
+  if (backend_reason.empty()) GTEST_SKIP() << "a GPU is usable here: --device auto does not fall back";
+  const ProcessResult r = infer({"--no-verify", "--precision", "fp16", kSamples + "/bag.png"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err, "infer: notice: --no-verify: the environment and the model digests are not checked\n"
+                   "infer: notice: running on the CPU in fp32 (--precision fp16 needs the GPU): " +
+                       backend_reason + "\n");
+  EXPECT_NE(r.out.find("bag.png: Bag"), std::string::npos) << r.out;
+}
+
 TEST(Cli, BadModelExitsWithThree) {
   ProcessResult r = infer({"--model", "/nonexistent/model.toml", kSamples + "/bag.png"});
   EXPECT_EQ(r.exit_code, 3);

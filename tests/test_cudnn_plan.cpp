@@ -28,16 +28,24 @@ Tensor4d read(cudnnTensorDescriptor_t d) {
   return t;
 }
 
-// A float, fully packed NCHW tensor [n, dims].
-void expect_nchw(cudnnTensorDescriptor_t d, int n, const Dims& dims, const std::string& what) {
+// A fully packed tensor [n, dims] of the given type and layout (strides read back from cuDNN).
+void expect_tensor(cudnnTensorDescriptor_t d, int n, const Dims& dims, cudnnDataType_t type,
+                   cudnnTensorFormat_t format, const std::string& what) {
   const Tensor4d t = read(d);
-  EXPECT_EQ(t.type, CUDNN_DATA_FLOAT) << what;
+  EXPECT_EQ(t.type, type) << what;
   EXPECT_EQ(t.n, n) << what;
   EXPECT_EQ((Dims{t.c, t.h, t.w}), dims) << what;
-  EXPECT_EQ(t.ws, 1) << what;
-  EXPECT_EQ(t.hs, dims.w) << what;
-  EXPECT_EQ(t.cs, dims.h * dims.w) << what;
   EXPECT_EQ(t.ns, static_cast<int>(dims.size())) << what;
+  if (format == CUDNN_TENSOR_NCHW) {
+    EXPECT_EQ((std::vector<int>{t.cs, t.hs, t.ws}), (std::vector<int>{dims.h * dims.w, dims.w, 1})) << what << " (NCHW)";
+  } else {
+    EXPECT_EQ((std::vector<int>{t.cs, t.hs, t.ws}), (std::vector<int>{1, dims.w * dims.c, dims.c})) << what << " (NHWC)";
+  }
+}
+
+// A float, fully packed NCHW tensor [n, dims].
+void expect_nchw(cudnnTensorDescriptor_t d, int n, const Dims& dims, const std::string& what) {
+  expect_tensor(d, n, dims, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, what);
 }
 
 // Every layer kind, odd sizes, strides, padding, dilation, groups, missing biases.
@@ -83,7 +91,8 @@ TEST(CudnnPlan, StepsCoverEveryLayerWithTheNetworksShapes) {
       for (std::size_t i = 0; i < layers.size(); ++i) {
         EXPECT_EQ(plan.activations()[i + 1].dims, layers[i].out) << layers[i].name;
         expect_nchw(plan.activations()[i + 1].desc.get(), max_batch, layers[i].out, layers[i].name);
-        EXPECT_GE(plan.buffer_floats()[plan.activations()[i + 1].buffer], layers[i].out.size()) << layers[i].name;
+        EXPECT_GE(plan.buffer_bytes()[plan.activations()[i + 1].buffer], layers[i].out.size() * sizeof(float))
+            << layers[i].name;
       }
     }
   }
@@ -117,7 +126,7 @@ TEST(CudnnPlan, ConvolutionOrLinearFollowedByReluIsOneStep) {
       {conv_layer("c1", 4, 3, 1, 1), plain_layer("r1", LayerKind::Relu), conv_layer("c2", 4, 3, 1, 1),
        batchnorm_layer("bn2"), plain_layer("r2", LayerKind::Relu), plain_layer("flat", LayerKind::Flatten),
        linear_layer("fc", 5), plain_layer("r3", LayerKind::Relu)});
-  const Plan plan(net, 2);
+  const Plan plan(net, 2, cudnn::PlanOptions{Precision::Fp32, false});
   const std::vector<Step>& s = plan.steps();
   ASSERT_EQ(s.size(), 6u);
   const std::vector<std::pair<StepKind, std::string>> expected = {
@@ -221,6 +230,192 @@ TEST(CudnnPlan, PoolingAndBatchNormDescriptorsMatchTheLayer) {
   EXPECT_EQ(bn.kind, StepKind::BatchNorm);
   EXPECT_DOUBLE_EQ(bn.epsilon, 1e-3);
   expect_nchw(bn.bn_params.get(), 1, Dims{3, 1, 1}, "batch-norm parameters");
+}
+
+// The shipped model's structure: 4 x (conv + bn + relu), 2 max pools, flatten, linear, relu,
+// linear, softmax (a smaller copy, same kinds and order).
+Network fashion_like(Random& rng) {
+  return random_network(
+      rng, {1, 12, 12},
+      {conv_layer("conv1", 8, 3, 1, 1), batchnorm_layer("bn1"), plain_layer("relu1", LayerKind::Relu),
+       conv_layer("conv2", 8, 3, 1, 1), batchnorm_layer("bn2"), plain_layer("relu2", LayerKind::Relu),
+       pool_layer("pool1", LayerKind::MaxPool, 2, 2), conv_layer("conv3", 16, 3, 1, 1), batchnorm_layer("bn3"),
+       plain_layer("relu3", LayerKind::Relu), conv_layer("conv4", 16, 3, 1, 1, 1, 1, false), batchnorm_layer("bn4"),
+       plain_layer("relu4", LayerKind::Relu), pool_layer("pool2", LayerKind::MaxPool, 2, 2),
+       plain_layer("flatten", LayerKind::Flatten), linear_layer("fc1", 12), plain_layer("relu5", LayerKind::Relu),
+       linear_layer("fc2", 10), plain_layer("softmax", LayerKind::Softmax)});
+}
+
+std::vector<std::string> step_names(const Plan& plan) {
+  std::vector<std::string> names;
+  for (const Step& s : plan.steps()) names.push_back(s.name);
+  return names;
+}
+
+TEST(CudnnPlan, FoldedBatchNormJoinsItsConvolutionAndReluInOneStep) {
+  Random rng;
+  SCOPED_TRACE(rng.trace());
+  const Network net = fashion_like(rng);
+  const Plan folded(net, 3);  // PlanOptions{}: fp32, folding on
+  EXPECT_EQ(step_names(folded), (std::vector<std::string>{"conv1+bn1+relu1", "conv2+bn2+relu2", "pool1",
+                                                          "conv3+bn3+relu3", "conv4+bn4+relu4", "pool2", "flatten",
+                                                          "fc1+relu5", "fc2", "softmax"}));
+  const Step& s = folded.steps()[0];
+  EXPECT_EQ(s.kind, StepKind::Convolution);
+  EXPECT_TRUE(s.folded_bn);
+  EXPECT_TRUE(s.fused_relu);
+  EXPECT_EQ(s.first_layer, 0u);
+  EXPECT_EQ(s.last_layer, 2u);
+  EXPECT_EQ(s.layer_count(), 3u);
+  EXPECT_TRUE(s.has_bias);
+  EXPECT_FALSE(folded.steps()[4].has_bias);  // conv4 has none; its folded form has (fold.h)
+  EXPECT_TRUE(folded.steps()[4].folded_bn);
+  EXPECT_FALSE(folded.steps()[7].folded_bn);
+  EXPECT_TRUE(folded.steps()[7].fused_relu);
+  // Every activation of a fused step (conv, bn, relu outputs) shares the step's one buffer.
+  const auto& a = folded.activations();
+  EXPECT_EQ(a[1].buffer, a[2].buffer);
+  EXPECT_EQ(a[2].buffer, a[3].buffer);
+  EXPECT_NE(a[3].buffer, a[4].buffer);
+  for (std::size_t i = 1; i <= 3; ++i) expect_nchw(a[i].desc.get(), 3, Dims{8, 12, 12}, "conv1 step activation");
+
+  const Plan unfolded(net, 3, cudnn::PlanOptions{Precision::Fp32, false});
+  EXPECT_EQ(step_names(unfolded),
+            (std::vector<std::string>{"conv1", "bn1", "relu1", "conv2", "bn2", "relu2", "pool1", "conv3", "bn3",
+                                      "relu3", "conv4", "bn4", "relu4", "pool2", "flatten", "fc1+relu5", "fc2",
+                                      "softmax"}));
+  EXPECT_EQ(unfolded.steps()[1].kind, StepKind::BatchNorm);
+  for (const Step& step : unfolded.steps()) EXPECT_FALSE(step.folded_bn) << step.name;
+}
+
+TEST(CudnnPlan, OnlyABatchNormRightAfterAConvolutionOrLinearFolds) {
+  Random rng;
+  SCOPED_TRACE(rng.trace());
+  const Network net = random_network(
+      rng, {3, 8, 8},
+      {conv_layer("c1", 4, 3, 1, 1), batchnorm_layer("bn1"), pool_layer("mp", LayerKind::MaxPool, 2, 2),
+       batchnorm_layer("bn2"), plain_layer("r", LayerKind::Relu), plain_layer("flat", LayerKind::Flatten),
+       linear_layer("fc", 6), batchnorm_layer("bn3"), plain_layer("r3", LayerKind::Relu)});
+  const Plan plan(net, 2);
+  EXPECT_EQ(step_names(plan), (std::vector<std::string>{"c1+bn1", "mp", "bn2", "r", "flat", "fc+bn3+r3"}));
+  EXPECT_TRUE(plan.steps()[0].folded_bn);
+  EXPECT_FALSE(plan.steps()[0].fused_relu);
+  EXPECT_EQ(plan.steps()[2].kind, StepKind::BatchNorm);
+  EXPECT_TRUE(plan.steps()[5].folded_bn);
+  EXPECT_TRUE(plan.steps()[5].fused_relu);
+  // A folded batch-norm is not checked against cuDNN's CUDNN_BN_MIN_EPSILON (the host folds it in
+  // double); an unfolded one is.
+  const Network bad_eps = random_network(rng, {2, 4, 4}, {conv_layer("c", 2, 1), batchnorm_layer("bn", -1.0)});
+  EXPECT_NO_THROW(Plan(bad_eps, 1));
+  EXPECT_THROW(Plan(bad_eps, 1, cudnn::PlanOptions{Precision::Fp32, false}), ModelError);
+}
+
+// Every descriptor's data type, layout and math type for each precision (plan.h's table).
+TEST(CudnnPlan, PrecisionDecidesTypesLayoutsAndMath) {
+  Random rng;
+  SCOPED_TRACE(rng.trace());
+  const Network net = fashion_like(rng);
+  for (Precision precision : {Precision::Fp32, Precision::Tf32, Precision::Fp16}) {
+    for (bool fold : {true, false}) {
+      SCOPED_TRACE(std::string(precision_name(precision)) + (fold ? ", folded" : ", unfolded"));
+      const bool half = precision == Precision::Fp16;
+      const cudnnDataType_t storage = half ? CUDNN_DATA_HALF : CUDNN_DATA_FLOAT;
+      const cudnnTensorFormat_t format = half ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW;
+      Plan plan(net, 4, cudnn::PlanOptions{precision, fold});
+      EXPECT_EQ(plan.storage_type(), storage);
+      EXPECT_EQ(plan.storage_format(), format);
+      for (int n : {4, 1}) {
+        plan.set_batch(n);
+        const auto& acts = plan.activations();
+        expect_tensor(acts[0].desc.get(), n, net.input().dims, storage, format, "input");
+        for (std::size_t i = 1; i < acts.size(); ++i) {
+          const Layer& layer = net.layers()[i - 1];
+          // The softmax's output is float NCHW in every precision; everything before it is storage.
+          const bool is_softmax = layer.kind == LayerKind::Softmax;
+          expect_tensor(acts[i].desc.get(), n, layer.out, is_softmax ? CUDNN_DATA_FLOAT : storage,
+                        is_softmax ? CUDNN_TENSOR_NCHW : format, layer.name);
+          EXPECT_EQ(acts[i].type, is_softmax ? CUDNN_DATA_FLOAT : storage) << layer.name;
+          EXPECT_GE(plan.buffer_bytes()[acts[i].buffer], layer.out.size() * acts[i].element_bytes()) << layer.name;
+        }
+        for (const Step& step : plan.steps()) {
+          SCOPED_TRACE(step.name);
+          switch (step.kind) {
+            case StepKind::Convolution: {
+              int ph, pw, sh, sw, dh, dw;
+              cudnnConvolutionMode_t mode;
+              cudnnDataType_t compute, filter_type;
+              cudnnMathType_t math;
+              cudnnTensorFormat_t filter_format;
+              int k, c, r, s;
+              ASSERT_EQ(cudnnGetConvolution2dDescriptor(step.convolution.get(), &ph, &pw, &sh, &sw, &dh, &dw, &mode,
+                                                        &compute),
+                        CUDNN_STATUS_SUCCESS);
+              EXPECT_EQ(compute, CUDNN_DATA_FLOAT) << "float accumulation (PSEUDO_HALF_CONFIG for fp16)";
+              ASSERT_EQ(cudnnGetConvolutionMathType(step.convolution.get(), &math), CUDNN_STATUS_SUCCESS);
+              EXPECT_EQ(math, precision == Precision::Fp32 ? CUDNN_FMA_MATH : CUDNN_TENSOR_OP_MATH);
+              ASSERT_EQ(cudnnGetFilter4dDescriptor(step.filter.get(), &filter_type, &filter_format, &k, &c, &r, &s),
+                        CUDNN_STATUS_SUCCESS);
+              EXPECT_EQ(filter_type, storage);
+              EXPECT_EQ(filter_format, format);
+              expect_tensor(step.bias.get(), 1, Dims{k, 1, 1}, storage, format, "bias");
+              break;
+            }
+            case StepKind::BatchNorm: {
+              const Tensor4d bn = read(step.bn_params.get());
+              EXPECT_EQ(bn.type, CUDNN_DATA_FLOAT) << "batch-norm parameters stay float for half data";
+              EXPECT_EQ((std::vector<int>{bn.n, bn.c, bn.h, bn.w}), (std::vector<int>{1, step.in.c, 1, 1}));
+              break;
+            }
+            case StepKind::Reorder:
+              ASSERT_TRUE(half) << "only NHWC activations are reordered before a flatten";
+              EXPECT_EQ(step.name, "flatten");
+              expect_tensor(step.nchw_input.get(), n, step.in, CUDNN_DATA_HALF, CUDNN_TENSOR_NCHW, "reorder target");
+              EXPECT_NE(acts[step.output()].buffer, acts[step.input()].buffer);
+              break;
+            case StepKind::Alias:
+              EXPECT_FALSE(half) << "an NHWC flatten of 3x3 features must reorder";
+              EXPECT_EQ(acts[step.output()].buffer, acts[step.input()].buffer);
+              break;
+            case StepKind::Softmax:
+              if (half) {
+                expect_tensor(step.nchw_input.get(), n, step.in, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW,
+                              "softmax float input");
+                EXPECT_GE(plan.buffer_bytes()[step.scratch], step.in.size() * sizeof(float));
+              } else {
+                EXPECT_FALSE(step.nchw_input) << "a float NCHW softmax input needs no conversion";
+              }
+              break;
+            case StepKind::Relu:
+            case StepKind::Pooling: break;
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(CudnnPlan, Fp16RejectsAConvolutionAfterASoftmax) {
+  Random rng;
+  SCOPED_TRACE(rng.trace());
+  const Network net = random_network(rng, {4, 5, 5},
+                                     {plain_layer("sm", LayerKind::Softmax), conv_layer("c_after", 3, 1),
+                                      plain_layer("r", LayerKind::Relu)});
+  EXPECT_NO_THROW(Plan(net, 2, cudnn::PlanOptions{Precision::Tf32, true}));
+  try {
+    Plan plan(net, 2, cudnn::PlanOptions{Precision::Fp16, true});
+    ADD_FAILURE() << "fp16 accepted a convolution of a float softmax output";
+  } catch (const ModelError& e) {
+    EXPECT_NE(std::string(e.what()).find("'c_after'"), std::string::npos) << e.what();
+  }
+  // Elementwise layers after a softmax run in float (its output type).
+  const Network tail = random_network(rng, {4, 5, 5},
+                                      {conv_layer("c", 6, 1), plain_layer("sm", LayerKind::Softmax),
+                                       plain_layer("r", LayerKind::Relu), pool_layer("mp", LayerKind::MaxPool, 2, 1)});
+  const Plan plan(tail, 2, cudnn::PlanOptions{Precision::Fp16, true});
+  for (std::size_t i = 2; i <= 4; ++i) {
+    expect_tensor(plan.activations()[i].desc.get(), 2, tail.layers()[i - 1].out, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW,
+                  tail.layers()[i - 1].name);
+  }
 }
 
 TEST(CudnnPlan, ErrorsNameTheLayer) {

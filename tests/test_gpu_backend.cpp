@@ -3,17 +3,27 @@
 // executable. Every op alone and in combinations, fresh random inputs and weights, batch sizes 1, 3
 // and the maximum, intermediate layer counts, NaN-poisoned outputs. Without a usable GPU every
 // GPU test skips with the reason (the loader's or the CUDA runtime's message).
+//
+// Reduced precisions (tf32, fp16) are compared with tolerances derived in error_bound.h (a
+// first-order rounding bound over the magnitude network), at every layer count so that each op is
+// checked where the bound is still tight. Folding, top-k on the device, CUDA graph replay and the
+// autotune cache are checked against the CPU or against the GPU's own direct execution.
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
+#include <fstream>
 #include <limits>
 #include <memory>
 #include <stdexcept>
 
+#include "error_bound.h"
 #include "model/cpu/cpu_backend.h"
+#include "model/cudnn/autotune_cache.h"
 #include "model/errors.h"
 #include "model/gpu_backend.h"
 #include "model/model_file.h"
+#include "process.h"
 #include "test_util.h"
 
 namespace infer::test {
@@ -309,6 +319,302 @@ TEST(GpuBackend, DescriptionNamesDeviceAndVersions) {
     EXPECT_NE(d.find(part), std::string::npos) << part << " missing in: " << d;
   }
   EXPECT_STREQ(gpu->device(), "gpu");
+}
+
+GpuOptions with_precision(Precision p) {
+  GpuOptions o;
+  o.precision = p;
+  return o;
+}
+
+const Rounding& rounding_of(Precision p) {
+  return p == Precision::Fp16 ? kFp16Rounding : p == Precision::Tf32 ? kTf32Rounding : kFp32Rounding;
+}
+
+// |gpu - cpu| <= bound(gpu's rounding) + bound(the CPU's float32 rounding), per element.
+std::vector<double> precision_tolerance(const Network& net, const std::vector<float>& input, int n, std::size_t count,
+                                        Precision p) {
+  std::vector<double> t = rounding_error_bound(net, input, n, count, rounding_of(p));
+  const std::vector<double> cpu = rounding_error_bound(net, input, n, count, kFp32Rounding);
+  for (std::size_t i = 0; i < t.size(); ++i) t[i] += cpu[i];
+  return t;
+}
+
+// Every layer count of net on both backends at precision p (fp32: expect_gpu_matches_cpu's
+// criterion; tf32 and fp16: the derived bound). NaN-poisoned GPU output.
+void check_precision(Random& rng, const Network& net, Precision p, const GpuOptions& base = {}) {
+  GpuOptions options = base;
+  options.precision = p;
+  auto cpu = make_cpu_backend(net, kMaxBatch);
+  auto gpu = make_gpu_backend(net, kMaxBatch, options);
+  for (int n : {3, 1, kMaxBatch}) {
+    const std::vector<float> input = rng.vector(static_cast<std::size_t>(n) * net.input().dims.size());
+    for (std::size_t count = 1; count <= net.layers().size(); ++count) {
+      if (p == Precision::Fp32) {
+        expect_gpu_matches_cpu(*gpu, *cpu, net, input, n, count);
+        continue;
+      }
+      const std::string what = std::string(precision_name(p)) + ", n = " + std::to_string(n) + ", layers [0, " +
+                               std::to_string(count) + ") ending at '" + net.layers()[count - 1].name + "'";
+      const std::size_t size = static_cast<std::size_t>(n) * net.layers()[count - 1].out.size();
+      std::vector<float> want(size), got(size, std::numeric_limits<float>::quiet_NaN());
+      cpu->forward(input.data(), n, want.data(), count);
+      gpu->forward(input.data(), n, got.data(), count);
+      expect_close(got, std::vector<double>(want.begin(), want.end()), precision_tolerance(net, input, n, count, p),
+                   what);
+    }
+  }
+}
+
+// The shipped model's structure, smaller: 4 x (conv + bn + relu), 2 max pools, flatten, linear,
+// relu, linear, softmax; weights scaled as trained ones are.
+Network fashion_like(Random& rng) {
+  return scaled_random_network(
+      rng, {1, 12, 12},
+      {conv_layer("conv1", 8, 3, 1, 1), batchnorm_layer("bn1"), plain_layer("relu1", LayerKind::Relu),
+       conv_layer("conv2", 8, 3, 1, 1), batchnorm_layer("bn2"), plain_layer("relu2", LayerKind::Relu),
+       pool_layer("pool1", LayerKind::MaxPool, 2, 2), conv_layer("conv3", 16, 3, 1, 1), batchnorm_layer("bn3"),
+       plain_layer("relu3", LayerKind::Relu), conv_layer("conv4", 16, 3, 1, 1, 1, 1, false), batchnorm_layer("bn4"),
+       plain_layer("relu4", LayerKind::Relu), pool_layer("pool2", LayerKind::MaxPool, 2, 2),
+       plain_layer("flatten", LayerKind::Flatten), linear_layer("fc1", 12), plain_layer("relu5", LayerKind::Relu),
+       linear_layer("fc2", 10), plain_layer("softmax", LayerKind::Softmax)});
+}
+
+TEST(GpuBackend, EveryPrecisionMatchesCpuWithinItsDerivedBound) {
+  SKIP_WITHOUT_GPU();
+  Random rng;
+  SCOPED_TRACE(rng.trace());
+  const LoadedModel model = load_model(std::string(INFER_SOURCE_DIR) + "/weights/fashion.toml");
+  for (Precision p : {Precision::Fp32, Precision::Tf32, Precision::Fp16}) {
+    SCOPED_TRACE(precision_name(p));
+    check_precision(rng, fashion_like(rng), p);
+    check_precision(rng, model.network, p);
+    check_precision(rng, random_network(rng, {3, 9, 11}, {rect_conv("rect", 4), plain_layer("relu", LayerKind::Relu),
+                                                          pool_layer("ap", LayerKind::AvgPool, 3, 2, 1, false),
+                                                          conv_layer("dw", 4, 3, 1, 1, 1, 4, false),
+                                                          batchnorm_layer("bn"), plain_layer("gap", LayerKind::GlobalAvgPool)}),
+                    p);
+  }
+}
+
+TEST(GpuBackend, FoldedAndUnfoldedPlansAgree) {
+  SKIP_WITHOUT_GPU();
+  Random rng;
+  SCOPED_TRACE(rng.trace());
+  const Network net = fashion_like(rng);
+  for (Precision p : {Precision::Fp32, Precision::Fp16}) {
+    SCOPED_TRACE(precision_name(p));
+    GpuOptions unfolded = with_precision(p);
+    unfolded.fold_batchnorm = false;
+    check_precision(rng, net, p, unfolded);
+    auto folded_gpu = make_gpu_backend(net, kMaxBatch, with_precision(p));
+    auto unfolded_gpu = make_gpu_backend(net, kMaxBatch, unfolded);
+    const std::vector<float> input = rng.vector(static_cast<std::size_t>(kMaxBatch) * net.input().dims.size());
+    const std::size_t size = kMaxBatch * net.output_dims().size();
+    std::vector<float> a(size), b(size);
+    folded_gpu->forward(input.data(), kMaxBatch, a.data());
+    unfolded_gpu->forward(input.data(), kMaxBatch, b.data());
+    // Each is within the bound of the exact result: together within twice it.
+    std::vector<double> tolerance = rounding_error_bound(net, input, kMaxBatch, net.layers().size(), rounding_of(p));
+    for (double& t : tolerance) t *= 2.0;
+    expect_close(a, std::vector<double>(b.begin(), b.end()), tolerance, "folded against unfolded");
+  }
+}
+
+// A forward pass that stops inside a folded conv+bn+relu step: after the conv (original weights),
+// after the bn (folded, no ReLU), after the relu; and with graphs, each stop is its own capture.
+TEST(GpuBackend, PartialRunsInsideAFoldedStepMatchCpu) {
+  SKIP_WITHOUT_GPU();
+  Random rng;
+  SCOPED_TRACE(rng.trace());
+  const Network net = scaled_random_network(
+      rng, {3, 10, 9},
+      {conv_layer("conv", 6, 3, 1, 1), batchnorm_layer("bn"), plain_layer("relu", LayerKind::Relu),
+       conv_layer("conv_nobias", 5, 3, 1, 1, 1, 1, false), batchnorm_layer("bn2"), plain_layer("flat", LayerKind::Flatten),
+       linear_layer("fc", 7), batchnorm_layer("bn3"), plain_layer("relu3", LayerKind::Relu)});
+  for (bool graphs : {true, false}) {
+    SCOPED_TRACE(graphs ? "CUDA graphs" : "direct");
+    GpuOptions options;
+    options.cuda_graphs = graphs;
+    auto cpu = make_cpu_backend(net, kMaxBatch);
+    auto gpu = make_gpu_backend(net, kMaxBatch, options);
+    for (int n : {1, kMaxBatch, 3, 1}) {
+      const std::vector<float> input = rng.vector(static_cast<std::size_t>(n) * net.input().dims.size());
+      for (std::size_t count = 1; count <= net.layers().size(); ++count) {
+        expect_gpu_matches_cpu(*gpu, *cpu, net, input, n, count);
+      }
+    }
+  }
+}
+
+// The k best of the last layer: same classes as the CPU's (a swap allowed only between scores the
+// tolerance cannot order), scores within the tolerance, only n*k values written.
+void expect_top_k_matches(Backend& gpu, Backend& cpu, const Network& net, const std::vector<float>& input, int n, int k,
+                          Precision p) {
+  const std::size_t classes = net.output_dims().size();
+  std::vector<float> all(static_cast<std::size_t>(n) * classes);
+  cpu.forward(input.data(), n, all.data());
+  const std::vector<double> tolerance = p == Precision::Fp32 ? std::vector<double>(all.size(), 0.0)
+                                                             : precision_tolerance(net, input, n, net.layers().size(), p);
+  const std::size_t count = static_cast<std::size_t>(n) * static_cast<std::size_t>(k);
+  std::vector<int> want_classes(count), got_classes(count + kTail, -7);
+  std::vector<float> want_scores(count), got_scores(count + kTail, kSentinel);
+  cpu.top_k(input.data(), n, k, want_classes.data(), want_scores.data());
+  gpu.top_k(input.data(), n, k, got_classes.data(), got_scores.data());
+  for (std::size_t i = count; i < count + kTail; ++i) {
+    ASSERT_EQ(got_classes[i], -7) << "wrote past the classes";
+    ASSERT_EQ(got_scores[i], kSentinel) << "wrote past the scores";
+  }
+  for (int s = 0; s < n; ++s) {
+    for (int j = 0; j < k; ++j) {
+      const std::size_t at = static_cast<std::size_t>(s) * k + j;
+      const std::size_t row = static_cast<std::size_t>(s) * classes;
+      const double tol = p == Precision::Fp32 ? 2e-4 * std::fabs(want_scores[at]) + 1e-6
+                                              : tolerance[row + static_cast<std::size_t>(want_classes[at])];
+      EXPECT_NEAR(got_scores[at], want_scores[at], 2.0 * tol) << "sample " << s << " rank " << j;
+      ASSERT_GE(got_classes[at], 0);
+      ASSERT_LT(static_cast<std::size_t>(got_classes[at]), classes);
+      if (got_classes[at] != want_classes[at]) {
+        // Only a near-tie may swap: the CPU's scores of both classes within the tolerance.
+        EXPECT_NEAR(all[row + static_cast<std::size_t>(got_classes[at])], all[row + static_cast<std::size_t>(want_classes[at])],
+                    2.0 * tol)
+            << "sample " << s << " rank " << j << ": class " << got_classes[at] << " instead of " << want_classes[at];
+      }
+      if (j > 0) {
+        EXPECT_GE(got_scores[at - 1], got_scores[at]) << "not descending";
+      }
+    }
+  }
+}
+
+TEST(GpuBackend, TopKOnTheDeviceMatchesCpu) {
+  SKIP_WITHOUT_GPU();
+  Random rng;
+  SCOPED_TRACE(rng.trace());
+  const LoadedModel model = load_model(std::string(INFER_SOURCE_DIR) + "/weights/fashion.toml");
+  const Network logits = random_network(rng, {40, 1, 1}, {linear_layer("fc", 300)});  // no softmax, > 256 classes
+  for (Precision p : {Precision::Fp32, Precision::Tf32, Precision::Fp16}) {
+    SCOPED_TRACE(precision_name(p));
+    for (const Network* net : {&model.network, &logits}) {
+      auto cpu = make_cpu_backend(*net, kMaxBatch);
+      auto gpu = make_gpu_backend(*net, kMaxBatch, with_precision(p));
+      const int classes = static_cast<int>(net->output_dims().size());
+      for (int n : {1, kMaxBatch, 3}) {
+        const std::vector<float> input = rng.vector(static_cast<std::size_t>(n) * net->input().dims.size());
+        for (int k : {1, 3, classes}) expect_top_k_matches(*gpu, *cpu, *net, input, n, k, p);
+      }
+      std::vector<float> in(net->input().dims.size());
+      std::vector<int> c(static_cast<std::size_t>(classes) + 1);
+      std::vector<float> sc(c.size());
+      EXPECT_THROW(gpu->top_k(in.data(), 1, 0, c.data(), sc.data()), std::invalid_argument);
+      EXPECT_THROW(gpu->top_k(in.data(), 1, classes + 1, c.data(), sc.data()), std::invalid_argument);
+      EXPECT_THROW(gpu->top_k(in.data(), kMaxBatch + 1, 1, c.data(), sc.data()), std::invalid_argument);
+    }
+  }
+}
+
+// Graph replay runs the kernels the direct run ran, with the same algorithms: bitwise the same
+// results (cuDNN's forward convolutions are deterministic), call after call, for every batch size.
+TEST(GpuBackend, GraphReplayEqualsDirectExecution) {
+  SKIP_WITHOUT_GPU();
+  Random rng;
+  SCOPED_TRACE(rng.trace());
+  const LoadedModel model = load_model(std::string(INFER_SOURCE_DIR) + "/weights/fashion.toml");
+  const Network& net = model.network;
+  for (Precision p : {Precision::Fp32, Precision::Fp16}) {
+    SCOPED_TRACE(precision_name(p));
+    std::vector<std::string> log;
+    GpuOptions graphs = with_precision(p);
+    graphs.log = [&log](const std::string& line) { log.push_back(line); };
+    GpuOptions direct = with_precision(p);
+    direct.cuda_graphs = false;
+    auto replayed = make_gpu_backend(net, kMaxBatch, graphs);
+    auto plain = make_gpu_backend(net, kMaxBatch, direct);
+    for (int round = 0; round < 3; ++round) {  // round 0 captures, 1 and 2 replay
+      for (int n : {1, 3, kMaxBatch}) {
+        SCOPED_TRACE("round " + std::to_string(round) + ", n = " + std::to_string(n));
+        const std::vector<float> input = rng.vector(static_cast<std::size_t>(n) * net.input().dims.size());
+        for (std::size_t count : {net.layers().size(), std::size_t{1}, std::size_t{3}}) {
+          const std::size_t size = static_cast<std::size_t>(n) * net.layers()[count - 1].out.size();
+          std::vector<float> a(size, std::numeric_limits<float>::quiet_NaN()), b(size);
+          replayed->forward(input.data(), n, a.data(), count);
+          plain->forward(input.data(), n, b.data(), count);
+          EXPECT_EQ(std::memcmp(a.data(), b.data(), size * sizeof(float)), 0) << count << " layers";
+        }
+        const int k = 3;
+        std::vector<int> ca(static_cast<std::size_t>(n) * k), cb(ca.size());
+        std::vector<float> sa(ca.size()), sb(ca.size());
+        replayed->top_k(input.data(), n, k, ca.data(), sa.data());
+        plain->top_k(input.data(), n, k, cb.data(), sb.data());
+        EXPECT_EQ(ca, cb);
+        EXPECT_EQ(std::memcmp(sa.data(), sb.data(), sa.size() * sizeof(float)), 0);
+      }
+    }
+    // Every pass was captured (none fell back to direct calls).
+    for (const std::string& line : log) EXPECT_EQ(line.find("not used"), std::string::npos) << line;
+  }
+}
+
+// Lines of the log that mention `part`.
+int count_lines(const std::vector<std::string>& log, const std::string& part) {
+  int n = 0;
+  for (const std::string& line : log) n += line.find(part) != std::string::npos;
+  return n;
+}
+
+TEST(GpuBackend, AutotuneWritesACacheTheNextExecutorHitsAndRebuildsACorruptOne) {
+  SKIP_WITHOUT_GPU();
+  Random rng;
+  SCOPED_TRACE(rng.trace());
+  const LoadedModel model = load_model(std::string(INFER_SOURCE_DIR) + "/weights/fashion.toml");
+  const Network& net = model.network;
+  TempDir dir;
+  const std::string cache = (dir / "autotune.json").string();
+  int convolutions = 0;
+  for (const Layer& l : net.layers()) convolutions += l.kind == LayerKind::Conv2d || l.kind == LayerKind::Linear;
+  auto build = [&](std::vector<std::string>& log) {
+    GpuOptions o = with_precision(Precision::Fp16);
+    o.autotune = true;
+    o.autotune_cache = cache;
+    o.log = [&log](const std::string& line) { log.push_back(line); };
+    return make_gpu_backend(net, kMaxBatch, o);
+  };
+  std::vector<std::string> first, second, third;
+  build(first);
+  EXPECT_EQ(count_lines(first, "(measured "), convolutions) << ::testing::PrintToString(first);
+  const cudnn::AutotuneCache written = cudnn::AutotuneCache::load(cache);
+  EXPECT_EQ(written.problem(), "");
+  EXPECT_EQ(written.size(), static_cast<std::size_t>(convolutions));
+
+  auto hit = build(second);
+  EXPECT_EQ(count_lines(second, "(cache "), convolutions) << ::testing::PrintToString(second);
+  EXPECT_EQ(count_lines(second, "(measured "), 0) << ::testing::PrintToString(second);
+  // A cached choice computes what a measured one does.
+  auto cpu = make_cpu_backend(net, kMaxBatch);
+  const std::vector<float> input = rng.vector(static_cast<std::size_t>(kMaxBatch) * net.input().dims.size());
+  expect_top_k_matches(*hit, *cpu, net, input, kMaxBatch, 3, Precision::Fp16);
+
+  std::ofstream(cache, std::ios::trunc) << "{\"format\": \"infer-autotune-cache\", \"version\": 1, \"entr";
+  build(third);
+  EXPECT_EQ(count_lines(third, cache), 2) << "the problem and the save: " << ::testing::PrintToString(third);
+  EXPECT_EQ(count_lines(third, "measuring again"), 1) << ::testing::PrintToString(third);
+  EXPECT_EQ(count_lines(third, "(measured "), convolutions) << ::testing::PrintToString(third);
+  const cudnn::AutotuneCache rebuilt = cudnn::AutotuneCache::load(cache);
+  EXPECT_EQ(rebuilt.problem(), "");
+  EXPECT_EQ(rebuilt.size(), static_cast<std::size_t>(convolutions));
+}
+
+TEST(GpuBackend, VerboseLogNamesEveryConvolutionStep) {
+  SKIP_WITHOUT_GPU();
+  const LoadedModel model = load_model(std::string(INFER_SOURCE_DIR) + "/weights/fashion.toml");
+  std::vector<std::string> log;
+  GpuOptions o;
+  o.log = [&log](const std::string& line) { log.push_back(line); };
+  make_gpu_backend(model.network, 4, o);
+  for (const char* step : {"conv1+bn1+relu1: ", "conv4+bn4+relu4: "}) {
+    EXPECT_EQ(count_lines(log, step), 1) << step << " in " << ::testing::PrintToString(log);
+  }
+  EXPECT_EQ(count_lines(log, "(heuristics)"), 6) << ::testing::PrintToString(log);  // 4 convs, 2 linears
 }
 
 // Needs the library only, not a GPU: the versions it reports are consistent.

@@ -19,10 +19,11 @@ build="${FUZZ_BUILD_DIR:-$root/build-fuzz}"
 seconds="${1:-60}"
 shift || true
 targets=("$@")
-if ((${#targets[@]} == 0)); then targets=(fuzz_image fuzz_safetensors fuzz_model_toml fuzz_manifest); fi
+if ((${#targets[@]} == 0)); then targets=(fuzz_image fuzz_safetensors fuzz_model_toml fuzz_manifest fuzz_autotune_cache); fi
 jobs="${FUZZ_JOBS:-1}"
 
-declare -A max_len=([fuzz_image]=65536 [fuzz_safetensors]=65536 [fuzz_model_toml]=16384 [fuzz_manifest]=16384)
+declare -A max_len=([fuzz_image]=65536 [fuzz_safetensors]=65536 [fuzz_model_toml]=16384 [fuzz_manifest]=16384
+                     [fuzz_autotune_cache]=16384)
 
 "$root/tools/install-deps.sh" --fuzz
 CC=clang-14 CXX=clang++-14 cmake -S "$root" -B "$build" -DINFER_FUZZ=ON -DINFER_BUILD_TESTS=OFF \

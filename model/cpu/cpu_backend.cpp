@@ -145,6 +145,7 @@ class CpuBackend final : public Backend {
   const char* device() const override { return "cpu"; }
   int max_batch() const override { return max_batch_; }
   std::size_t layer_count() const override { return network_.layers().size(); }
+  std::size_t output_size() const override { return network_.output_dims().size(); }
 
   // Runs the samples in chunks of kChunk through all layers, so that a chunk's activations stay in
   // the cache and memory does not grow with the batch size. One chunk runs on the calling thread

@@ -155,6 +155,9 @@ using ActivationDesc =
 // The cuDNN library context; bound to the device that was current when it was created.
 using CudnnHandle = Owned<cudnnHandle_t, cudnnDestroy>;
 using Stream = Owned<cudaStream_t, cudaStreamDestroy>;
+// A captured CUDA graph, and its instantiation (what cudaGraphLaunch runs).
+using Graph = Owned<cudaGraph_t, cudaGraphDestroy>;
+using GraphExec = Owned<cudaGraphExec_t, cudaGraphExecDestroy>;
 
 // `bytes` of device memory (cudaMalloc), uninitialised; empty when bytes == 0.
 class DeviceBuffer {
@@ -167,6 +170,7 @@ class DeviceBuffer {
   }
   void* get() const { return memory_.get(); }
   float* floats() const { return static_cast<float*>(memory_.get()); }
+  int* ints() const { return static_cast<int*>(memory_.get()); }
   std::size_t bytes() const { return bytes_; }
 
  private:
@@ -186,6 +190,7 @@ class PinnedBuffer {
     memory_ = Memory(p);
   }
   float* floats() const { return static_cast<float*>(memory_.get()); }
+  int* ints() const { return static_cast<int*>(memory_.get()); }
   std::size_t bytes() const { return bytes_; }
 
  private:

@@ -4,9 +4,28 @@
 // descriptors (cudnnSetTensor4dDescriptor, a host-side call, no creation) when n differs from the
 // previous call; the other descriptors do not depend on n. Algorithms and the workspace are chosen
 // at both ends, n = 1 and n = max_batch, so that no batch size needs a larger workspace.
+//
+// A pass (enqueue()): input copy from the pinned staging buffer, [Fp16: conversion to half NHWC],
+// every step's cuDNN calls, [a half output converted to float], [the top-k kernel], the copy of
+// the results into pinned staging. Nothing in it allocates, creates a descriptor or synchronises;
+// execute() adds the one cudaStreamSynchronize.
+//
+// CUDA graphs: the first call of a pass (batch size, layer count, k) runs it directly, then
+// captures it (cudaStreamCaptureModeThreadLocal) and instantiates the graph; later calls of that
+// pass replay it with cudaGraphLaunch. Running first matters: cuDNN may compile a kernel or
+// allocate on its first call for a shape, which stream capture forbids. set_batch() runs before
+// the capture: each cuDNN call reads its descriptors when it is made and bakes their values into
+// the kernels it enqueues, so a graph keeps the batch size it was captured with, whatever the
+// descriptors say later. The addresses baked in (buffers, pinned staging, workspace) live as long
+// as the executor. A capture or instantiation that fails is ended cleanly, logged, and that pass
+// runs its calls directly from then on.
 #include "executor.h"
 
+#include "../fold.h"
 #include "../nvidia_versions.h"
+#include "convert.h"
+#include "half.h"
+#include "top_k.h"
 
 #include <algorithm>
 #include <cstring>
@@ -44,7 +63,8 @@ void require_device_call(const char* call, cudaError_t e) {
   throw GpuError(text);
 }
 
-// Selects device 0 and returns its description ("NVIDIA H200 (sm_90), cuDNN 9.19.0, CUDA runtime 13.0").
+// Selects device 0 and returns its name and compute capability: "NVIDIA H200 (sm_90)", the device
+// part of autotune keys.
 std::string select_device() {
   int count = 0;
   const cudaError_t status = cudaGetDeviceCount(&count);
@@ -60,10 +80,14 @@ std::string select_device() {
   require_device_call("cudaSetDevice(0)", cudaSetDevice(0));
   cudaDeviceProp prop{};
   INFER_CUDA_CHECK("device 0", cudaGetDeviceProperties(&prop, 0));
+  return std::string(prop.name) + " (sm_" + std::to_string(prop.major) + std::to_string(prop.minor) + ")";
+}
+
+// "NVIDIA H200 (sm_90), cuDNN 9.19.0, CUDA runtime 13.0"
+std::string describe_device(const std::string& name) {
   int runtime = 0;
   INFER_CUDA_CHECK("device 0", cudaRuntimeGetVersion(&runtime));
-  return std::string(prop.name) + " (sm_" + std::to_string(prop.major) + std::to_string(prop.minor) + "), cuDNN " +
-         cudnn_version_string(cudnnGetVersion()) + ", CUDA runtime " + cuda_version_string(runtime);
+  return name + ", cuDNN " + cudnn_version_string(cudnnGetVersion()) + ", CUDA runtime " + cuda_version_string(runtime);
 }
 
 Stream create_stream() {
@@ -105,54 +129,144 @@ CudnnHandle create_handle(cudaStream_t stream) {
   return owned;
 }
 
+// The weight of a conv/linear layer (or its folded form) as the plan stores it: float KCRS, or
+// half KRSC for NHWC (Fp16). Linear weights [out, in] are [K, C, 1, 1].
+std::vector<unsigned char> filter_bytes(const Plan& plan, const Layer& layer, const std::vector<float>& weight) {
+  std::vector<unsigned char> out;
+  if (plan.storage_type() == CUDNN_DATA_FLOAT) {
+    out.resize(weight.size() * sizeof(float));
+    std::memcpy(out.data(), weight.data(), out.size());
+    return out;
+  }
+  const std::size_t k = static_cast<std::size_t>(layer.out.c);
+  const std::size_t rs = layer.kind == LayerKind::Conv2d
+                             ? static_cast<std::size_t>(layer.conv().kernel_h) * layer.conv().kernel_w
+                             : 1;
+  const std::size_t c = weight.size() / (k * rs);
+  std::vector<std::uint16_t> half(weight.size());
+  for (std::size_t ki = 0; ki < k; ++ki) {
+    for (std::size_t ci = 0; ci < c; ++ci) {
+      for (std::size_t r = 0; r < rs; ++r) {
+        half[(ki * rs + r) * c + ci] = float_to_half(weight[(ki * c + ci) * rs + r]);
+      }
+    }
+  }
+  out.resize(half.size() * sizeof(std::uint16_t));
+  std::memcpy(out.data(), half.data(), out.size());
+  return out;
+}
+
+// A bias in the plan's storage type.
+std::vector<unsigned char> bias_bytes(const Plan& plan, const std::vector<float>& bias) {
+  std::vector<unsigned char> out;
+  if (plan.storage_type() == CUDNN_DATA_FLOAT) {
+    out.resize(bias.size() * sizeof(float));
+    std::memcpy(out.data(), bias.data(), out.size());
+    return out;
+  }
+  out.resize(bias.size() * sizeof(std::uint16_t));
+  for (std::size_t i = 0; i < bias.size(); ++i) {
+    const std::uint16_t h = float_to_half(bias[i]);
+    std::memcpy(out.data() + i * sizeof h, &h, sizeof h);
+  }
+  return out;
+}
+
+std::vector<unsigned char> float_bytes(const std::vector<float>& values) {
+  std::vector<unsigned char> out(values.size() * sizeof(float));
+  if (!out.empty()) std::memcpy(out.data(), values.data(), out.size());
+  return out;
+}
+
 }  // namespace
 
-Executor::Executor(const Network& network, int max_batch)
-    : description_(select_device()),
+Executor::Executor(const Network& network, int max_batch, const GpuOptions& options)
+    : options_(options),
+      device_name_(select_device()),
+      description_(describe_device(device_name_)),
       stream_(create_stream()),
       handle_(create_handle(stream_.get())),
-      plan_(network, max_batch) {
+      plan_(network, max_batch, PlanOptions{options.precision, options.fold_batchnorm}) {
   const std::size_t batch = static_cast<std::size_t>(max_batch);
   cudaStream_t stream = stream_.get();
 
   // Zeroed once so that no buffer ever holds garbage (the fused call reads y as z, times 0).
-  for (std::size_t floats : plan_.buffer_floats()) {
-    buffers_.emplace_back(batch * floats * sizeof(float), "activation buffers");
+  for (std::size_t bytes : plan_.buffer_bytes()) {
+    buffers_.emplace_back(batch * bytes, "activation buffers");
     INFER_CUDA_CHECK("activation buffers", cudaMemsetAsync(buffers_.back().get(), 0, buffers_.back().bytes(), stream));
   }
-
-  std::size_t zero_bias_floats = 0;
-  for (const Layer& layer : network.layers()) {
-    const std::string context = layer_context(layer);
-    auto upload = [&](const std::vector<float>& values) {
-      DeviceBuffer b(values.size() * sizeof(float), context);
-      if (!values.empty()) {
-        INFER_CUDA_CHECK(context, cudaMemcpyAsync(b.get(), values.data(), b.bytes(), cudaMemcpyHostToDevice, stream));
-      }
-      return b;
-    };
-    const LayerParams& p = layer.params;
-    weights_.push_back(LayerWeights{upload(p.weight), upload(p.bias), upload(p.running_mean), upload(p.running_var)});
-    if ((layer.kind == LayerKind::Conv2d || layer.kind == LayerKind::Linear) && p.bias.empty()) {
-      zero_bias_floats = std::max(zero_bias_floats, static_cast<std::size_t>(layer.out.c));
-    }
-  }
-  zero_bias_ = DeviceBuffer(zero_bias_floats * sizeof(float), "zero bias");
-  if (zero_bias_floats > 0) {
-    INFER_CUDA_CHECK("zero bias", cudaMemsetAsync(zero_bias_.get(), 0, zero_bias_.bytes(), stream));
-  }
+  upload_weights();
 
   std::size_t largest_output = network.input().dims.size();
   for (const Layer& layer : network.layers()) largest_output = std::max(largest_output, layer.out.size());
+  const std::size_t classes = network.output_dims().size();
   input_staging_ = PinnedBuffer(batch * network.input().dims.size() * sizeof(float), "input staging buffer");
   output_staging_ = PinnedBuffer(batch * largest_output * sizeof(float), "output staging buffer");
+  top_classes_ = DeviceBuffer(batch * classes * sizeof(int), "top-k buffers");
+  top_scores_ = DeviceBuffer(batch * classes * sizeof(float), "top-k buffers");
+  top_staging_ = PinnedBuffer(batch * classes * (sizeof(int) + sizeof(float)), "top-k staging buffer");
+  if (plan_.storage_type() != CUDNN_DATA_FLOAT) {
+    input_float_ = DeviceBuffer(input_staging_.bytes(), "float input buffer");
+    output_float_ = DeviceBuffer(output_staging_.bytes(), "float output buffer");
+  }
 
   choose_algorithms();
   INFER_CUDA_CHECK("executor setup", cudaStreamSynchronize(stream));
 }
 
-float* Executor::buffer(std::size_t activation) const {
-  return buffers_[plan_.activations()[activation].buffer].floats();
+// Every parameter on the device, once: conv/linear weights and biases in the plan's storage type,
+// batch-norm parameters as float, and for each folded step fold.h's weights and bias. The host
+// copies live until the stream has consumed them (the constructor synchronises).
+void Executor::upload_weights() {
+  const std::vector<Layer>& layers = plan_.network().layers();
+  cudaStream_t stream = stream_.get();
+  std::vector<std::vector<unsigned char>> host;  // kept alive until the copies are done
+  auto upload = [&](std::vector<unsigned char> bytes, const std::string& context) {
+    DeviceBuffer b(bytes.size(), context);
+    if (!bytes.empty()) {
+      INFER_CUDA_CHECK(context, cudaMemcpyAsync(b.get(), bytes.data(), bytes.size(), cudaMemcpyHostToDevice, stream));
+    }
+    host.push_back(std::move(bytes));
+    return b;
+  };
+  std::size_t zero_bias_channels = 0;
+  for (const Layer& layer : layers) {
+    const std::string context = layer_context(layer);
+    const LayerParams& p = layer.params;
+    LayerWeights w;
+    if (layer.kind == LayerKind::Conv2d || layer.kind == LayerKind::Linear) {
+      w.weight = upload(filter_bytes(plan_, layer, p.weight), context);
+      w.bias = upload(bias_bytes(plan_, p.bias), context);
+      if (p.bias.empty()) zero_bias_channels = std::max(zero_bias_channels, static_cast<std::size_t>(layer.out.c));
+    } else {
+      w.weight = upload(float_bytes(p.weight), context);
+      w.bias = upload(float_bytes(p.bias), context);
+      w.running_mean = upload(float_bytes(p.running_mean), context);
+      w.running_var = upload(float_bytes(p.running_var), context);
+    }
+    weights_.push_back(std::move(w));
+  }
+  for (const Step& step : plan_.steps()) {
+    if (!step.folded_bn) continue;
+    const Layer& producer = layers[step.first_layer];
+    const FoldedParams folded = fold_batchnorm(producer, layers[step.first_layer + 1]);
+    const std::string context = layer_context(producer);
+    weights_[step.first_layer].folded_weight = upload(filter_bytes(plan_, producer, folded.weight), context);
+    weights_[step.first_layer].folded_bias = upload(bias_bytes(plan_, folded.bias), context);
+  }
+  zero_bias_ = DeviceBuffer(zero_bias_channels * sizeof(float), "zero bias");  // zero bits: 0.0f and half 0
+  if (zero_bias_channels > 0) {
+    INFER_CUDA_CHECK("zero bias", cudaMemsetAsync(zero_bias_.get(), 0, zero_bias_.bytes(), stream));
+  }
+  INFER_CUDA_CHECK("weight upload", cudaStreamSynchronize(stream));
+}
+
+void* Executor::buffer(std::size_t activation) const {
+  return buffers_[plan_.activations()[activation].buffer].get();
+}
+
+void Executor::log(const std::string& line) const {
+  if (options_.log) options_.log(line);
 }
 
 void Executor::forward(const float* input, int n, float* output, std::size_t layer_count) {
@@ -166,9 +280,41 @@ void Executor::forward(const float* input, int n, float* output, std::size_t lay
                                 std::to_string(layers.size()) + "]");
   }
   if (!input || !output) throw std::invalid_argument("input and output must not be null");
-  plan_.set_batch(n);
+  execute(Pass{n, layer_count, 0}, input);
+  const std::size_t out_bytes = static_cast<std::size_t>(n) * layers[layer_count - 1].out.size() * sizeof(float);
+  std::memcpy(output, output_staging_.floats(), out_bytes);
+}
+
+void Executor::top_k(const float* input, int n, int k, int* classes, float* scores) {
+  const std::vector<Layer>& layers = plan_.network().layers();
+  if (n < 1 || n > plan_.max_batch()) {
+    throw std::invalid_argument("batch size " + std::to_string(n) + " is outside [1, " +
+                                std::to_string(plan_.max_batch()) + "]");
+  }
+  const std::size_t size = plan_.network().output_dims().size();
+  // A size beyond the kernel's limit is reported as kTopKMaxClasses + 1 (it may not fit an int).
+  const int outputs = size > static_cast<std::size_t>(kTopKMaxClasses) ? kTopKMaxClasses + 1 : static_cast<int>(size);
+  check_top_k_limits(n, outputs, k);
+  if (!input || !classes || !scores) throw std::invalid_argument("input, classes and scores must not be null");
+  execute(Pass{n, layers.size(), k}, input);
+  const std::size_t count = static_cast<std::size_t>(n) * static_cast<std::size_t>(k);
+  const std::size_t scores_at = plan_.max_batch() * size * sizeof(int);  // top_staging_: ints, then floats
+  std::memcpy(classes, top_staging_.ints(), count * sizeof(int));
+  std::memcpy(scores, reinterpret_cast<const unsigned char*>(top_staging_.ints()) + scores_at, count * sizeof(float));
+}
+
+void Executor::execute(const Pass& pass, const float* input) {
+  plan_.set_batch(pass.n);  // before any capture: the calls bake the descriptors' values in
+  const std::size_t in_bytes =
+      static_cast<std::size_t>(pass.n) * plan_.network().input().dims.size() * sizeof(float);
+  std::memcpy(input_staging_.floats(), input, in_bytes);
   try {
-    run(input, n, output, layer_count);
+    if (options_.cuda_graphs) {
+      replay(pass);
+    } else {
+      enqueue(pass);
+    }
+    INFER_CUDA_CHECK("forward pass", cudaStreamSynchronize(stream_.get()));
   } catch (...) {
     // Work queued before the failure may still read the pinned staging buffer: let it finish
     // before the next call overwrites it (its own error, if any, is the one already thrown).
@@ -177,30 +323,125 @@ void Executor::forward(const float* input, int n, float* output, std::size_t lay
   }
 }
 
-void Executor::run(const float* input, int n, float* output, std::size_t layer_count) {
-  const std::vector<Layer>& layers = plan_.network().layers();
-  cudaStream_t stream = stream_.get();
-
-  const std::size_t in_bytes = static_cast<std::size_t>(n) * plan_.network().input().dims.size() * sizeof(float);
-  std::memcpy(input_staging_.floats(), input, in_bytes);
-  INFER_CUDA_CHECK("network input", cudaMemcpyAsync(buffer(0), input_staging_.floats(), in_bytes,
-                                                    cudaMemcpyHostToDevice, stream));
-  for (std::size_t i = 0; i < plan_.steps().size(); ++i) {
-    const Step& step = plan_.steps()[i];
-    if (step.first_layer >= layer_count) break;
-    run_step(i, step.last_layer < layer_count);
+void Executor::replay(const Pass& pass) {
+  auto it = graphs_.find(pass);
+  if (it == graphs_.end()) {
+    // First call of this pass: run it directly (the results), then capture it for the next calls.
+    enqueue(pass);
+    INFER_CUDA_CHECK("forward pass", cudaStreamSynchronize(stream_.get()));
+    if (graphs_.size() >= kMaxGraphs) {
+      const auto oldest = std::min_element(graphs_.begin(), graphs_.end(), [](const auto& a, const auto& b) {
+        return a.second.last_use < b.second.last_use;
+      });
+      graphs_.erase(oldest);
+    }
+    GraphEntry entry = capture(pass);
+    entry.last_use = ++graph_clock_;
+    graphs_.emplace(pass, std::move(entry));
+    return;
   }
-  const Layer& last = layers[layer_count - 1];
-  const std::size_t out_bytes = static_cast<std::size_t>(n) * last.out.size() * sizeof(float);
-  INFER_CUDA_CHECK(layer_context(last), cudaMemcpyAsync(output_staging_.floats(), buffer(layer_count), out_bytes,
-                                                        cudaMemcpyDeviceToHost, stream));
-  INFER_CUDA_CHECK(layer_context(last), cudaStreamSynchronize(stream));
-  std::memcpy(output, output_staging_.floats(), out_bytes);
+  it->second.last_use = ++graph_clock_;
+  if (it->second.direct) {
+    enqueue(pass);
+    return;
+  }
+  INFER_CUDA_CHECK("CUDA graph", cudaGraphLaunch(it->second.exec.get(), stream_.get()));
 }
 
-// `whole`: every layer of the step is to run; false when the forward pass ends at the convolution
-// of a convolution+ReLU step, which then runs without its ReLU.
-void Executor::run_step(std::size_t step_index, bool whole) {
+Executor::GraphEntry Executor::capture(const Pass& pass) {
+  const std::string what = "n = " + std::to_string(pass.n) + ", " + std::to_string(pass.layer_count) + " layers" +
+                           (pass.k > 0 ? ", top-" + std::to_string(pass.k) : std::string());
+  GraphEntry entry;
+  cudaStream_t stream = stream_.get();
+  std::string why;
+  cudaError_t status = cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal);
+  if (status != cudaSuccess) {
+    why = std::string("cudaStreamBeginCapture: ") + cudaGetErrorName(status);
+  } else {
+    try {
+      enqueue(pass);
+    } catch (const std::exception& e) {
+      why = e.what();
+    }
+    cudaGraph_t raw = nullptr;
+    status = cudaStreamEndCapture(stream, &raw);  // ends the capture even when it was invalidated
+    const Graph graph(raw);
+    if (why.empty() && status != cudaSuccess) why = std::string("cudaStreamEndCapture: ") + cudaGetErrorName(status);
+    if (why.empty()) {
+      cudaGraphExec_t exec = nullptr;
+      status = cudaGraphInstantiate(&exec, graph.get(), 0);
+      if (status == cudaSuccess) {
+        entry.exec = GraphExec(exec);
+      } else {
+        why = std::string("cudaGraphInstantiate: ") + cudaGetErrorName(status);
+      }
+    }
+  }
+  if (!why.empty()) {
+    // Capture errors are not sticky: clear the runtime's and cuDNN's last error and go on without.
+    static_cast<void>(cudaGetLastError());
+    char discard[256];
+    cudnnGetLastErrorString(discard, sizeof discard);
+    entry.direct = true;
+    log("CUDA graph for " + what + " not used (" + detail::one_line(why) + "); its calls run directly");
+  } else {
+    log("CUDA graph captured for " + what);
+  }
+  return entry;
+}
+
+// The float NCHW values of an activation on the device: its own buffer, or (half) converted into
+// output_float_.
+const float* Executor::float_output(std::size_t activation, int n) {
+  const Activation& a = plan_.activations()[activation];
+  if (a.type == CUDNN_DATA_FLOAT) return static_cast<const float*>(buffer(activation));
+  const std::string context = activation == 0 ? std::string("network input")
+                                              : layer_context(plan_.network().layers()[activation - 1]);
+  INFER_CUDA_CHECK(context, launch_half_nhwc_to_float_nchw(buffer(activation), output_float_.floats(), n, a.dims.c,
+                                                           a.dims.h, a.dims.w, stream_.get()));
+  return output_float_.floats();
+}
+
+void Executor::enqueue(const Pass& pass) {
+  const std::vector<Layer>& layers = plan_.network().layers();
+  cudaStream_t stream = stream_.get();
+  const Dims& in = plan_.network().input().dims;
+  const std::size_t in_bytes = static_cast<std::size_t>(pass.n) * in.size() * sizeof(float);
+  if (plan_.storage_type() == CUDNN_DATA_FLOAT) {
+    INFER_CUDA_CHECK("network input", cudaMemcpyAsync(buffer(0), input_staging_.floats(), in_bytes,
+                                                      cudaMemcpyHostToDevice, stream));
+  } else {
+    INFER_CUDA_CHECK("network input", cudaMemcpyAsync(input_float_.get(), input_staging_.floats(), in_bytes,
+                                                      cudaMemcpyHostToDevice, stream));
+    INFER_CUDA_CHECK("network input", launch_float_nchw_to_half_nhwc(input_float_.floats(), buffer(0), pass.n, in.c,
+                                                                     in.h, in.w, stream));
+  }
+  for (std::size_t i = 0; i < plan_.steps().size(); ++i) {
+    if (plan_.steps()[i].first_layer >= pass.layer_count) break;
+    run_step(i, pass.layer_count);
+  }
+  const Layer& last = layers[pass.layer_count - 1];
+  const float* out = float_output(pass.layer_count, pass.n);
+  if (pass.k == 0) {
+    const std::size_t out_bytes = static_cast<std::size_t>(pass.n) * last.out.size() * sizeof(float);
+    INFER_CUDA_CHECK(layer_context(last), cudaMemcpyAsync(output_staging_.floats(), out, out_bytes,
+                                                          cudaMemcpyDeviceToHost, stream));
+    return;
+  }
+  const int classes = static_cast<int>(last.out.size());
+  INFER_CUDA_CHECK(layer_context(last), launch_top_k(out, pass.n, classes, pass.k, top_classes_.ints(),
+                                                     top_scores_.floats(), stream));
+  const std::size_t count = static_cast<std::size_t>(pass.n) * static_cast<std::size_t>(pass.k);
+  unsigned char* staging = reinterpret_cast<unsigned char*>(top_staging_.ints());
+  const std::size_t scores_at = plan_.max_batch() * last.out.size() * sizeof(int);
+  INFER_CUDA_CHECK("top-k", cudaMemcpyAsync(staging, top_classes_.get(), count * sizeof(int), cudaMemcpyDeviceToHost,
+                                            stream));
+  INFER_CUDA_CHECK("top-k", cudaMemcpyAsync(staging + scores_at, top_scores_.get(), count * sizeof(float),
+                                            cudaMemcpyDeviceToHost, stream));
+}
+
+// Runs the layers of a step that are below layer_count (a forward pass may stop inside a fused step).
+void Executor::run_step(std::size_t step_index, std::size_t layer_count) {
   const Step& step = plan_.steps()[step_index];
   const Layer& layer = plan_.network().layers()[step.first_layer];
   cudnnHandle_t handle = handle_.get();
@@ -209,7 +450,7 @@ void Executor::run_step(std::size_t step_index, bool whole) {
   const LayerWeights& w = weights_[step.first_layer];
   switch (step.kind) {
     case StepKind::Convolution:
-      run_convolution(step, convolutions_[step_index], step.fused_relu && whole);
+      run_convolution(step, convolutions_[step_index], std::min(layer_count, step.last_layer + 1) - step.first_layer);
       return;
     case StepKind::BatchNorm:
       INFER_CUDNN_CHECK(layer_context(layer),
@@ -228,11 +469,28 @@ void Executor::run_step(std::size_t step_index, bool whole) {
                         cudnnPoolingForward(handle, step.pooling.get(), &kOne, x.desc.get(), buffer(step.input()),
                                             &kZero, y.desc.get(), buffer(step.output())));
       return;
-    case StepKind::Softmax:
+    case StepKind::Softmax: {
+      cudnnTensorDescriptor_t in_desc = x.desc.get();
+      const void* in = buffer(step.input());
+      if (step.nchw_input) {  // a half NHWC input: to float NCHW first (plan.h)
+        const Dims& d = step.in;
+        void* scratch = buffers_[step.scratch].get();
+        INFER_CUDA_CHECK(layer_context(layer), launch_half_nhwc_to_float_nchw(in, static_cast<float*>(scratch),
+                                                                              plan_.batch(), d.c, d.h, d.w,
+                                                                              stream_.get()));
+        in_desc = step.nchw_input.get();
+        in = scratch;
+      }
       INFER_CUDNN_CHECK(layer_context(layer),
-                        cudnnSoftmaxForward(handle, CUDNN_SOFTMAX_ACCURATE, CUDNN_SOFTMAX_MODE_CHANNEL, &kOne,
-                                            x.desc.get(), buffer(step.input()), &kZero, y.desc.get(),
-                                            buffer(step.output())));
+                        cudnnSoftmaxForward(handle, CUDNN_SOFTMAX_ACCURATE, CUDNN_SOFTMAX_MODE_CHANNEL, &kOne, in_desc,
+                                            in, &kZero, y.desc.get(), buffer(step.output())));
+      return;
+    }
+    case StepKind::Reorder:
+      // Same type, NHWC to NCHW: the layout change cudnnTransformTensor is documented for.
+      INFER_CUDNN_CHECK(layer_context(layer),
+                        cudnnTransformTensor(handle, &kOne, x.desc.get(), buffer(step.input()), &kZero,
+                                             step.nchw_input.get(), buffer(step.output())));
       return;
     case StepKind::Alias: return;  // the output is the input's buffer
   }

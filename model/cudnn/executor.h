@@ -1,15 +1,20 @@
 // Runs a Plan on the GPU: device selection, the cuDNN handle and stream, device buffers for every
-// activation and weight, one convolution algorithm per convolution step and a shared workspace,
-// all set up once in the constructor. forward() allocates nothing and creates no descriptor.
+// activation and weight (folded and converted to the plan's precision once, on the host), one
+// convolution algorithm per convolution step and a shared workspace, all set up once in the
+// constructor. forward() and top_k() allocate nothing and create no descriptor; with CUDA graphs
+// (GpuOptions::cuda_graphs) each distinct pass is captured once and replayed.
 //
-// Thread safety: none; one forward() at a time per executor.
+// Thread safety: none; one forward() or top_k() at a time per executor.
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
+#include "../backend.h"
 #include "../network.h"
 #include "check.h"
 #include "plan.h"
@@ -17,8 +22,12 @@
 namespace infer::cudnn {
 
 // Largest workspace one convolution algorithm may ask for. Algorithms that need more are skipped
-// in favour of the next one cuDNN's heuristics suggest.
+// in favour of the next one cuDNN's heuristics suggest (or the next measured one, with autotune).
 constexpr std::size_t kWorkspaceLimitBytes = std::size_t{256} << 20;
+
+// Instantiated CUDA graphs kept per executor (one per distinct batch size, layer count and k);
+// the least recently used one is dropped beyond this.
+constexpr std::size_t kMaxGraphs = 32;
 
 // How a Convolution step is executed, chosen once when the executor is built.
 enum class ConvolutionMode {
@@ -32,29 +41,40 @@ struct ConvolutionChoice {
   cudnnConvolutionFwdAlgo_t fused_algo = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM;  // Fused* modes
   cudnnConvolutionFwdAlgo_t plain_algo = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM;  // Separate mode, partial runs
   std::size_t workspace_bytes = 0;  // the most either algorithm needs, at any batch size
+  std::string source = "heuristics";  // "heuristics", "cache" or "measured" (autotune)
+  double time_ms = -1.0;              // measured time of the whole-step algorithm; < 0 when not measured
 };
 
 // Device memory of one layer's parameters; empty buffers for parameters the layer does not have.
+// Convolution weights and biases are in the plan's storage type (half for Fp16, filters in
+// K, R, S, C order for NHWC); batch-norm parameters are always float.
 struct LayerWeights {
   DeviceBuffer weight;        // conv [K, C/g, R, S], linear [out, in], batch-norm gamma [C]
   DeviceBuffer bias;          // [K] / [out] / batch-norm beta [C]
   DeviceBuffer running_mean;  // batch-norm only, [C]
   DeviceBuffer running_var;   // batch-norm only, [C]
+  DeviceBuffer folded_weight; // the first layer of a step with folded_bn: fold.h's weight
+  DeviceBuffer folded_bias;   // and bias (always present)
 };
 
 class Executor {
  public:
   // Uses CUDA device 0 (the first of $CUDA_VISIBLE_DEVICES when set: the runtime renumbers the
-  // visible devices from 0). The network must outlive the executor.
+  // visible devices from 0). The network must outlive the executor; options.log, if set, is
+  // called on the calling thread during construction and forward()/top_k().
   // Throws GpuUnavailableError (no driver, no device, driver too old, cuDNN unusable: one line
   // naming the failing call and its error string), GpuError (a call failed on a usable GPU),
   // ModelError (the plan cannot match the network), std::invalid_argument (max_batch < 1).
-  Executor(const Network& network, int max_batch);
+  Executor(const Network& network, int max_batch, const GpuOptions& options = {});
 
   // Runs layers [0, layer_count) on n samples (see backend.h for the layouts). Throws
   // std::invalid_argument for n outside [1, max_batch] or layer_count outside [1, layers],
   // GpuError when a call fails.
   void forward(const float* input, int n, float* output, std::size_t layer_count);
+
+  // Backend::top_k on the device (top_k.h): only n * k indices and scores come back. Throws
+  // std::invalid_argument for a bad n or k, or a last layer beyond top_k.h's limits.
+  void top_k(const float* input, int n, int k, int* classes, float* scores);
 
   // "NVIDIA H200 (sm_90), cuDNN 9.19.0, CUDA runtime 13.0"
   const std::string& description() const { return description_; }
@@ -62,33 +82,66 @@ class Executor {
   const std::vector<ConvolutionChoice>& convolutions() const { return convolutions_; }  // per step
 
  private:
-  float* buffer(std::size_t activation) const;
-  void run(const float* input, int n, float* output, std::size_t layer_count);  // forward(), checked
-  void run_step(std::size_t step_index, bool whole);
+  // One distinct pass: what a CUDA graph captures. k == 0: forward() of layer_count layers.
+  struct Pass {
+    int n = 0;
+    std::size_t layer_count = 0;
+    int k = 0;
+    bool operator<(const Pass& o) const {
+      return n != o.n ? n < o.n : layer_count != o.layer_count ? layer_count < o.layer_count : k < o.k;
+    }
+  };
+  struct GraphEntry {
+    GraphExec exec;
+    bool direct = false;    // capture or instantiation failed: this pass runs its calls directly
+    std::uint64_t last_use = 0;
+  };
+
+  void* buffer(std::size_t activation) const;
+  void log(const std::string& line) const;
+  void execute(const Pass& pass, const float* input);  // staging in, run or replay, one sync
+  void replay(const Pass& pass);                       // the CUDA graph path of execute()
+  GraphEntry capture(const Pass& pass);
+  void enqueue(const Pass& pass);                      // every copy, call and kernel of a pass; no sync
+  const float* float_output(std::size_t activation, int n);
+  void run_step(std::size_t step_index, std::size_t layer_count);
+  void upload_weights();
+
   // convolution.cpp
   void choose_algorithms();
   // Probes: run the call once at n = max_batch and n = 1 with exactly `workspace` bytes.
-  bool fused_call_runs(const Step& step, cudnnConvolutionFwdAlgo_t algo, bool relu, std::size_t workspace);
+  bool fused_call_runs(const Step& step, cudnnConvolutionFwdAlgo_t algo, std::size_t workspace);
   bool plain_call_runs(const Step& step, cudnnConvolutionFwdAlgo_t algo, std::size_t workspace);
   bool call_runs(const Step& step, const char* name, const std::function<cudnnStatus_t()>& call);
-  cudnnStatus_t conv_bias_activation(const Step& step, cudnnConvolutionFwdAlgo_t algo, bool relu,
+  // `stop`: the layers of the step that run (1 = the convolution alone; see run_convolution).
+  cudnnStatus_t conv_bias_activation(const Step& step, cudnnConvolutionFwdAlgo_t algo, std::size_t stop,
                                      std::size_t workspace);
-  cudnnStatus_t plain_convolution(const Step& step, cudnnConvolutionFwdAlgo_t algo, std::size_t workspace);
-  void run_convolution(const Step& step, const ConvolutionChoice& choice, bool with_relu);
+  cudnnStatus_t plain_convolution(const Step& step, cudnnConvolutionFwdAlgo_t algo, std::size_t stop,
+                                  std::size_t workspace);
+  void run_convolution(const Step& step, const ConvolutionChoice& choice, std::size_t stop);
 
   // Declaration order is construction order: the device is selected before the stream and the
   // handle are created, and everything on the device is released before them.
+  GpuOptions options_;
+  std::string device_name_;                       // "NVIDIA H200 (sm_90)"
   std::string description_;
   Stream stream_;
   CudnnHandle handle_;
   Plan plan_;
-  std::vector<DeviceBuffer> buffers_;             // one per Plan::buffer_floats(), max_batch samples
+  std::vector<DeviceBuffer> buffers_;             // one per Plan::buffer_bytes(), max_batch samples
   std::vector<LayerWeights> weights_;             // one per layer
   DeviceBuffer zero_bias_;                        // zeros for fused convolutions without a bias
   std::vector<ConvolutionChoice> convolutions_;   // one per step (used by Convolution steps only)
   DeviceBuffer workspace_;                        // shared by every convolution
+  DeviceBuffer input_float_;                      // Fp16: the float NCHW input before conversion
+  DeviceBuffer output_float_;                     // Fp16: a half output converted to float NCHW
+  DeviceBuffer top_classes_;                      // max_batch x output size ints
+  DeviceBuffer top_scores_;                       // max_batch x output size floats
   PinnedBuffer input_staging_;                    // max_batch input samples
   PinnedBuffer output_staging_;                   // max_batch samples of the largest layer output
+  PinnedBuffer top_staging_;                      // top_classes_ then top_scores_ (n * k of each used)
+  std::map<Pass, GraphEntry> graphs_;
+  std::uint64_t graph_clock_ = 0;
 };
 
 }  // namespace infer::cudnn

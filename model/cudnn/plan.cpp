@@ -1,23 +1,33 @@
 // Planning: maps layers to cuDNN calls and builds their descriptors. No device is touched here.
 //
-// Fusion rule: a conv2d or linear layer directly followed by a relu layer becomes one
-// Convolution step (cudnnConvolutionBiasActivationForward with ReLU). Nothing else is fused: a
-// batch-norm between a convolution and its ReLU keeps three steps, because the batch-norm is run
-// unfolded, with its own raw parameters, by cudnnBatchNormalizationForwardInference.
+// Fusion rules:
+//   conv/linear + relu               one Convolution step (cudnnConvolutionBiasActivationForward, ReLU)
+//   conv/linear + batch-norm [+ relu] with fold_batchnorm and a foldable batch-norm (fold.h): one
+//                                    Convolution step with folded weights and bias (the executor
+//                                    folds them on the host), ReLU fused when it follows
+//   anything else                    one step per layer; an unfolded batch-norm runs with its own
+//                                    raw parameters in cudnnBatchNormalizationForwardInference
+// Every activation a fused step covers shares the step's one output buffer: a forward pass that
+// stops inside the step writes the intermediate result there (see executor.cpp).
 #include "plan.h"
 
 #include <cmath>
 #include <stdexcept>
+
+#include "../fold.h"
 
 namespace infer::cudnn {
 namespace {
 
 // layer: the layer whose output desc describes, null for the network input. The context string is
 // only built on failure (this runs in forward() when the batch size changes).
-void set_nchw(const Layer* layer, cudnnTensorDescriptor_t desc, int n, const Dims& d) {
+void set_tensor(const Layer* layer, cudnnTensorDescriptor_t desc, int n, const Dims& d, cudnnDataType_t type,
+                cudnnTensorFormat_t format) {
   INFER_CUDNN_CHECK(layer ? layer_context(*layer) : std::string("network input"),
-                    cudnnSetTensor4dDescriptor(desc, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, n, d.c, d.h, d.w));
+                    cudnnSetTensor4dDescriptor(desc, format, type, n, d.c, d.h, d.w));
 }
+
+std::size_t type_bytes(cudnnDataType_t type) { return type == CUDNN_DATA_HALF ? 2 : 4; }
 
 }  // namespace
 
@@ -29,6 +39,7 @@ const char* step_kind_name(StepKind kind) {
     case StepKind::Pooling: return "pooling";
     case StepKind::Softmax: return "softmax";
     case StepKind::Alias: return "alias";
+    case StepKind::Reorder: return "reorder";
   }
   return "unknown";
 }
@@ -44,7 +55,13 @@ void require_network_dims(const Layer& layer, const char* call, int expected_n, 
                    "); the cuDNN backend cannot run this layer as the model describes it, use the CPU backend");
 }
 
-Plan::Plan(const Network& network, int max_batch) : network_(&network), max_batch_(max_batch), batch_(max_batch) {
+Plan::Plan(const Network& network, int max_batch, const PlanOptions& options)
+    : network_(&network),
+      options_(options),
+      max_batch_(max_batch),
+      batch_(max_batch),
+      storage_type_(options.precision == Precision::Fp16 ? CUDNN_DATA_HALF : CUDNN_DATA_FLOAT),
+      storage_format_(options.precision == Precision::Fp16 ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW) {
   if (max_batch < 1) throw std::invalid_argument("max_batch must be at least 1, found " + std::to_string(max_batch));
   const std::vector<Layer>& layers = network.layers();
 
@@ -56,27 +73,27 @@ Plan::Plan(const Network& network, int max_batch) : network_(&network), max_batc
   INFER_CUDNN_CHECK("identity activation", cudnnSetActivationDescriptor(identity_.get(), CUDNN_ACTIVATION_IDENTITY,
                                                                         CUDNN_PROPAGATE_NAN, 0.0));
 
-  // Activation 0 is the input; activation i + 1 the output of layer i. Buffers are assigned by
-  // the plan_* functions below (aliases reuse one).
+  // Activation 0 is the input; activation i + 1 the output of layer i. Types, layouts and buffers
+  // are assigned by the plan_* functions below (aliases reuse a buffer), in layer order.
   activations_.resize(layers.size() + 1);
-  activations_[0].dims = network.input().dims;
-  activations_[0].buffer = new_buffer(network.input().dims);
-  activations_[0].desc = TensorDesc::create("network input");
-  set_nchw(nullptr, activations_[0].desc.get(), max_batch_, activations_[0].dims);
-  for (std::size_t i = 0; i < layers.size(); ++i) {
-    Activation& a = activations_[i + 1];
-    a.dims = layers[i].out;
-    a.desc = TensorDesc::create(layer_context(layers[i]));
-    set_nchw(&layers[i], a.desc.get(), max_batch_, a.dims);
+  for (std::size_t i = 0; i < activations_.size(); ++i) {
+    activations_[i].dims = i == 0 ? network.input().dims : layers[i - 1].out;
+    activations_[i].desc = TensorDesc::create(i == 0 ? std::string("network input") : layer_context(layers[i - 1]));
   }
+  activations_[0].buffer = new_buffer(network.input().dims, storage_type_);
+  activations_[0].type = storage_type_;
+  activations_[0].format = storage_format_;
+  set_tensor(nullptr, activations_[0].desc.get(), max_batch_, activations_[0].dims, storage_type_, storage_format_);
 
   for (std::size_t i = 0; i < layers.size();) {
     const Layer& layer = layers[i];
     switch (layer.kind) {
       case LayerKind::Conv2d:
       case LayerKind::Linear: {
-        const bool fuse = i + 1 < layers.size() && layers[i + 1].kind == LayerKind::Relu;
-        plan_convolution(i, fuse);
+        const bool fold = options_.fold_batchnorm && batchnorm_foldable(layers, i + 1);
+        const std::size_t after = fold ? i + 2 : i + 1;
+        const bool relu = after < layers.size() && layers[after].kind == LayerKind::Relu;
+        plan_convolution(i, fold, relu);
         break;
       }
       case LayerKind::BatchNorm: plan_batchnorm(i); break;
@@ -84,16 +101,25 @@ Plan::Plan(const Network& network, int max_batch) : network_(&network), max_batc
       case LayerKind::MaxPool:
       case LayerKind::AvgPool:
       case LayerKind::GlobalAvgPool: plan_pooling(i); break;
-      case LayerKind::Softmax: plan_single(i, StepKind::Softmax); break;
-      case LayerKind::Flatten: plan_single(i, StepKind::Alias); break;
+      case LayerKind::Softmax: plan_softmax(i); break;
+      case LayerKind::Flatten: plan_flatten(i); break;
     }
     i = steps_.back().last_layer + 1;
   }
 }
 
-std::size_t Plan::new_buffer(const Dims& dims) {
-  buffer_floats_.push_back(dims.size());
-  return buffer_floats_.size() - 1;
+std::size_t Plan::new_buffer(const Dims& dims, cudnnDataType_t type) {
+  buffer_bytes_.push_back(dims.size() * type_bytes(type));
+  return buffer_bytes_.size() - 1;
+}
+
+// Output of layer `index` (activation index + 1): its type and layout, and its descriptor at
+// max_batch.
+void Plan::set_output_type(std::size_t index, cudnnDataType_t type, cudnnTensorFormat_t format) {
+  Activation& a = activations_[index + 1];
+  a.type = type;
+  a.format = format;
+  set_tensor(&network_->layers()[index], a.desc.get(), max_batch_, a.dims, type, format);
 }
 
 void Plan::set_batch(int n) {
@@ -104,7 +130,13 @@ void Plan::set_batch(int n) {
   if (n == batch_) return;
   const std::vector<Layer>& layers = network_->layers();
   for (std::size_t a = 0; a < activations_.size(); ++a) {
-    set_nchw(a == 0 ? nullptr : &layers[a - 1], activations_[a].desc.get(), n, activations_[a].dims);
+    const Activation& act = activations_[a];
+    set_tensor(a == 0 ? nullptr : &layers[a - 1], act.desc.get(), n, act.dims, act.type, act.format);
+  }
+  for (const Step& step : steps_) {
+    if (step.nchw_input) {
+      set_tensor(&layers[step.first_layer], step.nchw_input.get(), n, step.in, step.nchw_type, CUDNN_TENSOR_NCHW);
+    }
   }
   batch_ = n;
 }
@@ -113,9 +145,16 @@ void Plan::set_batch(int n) {
 // [out, in] the filter [out, in, 1, 1]. That keeps the backend on one library (cuDNN; no cuBLAS to
 // deploy, version-check and probe) and gives linear+relu the same fused bias+activation call as
 // conv+relu.
-void Plan::plan_convolution(std::size_t index, bool fuse_relu) {
-  const Layer& layer = network_->layers()[index];
+void Plan::plan_convolution(std::size_t index, bool fold_bn, bool fuse_relu) {
+  const std::vector<Layer>& layers = network_->layers();
+  const Layer& layer = layers[index];
   const std::string context = layer_context(layer);
+  const Activation& x = activations_[index];
+  if (x.type != storage_type_) {
+    throw ModelError(context + " (" + layer_kind_name(layer.kind) + ") follows a softmax; with --precision " +
+                     precision_name(options_.precision) + " a softmax's output is float and no convolution reads "
+                     "float, use --precision fp32 or tf32");
+  }
   Conv2dAttrs a;  // linear: 1x1, stride 1, no padding
   if (layer.kind == LayerKind::Conv2d) {
     a = layer.conv();
@@ -127,42 +166,51 @@ void Plan::plan_convolution(std::size_t index, bool fuse_relu) {
   Step step;
   step.kind = StepKind::Convolution;
   step.first_layer = index;
-  step.last_layer = fuse_relu ? index + 1 : index;
-  step.name = fuse_relu ? layer.name + "+" + network_->layers()[index + 1].name : layer.name;
+  step.last_layer = index + (fold_bn ? 1 : 0) + (fuse_relu ? 1 : 0);
+  step.name = layer.name;
+  for (std::size_t i = index + 1; i <= step.last_layer; ++i) step.name += "+" + layers[i].name;
   step.in = layer.in;
+  step.folded_bn = fold_bn;
   step.fused_relu = fuse_relu;
   step.has_bias = a.bias;
 
   step.filter = FilterDesc::create(context);
-  INFER_CUDNN_CHECK(context, cudnnSetFilter4dDescriptor(step.filter.get(), CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW,
+  INFER_CUDNN_CHECK(context, cudnnSetFilter4dDescriptor(step.filter.get(), storage_type_, storage_format_,
                                                         a.out_channels, layer.in.c / a.groups, a.kernel_h,
                                                         a.kernel_w));
   step.convolution = ConvolutionDesc::create(context);
-  // Cross-correlation is what PyTorch (and every framework) calls convolution.
+  // Cross-correlation is what PyTorch (and every framework) calls convolution. The compute type is
+  // float for every precision: for half data that is cuDNN's PSEUDO_HALF_CONFIG (half storage,
+  // float accumulation), which tensor cores run and which keeps sums of many terms accurate.
   INFER_CUDNN_CHECK(context, cudnnSetConvolution2dDescriptor(step.convolution.get(), a.pad_h, a.pad_w, a.stride_h,
                                                              a.stride_w, a.dilation_h, a.dilation_w,
                                                              CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
   INFER_CUDNN_CHECK(context, cudnnSetConvolutionGroupCount(step.convolution.get(), a.groups));
-  // FMA math restricts cuDNN to FP32 FMA kernels. CUDNN_DEFAULT_MATH would allow TF32 tensor
+  // Fp32: FMA math restricts cuDNN to FP32 FMA kernels. CUDNN_DEFAULT_MATH would allow TF32 tensor
   // cores on Ampere and later (10-bit mantissa products), which breaks FP32 agreement with the CPU.
-  INFER_CUDNN_CHECK(context, cudnnSetConvolutionMathType(step.convolution.get(), CUDNN_FMA_MATH));
+  // Tf32 and Fp16 ask for tensor cores explicitly (TENSOR_OP_MATH, not ..._ALLOW_CONVERSION: float
+  // data is never converted down to half).
+  const cudnnMathType_t math = options_.precision == Precision::Fp32 ? CUDNN_FMA_MATH : CUDNN_TENSOR_OP_MATH;
+  INFER_CUDNN_CHECK(context, cudnnSetConvolutionMathType(step.convolution.get(), math));
 
   step.bias = TensorDesc::create(context);
-  INFER_CUDNN_CHECK(context, cudnnSetTensor4dDescriptor(step.bias.get(), CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 1,
+  INFER_CUDNN_CHECK(context, cudnnSetTensor4dDescriptor(step.bias.get(), storage_format_, storage_type_, 1,
                                                         a.out_channels, 1, 1));
 
   int n = 0, c = 0, h = 0, w = 0;
-  INFER_CUDNN_CHECK(context, cudnnGetConvolution2dForwardOutputDim(step.convolution.get(),
-                                                                   activations_[index].desc.get(),
+  INFER_CUDNN_CHECK(context, cudnnGetConvolution2dForwardOutputDim(step.convolution.get(), x.desc.get(),
                                                                    step.filter.get(), &n, &c, &h, &w));
   require_network_dims(layer, "cudnnGetConvolution2dForwardOutputDim", max_batch_, n, c, h, w);
-  step.out = Dims{c, h, w};
+  step.out = layers[step.last_layer].out;  // a batch-norm and a ReLU keep the shape
 
-  // The convolution's own output and the ReLU's share one buffer: the fused call writes the
-  // ReLU's output, and a forward pass that stops after the convolution writes the convolution's.
-  const std::size_t buffer = new_buffer(layer.out);
-  activations_[index + 1].buffer = buffer;
-  if (fuse_relu) activations_[index + 2].buffer = buffer;
+  // The convolution's own output, the batch-norm's and the ReLU's share one buffer: the fused
+  // call writes the last one, and a forward pass that stops inside the step writes the one it
+  // stops at.
+  const std::size_t buffer = new_buffer(layer.out, storage_type_);
+  for (std::size_t i = index; i <= step.last_layer; ++i) {
+    activations_[i + 1].buffer = buffer;
+    set_output_type(i, storage_type_, storage_format_);
+  }
   steps_.push_back(std::move(step));
 }
 
@@ -175,6 +223,7 @@ void Plan::plan_batchnorm(std::size_t index) {
                      " is below cuDNN's minimum CUDNN_BN_MIN_EPSILON = " + std::to_string(CUDNN_BN_MIN_EPSILON) +
                      "; use the epsilon the model was trained with (PyTorch's default is 1e-5)");
   }
+  const Activation& x = activations_[index];
   Step step;
   step.kind = StepKind::BatchNorm;
   step.first_layer = step.last_layer = index;
@@ -183,24 +232,80 @@ void Plan::plan_batchnorm(std::size_t index) {
   step.out = layer.in;  // elementwise
   step.epsilon = epsilon;
   step.bn_params = TensorDesc::create(context);
-  INFER_CUDNN_CHECK(context, cudnnDeriveBNTensorDescriptor(step.bn_params.get(), activations_[index].desc.get(),
+  // Float parameters for float and half data alike (cuDNN derives CUDNN_DATA_FLOAT for half x).
+  INFER_CUDNN_CHECK(context, cudnnDeriveBNTensorDescriptor(step.bn_params.get(), x.desc.get(),
                                                            CUDNN_BATCHNORM_SPATIAL));
-  activations_[index + 1].buffer = new_buffer(layer.out);
+  activations_[index + 1].buffer = new_buffer(layer.out, x.type);
+  set_output_type(index, x.type, x.format);
   steps_.push_back(std::move(step));
 }
 
-// ReLU, softmax (elementwise shapes) and flatten (an alias of its input's buffer).
+// ReLU: elementwise, in the input's type and layout.
 void Plan::plan_single(std::size_t index, StepKind kind) {
   const Layer& layer = network_->layers()[index];
+  const Activation& x = activations_[index];
   Step step;
   step.kind = kind;
   step.first_layer = step.last_layer = index;
   step.name = layer.name;
   step.in = layer.in;
-  step.out = kind == StepKind::Alias ? Dims{static_cast<int>(layer.in.size()), 1, 1} : layer.in;
+  step.out = layer.in;
   if (step.out != layer.out) require_network_dims(layer, layer_kind_name(layer.kind), max_batch_, max_batch_,
                                                   step.out.c, step.out.h, step.out.w);
-  activations_[index + 1].buffer = kind == StepKind::Alias ? activations_[index].buffer : new_buffer(layer.out);
+  activations_[index + 1].buffer = new_buffer(layer.out, x.type);
+  set_output_type(index, x.type, x.format);
+  steps_.push_back(std::move(step));
+}
+
+// Flatten: [C, H, W] as [C*H*W, 1, 1] in the network's (NCHW) feature order. An NCHW activation,
+// or an NHWC one with H = W = 1, already has that order: an alias of the input's buffer. An NHWC
+// activation with H*W > 1 is reordered into NCHW first (a Reorder step into a new buffer); its
+// flat output is then the same memory in either layout and keeps the input's format.
+void Plan::plan_flatten(std::size_t index) {
+  const Layer& layer = network_->layers()[index];
+  const std::string context = layer_context(layer);
+  const Activation& x = activations_[index];
+  Step step;
+  step.first_layer = step.last_layer = index;
+  step.name = layer.name;
+  step.in = layer.in;
+  step.out = Dims{static_cast<int>(layer.in.size()), 1, 1};
+  if (step.out != layer.out) require_network_dims(layer, "flatten", max_batch_, max_batch_, step.out.c, step.out.h,
+                                                  step.out.w);
+  const bool reorder = x.format == CUDNN_TENSOR_NHWC && layer.in.h * layer.in.w > 1;
+  step.kind = reorder ? StepKind::Reorder : StepKind::Alias;
+  if (reorder) {
+    step.nchw_type = x.type;
+    step.nchw_input = TensorDesc::create(context);
+    set_tensor(&layer, step.nchw_input.get(), max_batch_, layer.in, x.type, CUDNN_TENSOR_NCHW);
+  }
+  activations_[index + 1].buffer = reorder ? new_buffer(layer.out, x.type) : x.buffer;
+  set_output_type(index, x.type, x.format);
+  steps_.push_back(std::move(step));
+}
+
+// Softmax over the channels, always in float: a half input is converted by the executor into the
+// step's float NCHW scratch buffer (nchw_input) first. The output is float NCHW.
+void Plan::plan_softmax(std::size_t index) {
+  const Layer& layer = network_->layers()[index];
+  const Activation& x = activations_[index];
+  Step step;
+  step.kind = StepKind::Softmax;
+  step.first_layer = step.last_layer = index;
+  step.name = layer.name;
+  step.in = layer.in;
+  step.out = layer.in;
+  if (step.out != layer.out) require_network_dims(layer, "softmax", max_batch_, max_batch_, step.out.c, step.out.h,
+                                                  step.out.w);
+  const bool convert = x.type != CUDNN_DATA_FLOAT || x.format != CUDNN_TENSOR_NCHW;
+  if (convert) {
+    step.nchw_type = CUDNN_DATA_FLOAT;
+    step.nchw_input = TensorDesc::create(layer_context(layer));
+    set_tensor(&layer, step.nchw_input.get(), max_batch_, layer.in, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW);
+    step.scratch = new_buffer(layer.in, CUDNN_DATA_FLOAT);
+  }
+  activations_[index + 1].buffer = new_buffer(layer.out, CUDNN_DATA_FLOAT);
+  set_output_type(index, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW);
   steps_.push_back(std::move(step));
 }
 
@@ -210,6 +315,7 @@ void Plan::plan_single(std::size_t index, StepKind kind) {
 void Plan::plan_pooling(std::size_t index) {
   const Layer& layer = network_->layers()[index];
   const std::string context = layer_context(layer);
+  const Activation& x = activations_[index];
   Pool2dAttrs a;
   cudnnPoolingMode_t mode = CUDNN_POOLING_AVERAGE_COUNT_INCLUDE_PADDING;
   if (layer.kind == LayerKind::GlobalAvgPool) {
@@ -232,11 +338,11 @@ void Plan::plan_pooling(std::size_t index) {
   INFER_CUDNN_CHECK(context, cudnnSetPooling2dDescriptor(step.pooling.get(), mode, CUDNN_PROPAGATE_NAN, a.kernel_h,
                                                          a.kernel_w, a.pad_h, a.pad_w, a.stride_h, a.stride_w));
   int n = 0, c = 0, h = 0, w = 0;
-  INFER_CUDNN_CHECK(context, cudnnGetPooling2dForwardOutputDim(step.pooling.get(), activations_[index].desc.get(),
-                                                               &n, &c, &h, &w));
+  INFER_CUDNN_CHECK(context, cudnnGetPooling2dForwardOutputDim(step.pooling.get(), x.desc.get(), &n, &c, &h, &w));
   require_network_dims(layer, "cudnnGetPooling2dForwardOutputDim", max_batch_, n, c, h, w);
   step.out = Dims{c, h, w};
-  activations_[index + 1].buffer = new_buffer(layer.out);
+  activations_[index + 1].buffer = new_buffer(layer.out, x.type);
+  set_output_type(index, x.type, x.format);
   steps_.push_back(std::move(step));
 }
 

@@ -3,7 +3,18 @@
 // cuDNN's host library only, no device (tests/test_cudnn_plan.cpp runs it without a GPU); the
 // executor (executor.h) adds the device side: buffers, weights, algorithms.
 //
-// Layout: every activation is NCHW float32, fully packed, batch outermost (as network.h).
+// Precision (PlanOptions::precision) decides types, layouts and math:
+//   Fp32  activations and weights float, NCHW; convolutions compute in float with CUDNN_FMA_MATH
+//   Tf32  as Fp32, but CUDNN_TENSOR_OP_MATH on every convolution (TF32 tensor cores)
+//   Fp16  activations and weights half, NHWC (what tensor cores read without transposing);
+//         convolutions compute in float (cuDNN's PSEUDO_HALF_CONFIG) with CUDNN_TENSOR_OP_MATH;
+//         biases half (the type of y), batch-norm parameters float (cudnnDeriveBNTensorDescriptor
+//         derives float for half data). The executor converts the float NCHW input to half NHWC,
+//         and half outputs back to float NCHW, with its own kernels (convert.h). A softmax runs in
+//         float: its input is converted to float NCHW first, and its output is float NCHW.
+//         No channel padding: cuDNN runs C = 1 and other channel counts that are not multiples of
+//         8 in NHWC half (with slower kernels), so nothing here requires it.
+// Every activation is fully packed, batch outermost; Activation says its type and layout.
 // Thread safety: none; set_batch() changes the descriptors the executor passes to cuDNN.
 #pragma once
 
@@ -11,26 +22,40 @@
 #include <string>
 #include <vector>
 
+#include "../backend.h"
 #include "../network.h"
 #include "check.h"
 
 namespace infer::cudnn {
 
+struct PlanOptions {
+  Precision precision = Precision::Fp32;
+  // A conv2d or linear followed by a batch-norm (fold.h batchnorm_foldable) becomes one
+  // Convolution step with folded weights; false keeps an explicit BatchNorm step.
+  bool fold_batchnorm = true;
+};
+
 enum class StepKind {
-  Convolution,  // conv2d, or linear as a 1x1 convolution; bias; optionally the ReLU that follows it
+  Convolution,  // conv2d, or linear as a 1x1 convolution; bias; optionally a folded batch-norm and
+                // the ReLU that follows
   BatchNorm,    // cudnnBatchNormalizationForwardInference with the raw gamma, beta, mean, variance
   Relu,         // cudnnActivationForward (a ReLU that does not follow a convolution)
   Pooling,      // max, average or global average pooling: cudnnPoolingForward
   Softmax,      // cudnnSoftmaxForward over the channels
   Alias,        // flatten: no call; its output is the input's device buffer seen as [n, C*H*W, 1, 1]
+  Reorder,      // flatten of an NHWC activation with H*W > 1: cudnnTransformTensor to NCHW order first,
+                // so that the flat features are in the network's (PyTorch's) order
 };
 const char* step_kind_name(StepKind kind);
 
 // One activation tensor: the network input (index 0) or the output of layer i (index i + 1).
 struct Activation {
   Dims dims;               // per sample
-  std::size_t buffer = 0;  // index into Plan::buffer_floats(); activations that alias share a buffer
+  std::size_t buffer = 0;  // index into Plan::buffer_bytes(); activations that alias share a buffer
+  cudnnDataType_t type = CUDNN_DATA_FLOAT;
+  cudnnTensorFormat_t format = CUDNN_TENSOR_NCHW;
   TensorDesc desc;         // [batch, c, h, w] for the plan's current batch (Plan::batch())
+  std::size_t element_bytes() const { return type == CUDNN_DATA_HALF ? 2 : 4; }
 };
 
 // One cuDNN call (or a fixed sequence, see executor.cpp) covering layers [first_layer, last_layer].
@@ -39,17 +64,18 @@ struct Activation {
 struct Step {
   StepKind kind = StepKind::Alias;
   std::size_t first_layer = 0;
-  std::size_t last_layer = 0;  // first_layer + 1 for a convolution fused with its ReLU, else first_layer
-  std::string name;            // the layer names joined by '+': "conv1+relu1"
+  std::size_t last_layer = 0;  // the last layer of a convolution's folded batch-norm or fused ReLU, else first_layer
+  std::string name;            // the layer names joined by '+': "conv1+relu1", "conv1+bn1+relu1"
   Dims in;                     // per sample, as the network says
   Dims out;                    // per sample, as cuDNN computes it (equal to the network's, checked)
 
   // Convolution
+  bool folded_bn = false;      // layer first_layer + 1 is a batch-norm folded into the weights and bias
   bool fused_relu = false;     // the ReLU layer last_layer is part of this step
-  bool has_bias = false;       // false: the layer has no bias (the executor passes zeros where needed)
-  FilterDesc filter;           // [K, C/groups, R, S]; linear: [out, in, 1, 1]
-  ConvolutionDesc convolution; // pads, strides, dilations, groups, cross-correlation, FP32 FMA math
-  TensorDesc bias;             // [1, K, 1, 1]
+  bool has_bias = false;       // the conv/linear layer itself has a bias (a folded step always has one)
+  FilterDesc filter;           // [K, C/groups, R, S]; linear: [out, in, 1, 1]; NHWC (K, R, S, C order) in Fp16
+  ConvolutionDesc convolution; // pads, strides, dilations, groups, cross-correlation, float compute, math type
+  TensorDesc bias;             // [1, K, 1, 1] of the activation type (half bias for half data)
 
   // BatchNorm
   TensorDesc bn_params;        // [1, C, 1, 1], derived with cudnnDeriveBNTensorDescriptor (spatial)
@@ -57,6 +83,12 @@ struct Step {
 
   // Pooling
   PoolingDesc pooling;
+
+  // Reorder: the input as NCHW of its type; Softmax with a half input: the input as float NCHW,
+  // in buffer `scratch` (the executor converts into it). Batch-dependent, re-set by set_batch().
+  TensorDesc nchw_input;
+  cudnnDataType_t nchw_type = CUDNN_DATA_FLOAT;
+  std::size_t scratch = 0;     // index into Plan::buffer_bytes(); Softmax with a half input only
 
   std::size_t input() const { return first_layer; }      // index into Plan::activations()
   std::size_t output() const { return last_layer + 1; }  // index into Plan::activations()
@@ -70,21 +102,28 @@ class Plan {
   // the layer when cuDNN computes another output shape than the network (both shapes in the
   // message) or a parameter is outside cuDNN's range, GpuError naming the layer when a
   // descriptor call fails.
-  Plan(const Network& network, int max_batch);
+  // Fp16 also throws ModelError for a convolution after a softmax (its input would be float).
+  Plan(const Network& network, int max_batch, const PlanOptions& options = {});
 
   const Network& network() const { return *network_; }
+  const PlanOptions& options() const { return options_; }
+  Precision precision() const { return options_.precision; }
   int max_batch() const { return max_batch_; }
   int batch() const { return batch_; }
+  // The type of weights, biases and activations (before any softmax): half for Fp16, else float.
+  cudnnDataType_t storage_type() const { return storage_type_; }
+  cudnnTensorFormat_t storage_format() const { return storage_format_; }
 
-  // Re-sets (cudnnSetTensor4dDescriptor; no descriptor is created) every activation descriptor for
-  // n samples, 1 <= n <= max_batch. Filter, convolution, pooling and bias descriptors do not
-  // depend on n.
+  // Re-sets (cudnnSetTensor4dDescriptor; no descriptor is created) every activation descriptor and
+  // every step's nchw_input for n samples, 1 <= n <= max_batch. Filter, convolution, pooling and
+  // bias descriptors do not depend on n. The values are read by each cuDNN call when it is made:
+  // a call captured into a CUDA graph keeps the batch size of its capture.
   void set_batch(int n);
 
   const std::vector<Step>& steps() const { return steps_; }
   const std::vector<Activation>& activations() const { return activations_; }
-  // Floats per sample of each device buffer; the executor allocates max_batch times this.
-  const std::vector<std::size_t>& buffer_floats() const { return buffer_floats_; }
+  // Bytes per sample of each device buffer; the executor allocates max_batch times this.
+  const std::vector<std::size_t>& buffer_bytes() const { return buffer_bytes_; }
 
   // Shared activation descriptors: ReLU (NaN propagating) and identity (only for
   // cudnnConvolutionBiasActivationForward).
@@ -92,17 +131,23 @@ class Plan {
   cudnnActivationDescriptor_t identity() const { return identity_.get(); }
 
  private:
-  void plan_convolution(std::size_t index, bool fuse_relu);
+  void plan_convolution(std::size_t index, bool fold_bn, bool fuse_relu);
   void plan_batchnorm(std::size_t index);
   void plan_single(std::size_t index, StepKind kind);
   void plan_pooling(std::size_t index);
-  std::size_t new_buffer(const Dims& dims);
+  void plan_flatten(std::size_t index);
+  void plan_softmax(std::size_t index);
+  std::size_t new_buffer(const Dims& dims, cudnnDataType_t type);
+  void set_output_type(std::size_t index, cudnnDataType_t type, cudnnTensorFormat_t format);
 
   const Network* network_;
+  PlanOptions options_;
   int max_batch_;
   int batch_;
+  cudnnDataType_t storage_type_;
+  cudnnTensorFormat_t storage_format_;
   std::vector<Activation> activations_;
-  std::vector<std::size_t> buffer_floats_;
+  std::vector<std::size_t> buffer_bytes_;
   std::vector<Step> steps_;
   ActivationDesc relu_;
   ActivationDesc identity_;

@@ -58,12 +58,31 @@ int versions(InferGpuVersions* out) {
   return INFER_GPU_OK;
 }
 
-int create(const Network* network, int max_batch, void** executor, char* message, std::size_t message_size) {
+// InferGpuOptions (C) to GpuOptions; a null options pointer means the defaults.
+GpuOptions to_options(const InferGpuOptions* c) {
+  GpuOptions o;
+  if (!c) return o;
+  if (c->precision < static_cast<int>(Precision::Fp32) || c->precision > static_cast<int>(Precision::Fp16)) {
+    throw std::invalid_argument("precision " + std::to_string(c->precision) + " is not 0 (fp32), 1 (tf32) or 2 (fp16)");
+  }
+  o.precision = static_cast<Precision>(c->precision);
+  o.fold_batchnorm = c->fold_batchnorm != 0;
+  o.cuda_graphs = c->cuda_graphs != 0;
+  o.autotune = c->autotune != 0;
+  if (c->autotune_cache) o.autotune_cache = c->autotune_cache;
+  if (c->log) {
+    o.log = [log = c->log, ctx = c->log_ctx](const std::string& line) { log(ctx, line.c_str()); };
+  }
+  return o;
+}
+
+int create(const Network* network, int max_batch, const InferGpuOptions* options, void** executor, char* message,
+           std::size_t message_size) {
   return guarded(message, message_size, [&] {
     if (!network || !executor) throw std::invalid_argument("network and executor must not be null");
     if (max_batch < 1) throw std::invalid_argument("max_batch must be at least 1, found " + std::to_string(max_batch));
     *executor = nullptr;
-    *executor = new Executor(*network, max_batch);
+    *executor = new Executor(*network, max_batch, to_options(options));
   });
 }
 
@@ -75,6 +94,14 @@ int forward(void* executor, const float* input, int n, float* output, std::size_
   });
 }
 
+int top_k(void* executor, const float* input, int n, int k, int* classes, float* scores, char* message,
+          std::size_t message_size) {
+  return guarded(message, message_size, [&] {
+    if (!executor) throw std::invalid_argument("executor must not be null");
+    static_cast<Executor*>(executor)->top_k(input, n, k, classes, scores);
+  });
+}
+
 const char* describe(void* executor) {
   return executor ? static_cast<Executor*>(executor)->description().c_str() : "no executor";
 }
@@ -82,7 +109,8 @@ const char* describe(void* executor) {
 void destroy(void* executor) { delete static_cast<Executor*>(executor); }
 
 const InferGpuPlugin kPlugin = {
-    INFER_GPU_PLUGIN_ABI, static_cast<std::uint32_t>(sizeof(Network)), versions, create, forward, describe, destroy,
+    INFER_GPU_PLUGIN_ABI, static_cast<std::uint32_t>(sizeof(Network)), versions, create, forward, top_k, describe,
+    destroy,
 };
 
 }  // namespace

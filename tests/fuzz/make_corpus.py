@@ -194,10 +194,60 @@ def manifests():
         out("fuzz_manifest", f"constraint-{i}.txt", c)
 
 
+def fnv1a64(data):
+    h = 0xcbf29ce484222325
+    for b in data:
+        h = ((h ^ b) * 0x100000001b3) & 0xFFFFFFFFFFFFFFFF
+    return f"{h:016x}"
+
+
+def autotune_file(entries, edit=None):
+    """An autotune cache as AutotuneCache::serialize() writes it (model/cudnn/autotune_cache.h), with
+    the checksum computed over the entries after `edit`, so that the edit is the file's only defect."""
+    doc = {"format": "infer-autotune-cache", "version": 1, "entries": [dict(e) for e in entries]}
+    if edit:
+        edit(doc)
+    canonical = json.dumps(doc["entries"], separators=(",", ":"), ensure_ascii=False).encode()
+    doc["checksum"] = fnv1a64(canonical)
+    return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+
+
+def tune(device, precision, shape, algorithm, fused, workspace, time_ms, cudnn=91900):
+    return {"device": device, "cudnn_version": cudnn, "precision": precision, "shape": shape,
+            "algorithm": algorithm, "fused": fused, "workspace_bytes": workspace, "time_ms": time_ms}
+
+
+CONV1 = "x=1x1x28x28 w=32x1x3x3 pad=1,1 stride=1,1 dilation=1,1 groups=1 y=1x32x28x28"
+CONV2 = "x=64x32x14x14 w=64x32x3x3 pad=1,1 stride=1,1 dilation=1,1 groups=1 y=64x64x14x14"
+TUNED = [tune("NVIDIA A100-SXM4-80GB (sm_80)", "fp16", CONV2, 6, False, 4294967296 + 4096, 0.125, 90100),
+         tune("NVIDIA H200 (sm_90)", "fp32", CONV2, 0, True, 0, 12.75),
+         tune("NVIDIA H200 (sm_90)", "tf32", CONV1, 1, True, 1048576, 1.5)]
+
+
+def autotune():
+    t = "fuzz_autotune_cache"
+    out(t, "valid-one.json", autotune_file(TUNED[2:]))
+    out(t, "valid-three.json", autotune_file(TUNED))
+    out(t, "valid-empty.json", autotune_file([]))
+    out(t, "valid-escapes.json", autotune_file([tune("Caf\u00e9 GPU \"\u03b2\" (sm_120)", "fp16",
+                                                     "path\\with\ttab\u0001 \u2014 \U0001f680", 7, False, 1, 0.0)]))
+    one = autotune_file(TUNED[2:])
+    digit = one.index('"checksum": "') + 13
+    out(t, "bad-checksum.json", one[:digit] + ("1" if one[digit] != "1" else "2") + one[digit + 1:])
+    out(t, "bad-algorithm-8.json", autotune_file(TUNED, lambda d: d["entries"][0].update(algorithm=8)))
+    out(t, "bad-workspace-negative.json", autotune_file(TUNED, lambda d: d["entries"][1].update(workspace_bytes=-1)))
+    out(t, "bad-duplicate-key.json", autotune_file(TUNED, lambda d: d["entries"].append(dict(TUNED[1], algorithm=2))))
+    out(t, "bad-version.json", autotune_file(TUNED, lambda d: d.update(version=2)))
+    three = autotune_file(TUNED)
+    out(t, "truncated.json", three[: len(three) // 2])
+    out(t, "not-json.txt", "autotune = fast\n")
+
+
 if __name__ == "__main__":
     images()
     safetensors()
     models()
     manifests()
+    autotune()
     total = sum(f.stat().st_size for f in CORPUS.rglob("*") if f.is_file())
     print(f"wrote {sum(1 for f in CORPUS.rglob('*') if f.is_file())} files, {total} bytes, under {CORPUS}")

@@ -1,0 +1,133 @@
+// A first-order bound on the rounding error of a forward pass, per output element, for comparing
+// backends at reduced precision (tests/test_gpu_backend.cpp) without tuned tolerances.
+//
+// Model. Every value the pass computes is the exact one times (1 + d) with |d| bounded by:
+//   data     the float input, weights and biases rounded to the storage type (fp16: 2^-11, else 0)
+//   operand  each convolution operand rounded before multiplying (tf32: 2^-11; else 0)
+//   sum      float accumulation, per term of a sum of K terms (Higham 3.1: gamma_K ~ K u, u = 2^-24)
+//   store    each layer output rounded to the storage type (fp16: 2^-11; float: 2^-24)
+// Layer by layer, a relative error c_l of a layer's own rounding is bounded, elementwise, by
+// c_l * M_l, where M_l is the layer output of the MAGNITUDE network: every weight, bias and
+// input replaced by its absolute value, a batch-norm by |s| (x + |mean|) + |beta|. Errors then
+// propagate through the later layers no faster than M does (|W| e <= |W| c M; ReLU and max
+// pooling are 1-Lipschitz and |relu(z)| <= |z|; averages average), so after layers [0, L)
+//   |computed - exact| <= C M_L,  C = sum_l c_l,   with, per layer,
+//     input               data
+//     conv/linear (K)     data + 2 operand + (K + 1) sum + store        (x*w, the bias add)
+//     batch-norm          data + 8 sum + store   (folded or explicit: the affine map's roundings)
+//     avg pooling (K)     (K + 1) sum + store
+//     relu, max pooling, flatten   0 (exact)
+//   A final softmax: |dy_i| <= y_i (|dx_i| + sum_j y_j |dx_j|) <= 2 max_j e_j, plus its own
+//   float rounding (exp, a C-term sum, a division): e = 2 max_j e_j + (C + 6) sum.
+// Second-order terms are covered by a factor (1 + C). M is computed in float by the CPU backend;
+// its own relative error (~K 2^-24) is far below C. Layers after a softmax are not modelled.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+#include <vector>
+
+#include "model/cpu/cpu_backend.h"
+#include "model/network.h"
+
+namespace infer::test {
+
+struct Rounding {
+  double data = 0.0;
+  double operand = 0.0;
+  double sum = 0.0;
+  double store = 0.0;
+};
+constexpr double kU24 = 1.0 / (1 << 24);
+constexpr double kU11 = 1.0 / (1 << 11);
+constexpr Rounding kFp32Rounding{0.0, 0.0, kU24, kU24};
+constexpr Rounding kTf32Rounding{0.0, kU11, kU24, kU24};  // fp32 data, TF32 products, fp32 sums
+constexpr Rounding kFp16Rounding{kU11, 0.0, kU24, kU11};  // half storage, exact products, fp32 sums
+
+// The magnitude network of `net` (see above): same layers, absolute parameters.
+inline Network magnitude_network(const Network& net) {
+  std::vector<Layer> layers = net.layers();
+  auto abs_all = [](std::vector<float>& v) {
+    for (float& x : v) x = std::fabs(x);
+  };
+  for (Layer& l : layers) {
+    abs_all(l.params.weight);
+    abs_all(l.params.bias);
+    if (l.kind == LayerKind::BatchNorm) {
+      for (float& m : l.params.running_mean) m = -std::fabs(m);  // x - mean = x + |mean|
+    }
+  }
+  InputSpec spec = net.input();
+  return Network(net.name() + " (magnitudes)", spec, std::move(layers));
+}
+
+// The bound for layers [0, count) on n samples of `input` (NCHW), one value per output element.
+inline std::vector<double> rounding_error_bound(const Network& net, const std::vector<float>& input, int n,
+                                                std::size_t count, const Rounding& r) {
+  const std::vector<Layer>& layers = net.layers();
+  const bool softmax_last = layers[count - 1].kind == LayerKind::Softmax;
+  const std::size_t linear_count = softmax_last ? count - 1 : count;
+  double c = r.data;
+  for (std::size_t i = 0; i < linear_count; ++i) {
+    const Layer& l = layers[i];
+    switch (l.kind) {
+      case LayerKind::Conv2d:
+      case LayerKind::Linear: {
+        const double k = static_cast<double>(l.params.weight.size()) / l.out.c;
+        c += r.data + 2.0 * r.operand + (k + 1.0) * r.sum + r.store;
+        break;
+      }
+      case LayerKind::BatchNorm:
+        c += r.data + 8.0 * r.sum + r.store;
+        break;
+      case LayerKind::AvgPool:
+      case LayerKind::GlobalAvgPool: {
+        const double k = l.kind == LayerKind::AvgPool ? l.pool().kernel_h * l.pool().kernel_w : l.in.h * l.in.w;
+        c += (k + 1.0) * r.sum + r.store;
+        break;
+      }
+      case LayerKind::Softmax:
+        throw std::invalid_argument("rounding_error_bound: layers after a softmax");
+      case LayerKind::Relu:
+      case LayerKind::MaxPool:
+      case LayerKind::Flatten:
+        break;
+    }
+  }
+  c *= 1.0 + c;
+
+  std::vector<float> magnitude_input(
+      input.begin(),
+      input.begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(n) * net.input().dims.size()));
+  for (float& x : magnitude_input) x = std::fabs(x);
+  std::vector<double> bound;
+  if (linear_count == 0) {
+    bound.assign(magnitude_input.begin(), magnitude_input.end());
+  } else {
+    const Network magnitudes = magnitude_network(net);
+    auto cpu = make_cpu_backend(magnitudes, n);
+    std::vector<float> m(static_cast<std::size_t>(n) * layers[linear_count - 1].out.size());
+    cpu->forward(magnitude_input.data(), n, m.data(), linear_count);
+    bound.assign(m.begin(), m.end());
+  }
+  for (double& b : bound) b *= c;
+  if (!softmax_last) return bound;
+
+  // Softmax over the channels of each (sample, position): 2 max_j e_j + (C + 6) sum.
+  const Dims d = layers[count - 1].in;
+  const std::size_t plane = static_cast<std::size_t>(d.h) * d.w;
+  std::vector<double> out(bound.size());
+  for (int s = 0; s < n; ++s) {
+    for (std::size_t p = 0; p < plane; ++p) {
+      const std::size_t base = static_cast<std::size_t>(s) * d.size() + p;
+      double worst = 0.0;
+      for (int ch = 0; ch < d.c; ++ch) worst = std::max(worst, bound[base + static_cast<std::size_t>(ch) * plane]);
+      for (int ch = 0; ch < d.c; ++ch)
+        out[base + static_cast<std::size_t>(ch) * plane] = 2.0 * worst + (d.c + 6) * r.sum;
+    }
+  }
+  return out;
+}
+
+}  // namespace infer::test
