@@ -52,11 +52,13 @@ PackedConv pack_conv(const Conv2dAttrs& attrs, int in_channels, int cb, const st
 // One sample each. `in` and `out` point at the sample's buffer (halo included).
 void conv_blocked(const PackedConv& conv, const BlockedShape& in_shape, const float* in, const BlockedShape& out_shape,
                   float* out);
-// A 1x1 convolution (conv: kernel 1, packed with cb = kLanes) over `pixels` consecutive pixels
-// of a [C/16][pixels][16] input, written with a chosen output layout: output block b, pixel j at
-// out + b * out_plane + j * out_step. Used by the Winograd products.
-void pointwise_blocked(const PackedConv& conv, const float* in, std::size_t in_plane, int pixels, float* out,
-                       std::size_t out_plane, int out_step);
+// A 1x1 convolution (conv: kernel 1, packed with cb = kLanes) over `pixels` pixels with chosen
+// layouts: input block c, pixel j at in + c * in_plane + j * in_step; output block b, pixel j at
+// out + b * out_plane + j * out_step. Used by the Winograd products, whose tiles are interleaved
+// (in_step = out_step = kWinogradStep: the 16 transformed values of one tile are consecutive).
+constexpr int kWinogradStep = 16 * kLanes;
+void pointwise_blocked(const PackedConv& conv, const float* in, std::size_t in_plane, int in_step, int pixels,
+                       float* out, std::size_t out_plane, int out_step);
 void maxpool_blocked(const Pool2dAttrs& attrs, const BlockedShape& in_shape, const float* in,
                      const BlockedShape& out_shape, float* out);
 // y = x * scale[c] + shift[c] (scale/shift padded with zeros to the blocks), optionally ReLU.

@@ -36,11 +36,12 @@ struct TileArgs {
   bool relu;
 };
 
-// UNIT_STRIDE: stride_w is 1, so every input offset in the inner loop is a compile-time constant
-// (an immediate displacement of the broadcast) instead of a register per pixel.
-template <int WB, int NB, int CB, bool UNIT_STRIDE>
+// XSTEP > 0: the distance between neighbouring pixels' inputs is that compile-time constant (CB
+// for stride 1, 256 for Winograd's interleaved tiles), so every input offset in the inner loop is
+// an immediate displacement of the broadcast instead of a register per pixel. 0: t.x_step.
+template <int WB, int NB, int CB, int XSTEP>
 INFER_AVX512 void conv_tile(const TileArgs& t, const float* x, const float* w, const float* bias, float* y) {
-  const int x_step = UNIT_STRIDE ? CB : t.x_step;
+  const int x_step = XSTEP > 0 ? XSTEP : t.x_step;
   __m512 acc[WB][NB];
   for (int nb = 0; nb < NB; ++nb) {
     const __m512 b = _mm512_loadu_ps(bias + nb * kLanes);
@@ -75,26 +76,29 @@ INFER_AVX512 void conv_tile(const TileArgs& t, const float* x, const float* w, c
   }
 }
 
-// One output row of one weight group, in tiles of 14, 8, 4, 2 and 1 pixels.
-template <int NB, int CB, bool UNIT_STRIDE>
+// One output row of one weight group, in tiles of 14, 8, 4, 2 and 1 pixels (7 for a remainder
+// of 7: a 14 x 14 image in Winograd tiles is 49 = 28 + 14 + 7).
+template <int NB, int CB, int XSTEP>
 INFER_AVX512 void conv_row(const TileArgs& t, const float* x, const float* w, const float* bias, float* y, int width) {
   int ox = 0;
-  for (; width - ox >= 14; ox += 14) conv_tile<14, NB, CB, UNIT_STRIDE>(t, x + ox * t.x_step, w, bias, y + ox * t.out_step);
-  if (width - ox >= 8) { conv_tile<8, NB, CB, UNIT_STRIDE>(t, x + ox * t.x_step, w, bias, y + ox * t.out_step); ox += 8; }
-  if (width - ox >= 4) { conv_tile<4, NB, CB, UNIT_STRIDE>(t, x + ox * t.x_step, w, bias, y + ox * t.out_step); ox += 4; }
-  if (width - ox >= 2) { conv_tile<2, NB, CB, UNIT_STRIDE>(t, x + ox * t.x_step, w, bias, y + ox * t.out_step); ox += 2; }
-  if (width - ox >= 1) conv_tile<1, NB, CB, UNIT_STRIDE>(t, x + ox * t.x_step, w, bias, y + ox * t.out_step);
+  for (; width - ox >= 14; ox += 14) conv_tile<14, NB, CB, XSTEP>(t, x + ox * t.x_step, w, bias, y + ox * t.out_step);
+  if (width - ox == 7) { conv_tile<7, NB, CB, XSTEP>(t, x + ox * t.x_step, w, bias, y + ox * t.out_step); ox += 7; }
+  if (width - ox >= 8) { conv_tile<8, NB, CB, XSTEP>(t, x + ox * t.x_step, w, bias, y + ox * t.out_step); ox += 8; }
+  if (width - ox >= 4) { conv_tile<4, NB, CB, XSTEP>(t, x + ox * t.x_step, w, bias, y + ox * t.out_step); ox += 4; }
+  if (width - ox >= 2) { conv_tile<2, NB, CB, XSTEP>(t, x + ox * t.x_step, w, bias, y + ox * t.out_step); ox += 2; }
+  if (width - ox >= 1) conv_tile<1, NB, CB, XSTEP>(t, x + ox * t.x_step, w, bias, y + ox * t.out_step);
 }
 
 using RowFn = void (*)(const TileArgs&, const float*, const float*, const float*, float*, int);
 
-RowFn row_function(int nb, int cb, bool unit_stride) {
-  if (unit_stride) {
-    if (cb == kLanes) return nb == 2 ? conv_row<2, kLanes, true> : conv_row<1, kLanes, true>;
-    return nb == 2 ? conv_row<2, 1, true> : conv_row<1, 1, true>;
+RowFn row_function(int nb, int cb, int x_step) {
+  if (cb == 1) {
+    if (x_step == 1) return nb == 2 ? conv_row<2, 1, 1> : conv_row<1, 1, 1>;
+    return nb == 2 ? conv_row<2, 1, 0> : conv_row<1, 1, 0>;
   }
-  if (cb == kLanes) return nb == 2 ? conv_row<2, kLanes, false> : conv_row<1, kLanes, false>;
-  return nb == 2 ? conv_row<2, 1, false> : conv_row<1, 1, false>;
+  if (x_step == kLanes) return nb == 2 ? conv_row<2, kLanes, kLanes> : conv_row<1, kLanes, kLanes>;
+  if (x_step == kWinogradStep) return nb == 2 ? conv_row<2, kLanes, kWinogradStep> : conv_row<1, kLanes, kWinogradStep>;
+  return nb == 2 ? conv_row<2, kLanes, 0> : conv_row<1, kLanes, 0>;
 }
 
 }  // namespace
@@ -159,7 +163,7 @@ void conv_blocked(const PackedConv& conv, const BlockedShape& in_shape, const fl
   const std::size_t per_block = static_cast<std::size_t>(in_shape.blocks) * a.kernel_h * a.kernel_w * in_shape.cb * kLanes;
   for (int kb0 = 0; kb0 < out_shape.blocks; kb0 += kMaxGroupBlocks) {
     const int nb = std::min(kMaxGroupBlocks, out_shape.blocks - kb0);
-    const RowFn row = row_function(nb, in_shape.cb, a.stride_w == 1);
+    const RowFn row = row_function(nb, in_shape.cb, t.x_step);
     const float* w = conv.weight.data() + per_block * kb0;
     const float* bias = conv.bias.data() + static_cast<std::size_t>(kb0) * kLanes;
     for (int oy = 0; oy < out_shape.h; ++oy) {
@@ -170,13 +174,13 @@ void conv_blocked(const PackedConv& conv, const BlockedShape& in_shape, const fl
   }
 }
 
-void pointwise_blocked(const PackedConv& conv, const float* in, std::size_t in_plane, int pixels, float* out,
-                       std::size_t out_plane, int out_step) {
+void pointwise_blocked(const PackedConv& conv, const float* in, std::size_t in_plane, int in_step, int pixels,
+                       float* out, std::size_t out_plane, int out_step) {
   TileArgs t{};
   t.in_plane = in_plane;
   t.blocks = (conv.in_channels + kLanes - 1) / kLanes;
   t.kernel_h = t.kernel_w = 1;
-  t.x_step = kLanes;
+  t.x_step = in_step;
   t.out_plane = out_plane;
   t.out_step = out_step;
   t.relu = conv.relu;
@@ -184,7 +188,7 @@ void pointwise_blocked(const PackedConv& conv, const float* in, std::size_t in_p
   const std::size_t per_block = static_cast<std::size_t>(t.blocks) * kLanes * kLanes;
   for (int kb0 = 0; kb0 < out_blocks; kb0 += kMaxGroupBlocks) {
     const int nb = std::min(kMaxGroupBlocks, out_blocks - kb0);
-    row_function(nb, kLanes, true)(t, in, conv.weight.data() + per_block * kb0, conv.bias.data() + static_cast<std::size_t>(kb0) * kLanes,
+    row_function(nb, kLanes, in_step)(t, in, conv.weight.data() + per_block * kb0, conv.bias.data() + static_cast<std::size_t>(kb0) * kLanes,
                                    out + out_plane * kb0, pixels);
   }
 }

@@ -8,7 +8,7 @@
 //         [0 -1  1  0]        [1/2 -1/2  1/2]
 //         [0  1  0 -1]        [ 0    0    1 ]
 //
-// Tiles are processed 28 at a time: the input transform writes V[16][C/16][28][16], the sum over
+// Tiles are processed 28 at a time: the input transform writes V[C/16][28][16][16], the sum over
 // channels is 16 matrix products [28 x C] x [C x K], run by the direct kernel as 1x1 convolutions
 // (pointwise_blocked: tiles play the part of pixels), and the output transform adds the bias,
 // applies the ReLU and writes the 2x2 outputs that lie inside the image. The input buffer needs a
@@ -109,9 +109,12 @@ INFER_AVX512 void conv_winograd(const WinogradConv& w, const BlockedShape& in_sh
   const __m512 zero = _mm512_setzero_ps();
   for (int first = 0; first < tiles; first += kTiles) {
     const int n = std::min(kTiles, tiles - first);
-    const BlockedShape v_shape{kLanes, in_blocks, 1, n, 0, 0};
-    float* v = scratch;                                         // [16][in_blocks][n][16]
-    float* m = scratch + 16 * v_shape.size();                   // [out_blocks][n][16][16]
+    // V[in block][tile][16 products][16 lanes] and M[out block][tile][16 products][16 lanes]: one
+    // tile's 16 transformed values are consecutive, for the transforms to load and store them as
+    // one 1 KiB run, and the products read and write them kWinogradStep apart.
+    const std::size_t v_plane = static_cast<std::size_t>(n) * kWinogradStep;
+    float* v = scratch;
+    float* m = scratch + v_plane * in_blocks;
     for (int j = 0; j < n; ++j) {
       const int ty = (first + j) / tiles_w, tx = (first + j) % tiles_w;
       for (int block = 0; block < in_blocks; ++block) {
@@ -119,19 +122,18 @@ INFER_AVX512 void conv_winograd(const WinogradConv& w, const BlockedShape& in_sh
         for (int i = 0; i < 4; ++i) rows[i] = in + in_shape.at(block, 2 * ty - w.attrs.pad_h + i, 2 * tx - w.attrs.pad_w);
         Block4 d;
         input_transform(rows, d);
-        for (int e = 0; e < 16; ++e) _mm512_storeu_ps(v + e * v_shape.size() + v_shape.at(block, 0, j), d.v[e / 4][e % 4]);
+        float* vt = v + block * v_plane + static_cast<std::size_t>(j) * kWinogradStep;
+        for (int e = 0; e < 16; ++e) _mm512_storeu_ps(vt + e * kLanes, d.v[e / 4][e % 4]);
       }
     }
-    // M[out block][tile][16 products][16 lanes]: the output transform reads one tile's 16 values
-    // as consecutive vectors.
     for (int e = 0; e < 16; ++e) {
-      pointwise_blocked(w.products[static_cast<std::size_t>(e)], v + e * v_shape.size(), v_shape.plane(), n, m + e * kLanes,
-                        static_cast<std::size_t>(n) * 16 * kLanes, 16 * kLanes);
+      pointwise_blocked(w.products[static_cast<std::size_t>(e)], v + e * kLanes, v_plane, kWinogradStep, n, m + e * kLanes,
+                        static_cast<std::size_t>(n) * kWinogradStep, kWinogradStep);
     }
     for (int j = 0; j < n; ++j) {
       const int ty = (first + j) / tiles_w, tx = (first + j) % tiles_w;
       for (int block = 0; block < out_blocks; ++block) {
-        const float* mt = m + (static_cast<std::size_t>(block) * n + j) * 16 * kLanes;
+        const float* mt = m + (static_cast<std::size_t>(block) * n + j) * kWinogradStep;
         __m512 t[2][4];  // A^T M
         for (int c = 0; c < 4; ++c) {
           const __m512 m0 = _mm512_loadu_ps(mt + (0 * 4 + c) * kLanes), m1 = _mm512_loadu_ps(mt + (1 * 4 + c) * kLanes);
