@@ -3,6 +3,7 @@
 #include <cblas.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <memory>
 #include <stdexcept>
@@ -162,9 +163,12 @@ class CpuBackend final : public Backend {
     }
     openblas_set_num_threads(1);
     try {
+      // Chunks are taken from a shared counter rather than dealt out in advance, so that a worker
+      // the (shared) machine holds back does not leave the others idle at the end.
+      std::atomic<int> next{0};
       workers_.run([&](int w) {
         if (w >= workers) return;
-        for (int c = w; c < chunks; c += workers) run_chunk(buffers_[static_cast<std::size_t>(w)], c, input, n, output, layer_count);
+        for (int c = next++; c < chunks; c = next++) run_chunk(buffers_[static_cast<std::size_t>(w)], c, input, n, output, layer_count);
       });
     } catch (...) {
       openblas_set_num_threads(threads_);
