@@ -78,7 +78,9 @@ class Backend {
   // (as PyTorch's topk), so a broken output shows up first rather than hiding.
   // Throws std::invalid_argument unless 1 <= k <= the last layer's output size, and whatever
   // forward() throws. The default runs forward() into a buffer of this backend (allocated on the
-  // first call) and selects on the host; the GPU backend selects on the device.
+  // first call) and selects on the host; the GPU backend selects on the device, within the limits
+  // of gpu_plugin.h (INFER_GPU_TOP_K_MAX_CLASSES, INFER_GPU_TOP_K_MAX_SAMPLES), and as the default
+  // beyond them.
   virtual void top_k(const float* input, int n, int k, int* classes, float* scores);
 
  private:

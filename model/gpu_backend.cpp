@@ -52,7 +52,9 @@ class GpuBackend final : public Backend {
     std::array<char, 1024> message{};
     const int status = library_->api().create(&network, max_batch, &c, &executor_, message.data(), message.size());
     if (status == INFER_GPU_UNAVAILABLE) throw GpuUnavailableError(message.data());
-    if (status == INFER_GPU_BAD_ARGUMENT) throw std::invalid_argument(message.data());
+    // Everything else, BAD_ARGUMENT included, is GpuError: the caller's own arguments were checked
+    // in make_gpu_backend, so a refusal here is the library's (a network or option it cannot set
+    // up), and the app's --device auto falls back to the CPU on any infer::Error.
     if (status != INFER_GPU_OK) throw GpuError(message.data());
   }
   ~GpuBackend() override { library_->api().destroy(executor_); }
@@ -72,6 +74,10 @@ class GpuBackend final : public Backend {
   }
 
   void top_k(const float* input, int n, int k, int* classes, float* scores) override {
+    if (!gpu_top_k_on_device(output_size_, n)) {
+      Backend::top_k(input, n, k, classes, scores);  // beyond the kernel's limits: forward() + host selection
+      return;
+    }
     std::array<char, 1024> message{};
     const int status = library_->api().top_k(executor_, input, n, k, classes, scores, message.data(), message.size());
     if (status == INFER_GPU_BAD_ARGUMENT) throw std::invalid_argument(message.data());
@@ -88,6 +94,10 @@ class GpuBackend final : public Backend {
 };
 
 }  // namespace
+
+bool gpu_top_k_on_device(std::size_t classes, int n) {
+  return classes <= static_cast<std::size_t>(INFER_GPU_TOP_K_MAX_CLASSES) && n <= INFER_GPU_TOP_K_MAX_SAMPLES;
+}
 
 std::vector<std::filesystem::path> gpu_library_candidates() {
   std::vector<std::filesystem::path> out;

@@ -1,6 +1,7 @@
 // Loads the cuDNN backend library at run time and wraps it as a Backend.
 #pragma once
 
+#include <cstddef>
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -35,6 +36,12 @@ class GpuLibrary {
   const InferGpuPlugin* api_;
   std::filesystem::path path_;
 };
+
+// Whether the GPU backend's top_k() selects on the device for a last layer of `classes` outputs
+// and n samples: within gpu_plugin.h's INFER_GPU_TOP_K_MAX_CLASSES and INFER_GPU_TOP_K_MAX_SAMPLES.
+// Beyond them it runs Backend::top_k (forward() and selection on the host) instead. Only the upper
+// limits are checked here; a bad k or n is rejected by either path (std::invalid_argument).
+bool gpu_top_k_on_device(std::size_t classes, int n);
 
 // Builds the GPU backend for the network (which must outlive it). Throws GpuUnavailableError
 // when the library or the GPU cannot be used, GpuError when setting up on a usable GPU fails.

@@ -19,6 +19,12 @@ extern "C" {
 // Bump whenever this table or any type it passes (Network, Layer, ...) changes.
 #define INFER_GPU_PLUGIN_ABI 2
 
+// Limits of the device top-k selection (model/cudnn/top_k.cu: one block of threads per sample,
+// k scans of the row). Here, not in the kernel's header, so that the engine can check them without
+// CUDA headers.
+#define INFER_GPU_TOP_K_MAX_CLASSES 65536
+#define INFER_GPU_TOP_K_MAX_SAMPLES 65535
+
 enum InferGpuStatus : int {
   INFER_GPU_OK = 0,
   INFER_GPU_UNAVAILABLE = 1,  // no driver, no device, runtime or cuDNN unusable: fall back to CPU
@@ -64,7 +70,9 @@ struct InferGpuPlugin {
                  char* message, std::size_t message_size);
 
   // Per sample the k best outputs of the last layer (see Backend::top_k in backend.h), selected on
-  // the device: classes and scores hold n * k values each, host memory.
+  // the device: classes and scores hold n * k values each, host memory. Handles at most
+  // INFER_GPU_TOP_K_MAX_CLASSES outputs per sample and INFER_GPU_TOP_K_MAX_SAMPLES samples per
+  // call (INFER_GPU_BAD_ARGUMENT beyond); the engine selects on the host beyond them.
   int (*top_k)(void* executor, const float* input, int n, int k, int* classes, float* scores, char* message,
                std::size_t message_size);
 

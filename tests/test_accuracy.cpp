@@ -13,6 +13,7 @@
 #include "model/gpu_backend.h"
 #include "model/model_file.h"
 #include "process.h"
+#include "test_util.h"
 
 namespace infer::test {
 namespace {
@@ -67,7 +68,7 @@ TEST_P(GpuAccuracy, TestSetThroughInferGpu) {
     const LoadedModel model = load_model(std::string(INFER_SOURCE_DIR) + "/weights/fashion.toml");
     make_gpu_backend(model.network, 1);
   } catch (const GpuUnavailableError& e) {
-    GTEST_SKIP() << "no usable GPU: " << e.what();
+    INFER_GPU_UNUSABLE(std::string("no usable GPU: ") + e.what());
   }
   double accuracy = 0.0;
   const ProcessResult r = classify_test_set("gpu", accuracy, GetParam());

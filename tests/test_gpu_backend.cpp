@@ -8,6 +8,9 @@
 // first-order rounding bound over the magnitude network), at every layer count so that each op is
 // checked where the bound is still tight. Folding, top-k on the device, CUDA graph replay and the
 // autotune cache are checked against the CPU or against the GPU's own direct execution.
+//
+// INFER_REQUIRE_GPU=1 (test_util.h; set on GPU runners by tools/gpu-check.sh) turns every skip for
+// want of a usable GPU into a failure, so that a runner without the module cannot pass green.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -15,7 +18,9 @@
 #include <fstream>
 #include <limits>
 #include <memory>
+#include <set>
 #include <stdexcept>
+#include <tuple>
 
 #include "error_bound.h"
 #include "model/cpu/cpu_backend.h"
@@ -35,7 +40,8 @@ constexpr std::size_t kTail = 16;
 constexpr float kSentinel = 12345.0f;
 
 // Why no GPU backend can be built here ("" when one can), found once per process. Any other
-// error (GpuError) is a failure, not a skip.
+// error (GpuError) is a failure, not a skip. SKIP_WITHOUT_GPU is the one place that decides, with
+// INFER_GPU_UNUSABLE (test_util.h): a skip, or a failure under INFER_REQUIRE_GPU=1.
 const std::string& gpu_unavailable_reason() {
   static const std::string reason = [] {
     Random rng;
@@ -50,10 +56,23 @@ const std::string& gpu_unavailable_reason() {
   return reason;
 }
 
-#define SKIP_WITHOUT_GPU()                                                           \
-  do {                                                                               \
-    if (!gpu_unavailable_reason().empty()) GTEST_SKIP() << gpu_unavailable_reason(); \
+#define SKIP_WITHOUT_GPU()                                                               \
+  do {                                                                                   \
+    if (!gpu_unavailable_reason().empty()) INFER_GPU_UNUSABLE(gpu_unavailable_reason()); \
   } while (false)
+
+// Lines of the log that mention `part`.
+int count_lines(const std::vector<std::string>& log, const std::string& part) {
+  int n = 0;
+  for (const std::string& line : log) n += line.find(part) != std::string::npos;
+  return n;
+}
+
+// The executor's log line for each pass it captured (executor.cpp, Executor::capture).
+constexpr const char* kGraphCaptured = "CUDA graph captured for ";
+
+// A distinct pass of an executor, as it keys its CUDA graphs: (n, layer count, k; 0 for forward).
+using PassKey = std::tuple<int, std::size_t, int>;
 
 double max_abs(const std::vector<float>& v) {
   double m = 0.0;
@@ -434,16 +453,25 @@ TEST(GpuBackend, PartialRunsInsideAFoldedStepMatchCpu) {
        linear_layer("fc", 7), batchnorm_layer("bn3"), plain_layer("relu3", LayerKind::Relu)});
   for (bool graphs : {true, false}) {
     SCOPED_TRACE(graphs ? "CUDA graphs" : "direct");
+    std::vector<std::string> log;
     GpuOptions options;
     options.cuda_graphs = graphs;
+    options.log = [&log](const std::string& line) { log.push_back(line); };
     auto cpu = make_cpu_backend(net, kMaxBatch);
     auto gpu = make_gpu_backend(net, kMaxBatch, options);
+    std::set<PassKey> passes;
     for (int n : {1, kMaxBatch, 3, 1}) {
       const std::vector<float> input = rng.vector(static_cast<std::size_t>(n) * net.input().dims.size());
       for (std::size_t count = 1; count <= net.layers().size(); ++count) {
         expect_gpu_matches_cpu(*gpu, *cpu, net, input, n, count);
+        passes.emplace(n, count, 0);
       }
     }
+    // With graphs, every distinct pass was captured once (none bypassed, silently or not); without,
+    // none was.
+    EXPECT_EQ(count_lines(log, kGraphCaptured), graphs ? static_cast<int>(passes.size()) : 0)
+        << ::testing::PrintToString(log);
+    EXPECT_EQ(count_lines(log, "not used"), 0) << ::testing::PrintToString(log);
   }
 }
 
@@ -454,8 +482,15 @@ void expect_top_k_matches(Backend& gpu, Backend& cpu, const Network& net, const 
   const std::size_t classes = net.output_dims().size();
   std::vector<float> all(static_cast<std::size_t>(n) * classes);
   cpu.forward(input.data(), n, all.data());
-  const std::vector<double> tolerance = p == Precision::Fp32 ? std::vector<double>(all.size(), 0.0)
-                                                             : precision_tolerance(net, input, n, net.layers().size(), p);
+  // Per element, the bound of the forward comparisons: fp32 expect_gpu_matches_cpu's (error_bound()
+  // plus kRtol), tf32 and fp16 the bound derived in error_bound.h.
+  std::vector<double> tolerance;
+  if (p == Precision::Fp32) {
+    const double atol = error_bound(net, cpu, input, n, net.layers().size());
+    for (float v : all) tolerance.push_back(atol + kRtol * std::fabs(static_cast<double>(v)));
+  } else {
+    tolerance = precision_tolerance(net, input, n, net.layers().size(), p);
+  }
   const std::size_t count = static_cast<std::size_t>(n) * static_cast<std::size_t>(k);
   std::vector<int> want_classes(count), got_classes(count + kTail, -7);
   std::vector<float> want_scores(count), got_scores(count + kTail, kSentinel);
@@ -469,8 +504,7 @@ void expect_top_k_matches(Backend& gpu, Backend& cpu, const Network& net, const 
     for (int j = 0; j < k; ++j) {
       const std::size_t at = static_cast<std::size_t>(s) * k + j;
       const std::size_t row = static_cast<std::size_t>(s) * classes;
-      const double tol = p == Precision::Fp32 ? 2e-4 * std::fabs(want_scores[at]) + 1e-6
-                                              : tolerance[row + static_cast<std::size_t>(want_classes[at])];
+      const double tol = tolerance[row + static_cast<std::size_t>(want_classes[at])];
       EXPECT_NEAR(got_scores[at], want_scores[at], 2.0 * tol) << "sample " << s << " rank " << j;
       ASSERT_GE(got_classes[at], 0);
       ASSERT_LT(static_cast<std::size_t>(got_classes[at]), classes);
@@ -513,6 +547,113 @@ TEST(GpuBackend, TopKOnTheDeviceMatchesCpu) {
   }
 }
 
+// The device selection against the host's select_top_k, exactly (classes and score bits), on rows
+// that stress its order. One ReLU layer in fp32 (exact, so the row is known), C = 600 classes: more
+// than the 256 candidates one thread scans at a time, and ties between threads and within one
+// (indices c and c + 256). Per sample:
+//   0  quarters in [-2, 1]: most become exact zeros after the ReLU, the others repeat; one NaN
+//   1  all negative but a tie of 0.25 at indices 0 and 256, and NaN at 1 and at C - 1 (a NaN tie)
+//   2  all negative (C - 1 zeros) and a NaN at 257
+// cuDNN's ReLU propagates NaN (CUDNN_PROPAGATE_NAN, plan.cpp), checked on the forward output first;
+// NaN ranks above every number.
+TEST(GpuBackend, TopKOnTheDeviceOrdersTiesAndNaNLikeTheHost) {
+  SKIP_WITHOUT_GPU();
+  Random rng;
+  SCOPED_TRACE(rng.trace());
+  constexpr int kClasses = 600;
+  constexpr int n = 3;
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const Network net = random_network(rng, {kClasses, 1, 1}, {plain_layer("relu", LayerKind::Relu)});
+  auto gpu = make_gpu_backend(net, n);
+  std::vector<float> input(static_cast<std::size_t>(n) * kClasses);
+  float* row0 = input.data();
+  float* row1 = row0 + kClasses;
+  float* row2 = row1 + kClasses;
+  for (int c = 0; c < kClasses; ++c) {
+    row0[c] = static_cast<float>(rng.integer(-8, 4)) / 4.0f;
+    row1[c] = rng.uniform(-1.0f, -0.01f);
+    row2[c] = rng.uniform(-1.0f, -0.01f);
+  }
+  row0[300] = nan;
+  row1[0] = row1[256] = 0.25f;
+  row1[1] = row1[kClasses - 1] = nan;
+  row2[257] = nan;
+
+  std::vector<float> relu(input.size());
+  gpu->forward(input.data(), n, relu.data());
+  for (std::size_t i = 0; i < input.size(); ++i) {
+    if (std::isnan(input[i])) {
+      ASSERT_TRUE(std::isnan(relu[i])) << "element " << i << ": the ReLU did not propagate NaN";
+    } else {
+      ASSERT_EQ(relu[i], input[i] > 0.0f ? input[i] : 0.0f) << "element " << i;
+    }
+  }
+
+  for (int k : {1, 2, 3, 255, 256, 257, 300, kClasses - 1, kClasses}) {
+    SCOPED_TRACE("k = " + std::to_string(k));
+    const std::size_t count = static_cast<std::size_t>(n) * static_cast<std::size_t>(k);
+    std::vector<int> got_classes(count, -1), want_classes(count);
+    std::vector<float> got_scores(count, kSentinel), want_scores(count);
+    gpu->top_k(input.data(), n, k, got_classes.data(), got_scores.data());
+    for (int s = 0; s < n; ++s) {
+      const std::size_t at = static_cast<std::size_t>(s) * static_cast<std::size_t>(k);
+      select_top_k(relu.data() + static_cast<std::size_t>(s) * kClasses, kClasses, k, want_classes.data() + at,
+                   want_scores.data() + at);
+      const std::set<int> distinct(got_classes.begin() + static_cast<std::ptrdiff_t>(at),
+                                   got_classes.begin() + static_cast<std::ptrdiff_t>(at + static_cast<std::size_t>(k)));
+      EXPECT_EQ(distinct.size(), static_cast<std::size_t>(k)) << "sample " << s << ": a class returned twice";
+    }
+    EXPECT_EQ(got_classes, want_classes);
+    EXPECT_EQ(std::memcmp(got_scores.data(), want_scores.data(), count * sizeof(float)), 0)
+        << "scores differ: got " << ::testing::PrintToString(got_scores) << ", want "
+        << ::testing::PrintToString(want_scores);
+  }
+}
+
+// Beyond the kernel's limits (gpu_plugin.h) top_k runs forward() and selects on the host: the
+// CPU's answers, not std::invalid_argument (which `infer` would report as an internal error).
+// One ReLU layer (exact in fp32): 65537 classes at n = 2, and 1 class at n = 65536.
+TEST(GpuBackend, TopKBeyondTheDeviceLimitsMatchesCpu) {
+  SKIP_WITHOUT_GPU();
+  Random rng;
+  SCOPED_TRACE(rng.trace());
+  struct Case {
+    Dims input;
+    int n;
+    std::vector<int> ks;
+  };
+  constexpr int kClasses = INFER_GPU_TOP_K_MAX_CLASSES + 1;
+  const std::vector<Case> cases = {{{kClasses, 1, 1}, 2, {1, 5, kClasses}},
+                                   {{1, 1, 1}, INFER_GPU_TOP_K_MAX_SAMPLES + 1, {1}}};
+  for (const Case& c : cases) {
+    const Network net = random_network(rng, c.input, {plain_layer("relu", LayerKind::Relu)});
+    SCOPED_TRACE(std::to_string(net.output_dims().size()) + " classes, n = " + std::to_string(c.n));
+    ASSERT_FALSE(gpu_top_k_on_device(net.output_dims().size(), c.n));
+    auto cpu = make_cpu_backend(net, c.n);
+    auto gpu = make_gpu_backend(net, c.n);
+    const std::vector<float> input = rng.vector(static_cast<std::size_t>(c.n) * net.input().dims.size());
+    for (int k : c.ks) {
+      const std::size_t count = static_cast<std::size_t>(c.n) * static_cast<std::size_t>(k);
+      std::vector<int> got_classes(count, -1), want_classes(count);
+      std::vector<float> got_scores(count, kSentinel), want_scores(count);
+      cpu->top_k(input.data(), c.n, k, want_classes.data(), want_scores.data());
+      gpu->top_k(input.data(), c.n, k, got_classes.data(), got_scores.data());
+      EXPECT_EQ(got_classes, want_classes) << "k = " << k;
+      EXPECT_EQ(got_scores, want_scores) << "k = " << k;
+    }
+  }
+}
+
+// No GPU needed: where GpuBackend::top_k selects on the device, and where on the host.
+TEST(GpuBackend, TopKSelectsOnTheHostBeyondTheDeviceLimits) {
+  EXPECT_TRUE(gpu_top_k_on_device(1, 1));
+  EXPECT_TRUE(gpu_top_k_on_device(10, 64));
+  EXPECT_TRUE(gpu_top_k_on_device(INFER_GPU_TOP_K_MAX_CLASSES, INFER_GPU_TOP_K_MAX_SAMPLES));
+  EXPECT_FALSE(gpu_top_k_on_device(INFER_GPU_TOP_K_MAX_CLASSES + 1, 1));
+  EXPECT_FALSE(gpu_top_k_on_device(10, INFER_GPU_TOP_K_MAX_SAMPLES + 1));
+  EXPECT_FALSE(gpu_top_k_on_device(std::size_t{1} << 40, 1));  // more outputs than an int holds
+}
+
 // Graph replay runs the kernels the direct run ran, with the same algorithms: bitwise the same
 // results (cuDNN's forward convolutions are deterministic), call after call, for every batch size.
 TEST(GpuBackend, GraphReplayEqualsDirectExecution) {
@@ -530,6 +671,7 @@ TEST(GpuBackend, GraphReplayEqualsDirectExecution) {
     direct.cuda_graphs = false;
     auto replayed = make_gpu_backend(net, kMaxBatch, graphs);
     auto plain = make_gpu_backend(net, kMaxBatch, direct);
+    std::set<PassKey> passes;
     for (int round = 0; round < 3; ++round) {  // round 0 captures, 1 and 2 replay
       for (int n : {1, 3, kMaxBatch}) {
         SCOPED_TRACE("round " + std::to_string(round) + ", n = " + std::to_string(n));
@@ -539,6 +681,7 @@ TEST(GpuBackend, GraphReplayEqualsDirectExecution) {
           std::vector<float> a(size, std::numeric_limits<float>::quiet_NaN()), b(size);
           replayed->forward(input.data(), n, a.data(), count);
           plain->forward(input.data(), n, b.data(), count);
+          passes.emplace(n, count, 0);
           EXPECT_EQ(std::memcmp(a.data(), b.data(), size * sizeof(float)), 0) << count << " layers";
         }
         const int k = 3;
@@ -546,20 +689,16 @@ TEST(GpuBackend, GraphReplayEqualsDirectExecution) {
         std::vector<float> sa(ca.size()), sb(ca.size());
         replayed->top_k(input.data(), n, k, ca.data(), sa.data());
         plain->top_k(input.data(), n, k, cb.data(), sb.data());
+        passes.emplace(n, net.layers().size(), k);
         EXPECT_EQ(ca, cb);
         EXPECT_EQ(std::memcmp(sa.data(), sb.data(), sa.size() * sizeof(float)), 0);
       }
     }
-    // Every pass was captured (none fell back to direct calls).
+    // Every distinct pass was captured exactly once (none fell back to direct calls, and none
+    // bypassed the capture without saying so), and the later rounds replayed it.
     for (const std::string& line : log) EXPECT_EQ(line.find("not used"), std::string::npos) << line;
+    EXPECT_EQ(count_lines(log, kGraphCaptured), static_cast<int>(passes.size())) << ::testing::PrintToString(log);
   }
-}
-
-// Lines of the log that mention `part`.
-int count_lines(const std::vector<std::string>& log, const std::string& part) {
-  int n = 0;
-  for (const std::string& line : log) n += line.find(part) != std::string::npos;
-  return n;
 }
 
 TEST(GpuBackend, AutotuneWritesACacheTheNextExecutorHitsAndRebuildsACorruptOne) {
@@ -623,7 +762,7 @@ TEST(GpuBackend, LibraryReportsConsistentVersions) {
   try {
     library = GpuLibrary::open();
   } catch (const GpuUnavailableError& e) {
-    GTEST_SKIP() << e.what();
+    INFER_GPU_UNUSABLE(e.what());
   }
   const InferGpuVersions v = library->versions();
   EXPECT_GE(v.cuda_runtime_built, 12000);

@@ -5,6 +5,7 @@
 
 #include <cctype>
 #include <cmath>
+#include <cstdlib>
 #include <random>
 #include <string>
 #include <vector>
@@ -123,5 +124,25 @@ inline void expect_close(const std::vector<float>& got, const std::vector<double
 
 // Unit roundoff of float32: a float result of an exact value x is within |x| * kFloatEps of it.
 constexpr double kFloatEps = 1.0 / (1 << 24);
+
+// INFER_REQUIRE_GPU=1 makes "no usable GPU" a failure instead of a skip. GPU runners set it
+// (tools/gpu-check.sh), so that a runner whose backend module, driver or cuDNN is missing cannot
+// pass green with every GPU test skipped. Unset (or any other value), GPU tests skip as usual.
+inline bool gpu_required() {
+  const char* v = std::getenv("INFER_REQUIRE_GPU");
+  return v != nullptr && std::string(v) == "1";
+}
+
+// The one way a GPU test ends when no GPU is usable: GTEST_SKIP with `reason`, or under
+// INFER_REQUIRE_GPU=1 a failure (ADD_FAILURE) with it. Returns from the calling test body.
+#define INFER_GPU_UNUSABLE(reason)                                                      \
+  do {                                                                                  \
+    const std::string infer_reason_ = (reason);                                         \
+    if (::infer::test::gpu_required()) {                                                \
+      ADD_FAILURE() << "INFER_REQUIRE_GPU=1: a failure, not a skip: " << infer_reason_; \
+      return;                                                                           \
+    }                                                                                   \
+    GTEST_SKIP() << infer_reason_;                                                      \
+  } while (false)
 
 }  // namespace infer::test

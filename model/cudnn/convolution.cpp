@@ -34,6 +34,7 @@
 #include <cstdio>
 #include <functional>
 #include <optional>
+#include <stdexcept>
 
 #include "autotune_cache.h"
 #include "executor.h"
@@ -55,6 +56,33 @@ struct Candidate {
 // Statuses with which cuDNN declines a configuration (as opposed to failing while running it).
 bool declines(cudnnStatus_t s) {
   return CUDNN_STATUS_CATEGORY(s) == CUDNN_STATUS_NOT_SUPPORTED || CUDNN_STATUS_CATEGORY(s) == CUDNN_STATUS_BAD_PARAM;
+}
+
+// During a forward pass, the statuses with which the fused call may still decline a batch size
+// that the build-time probes (n = 1 and n = max_batch) did not try: cuDNN picks its engines per
+// shape, so a shape, launch-configuration or shared-memory limit can be met in between. The
+// separate calls then do the same work (their algorithm passed the probes too); the switch is
+// logged and remembered per batch size. The plain CUDNN_STATUS_BAD_PARAM counts as such a decline
+// because the legacy API reports unsupported configurations with it too. Everything else is a
+// GpuError naming the layer and the call, never a silent switch:
+//   - the specific BAD_PARAM_* statuses (NULL_POINTER, MISALIGNED_POINTER, SIZE_INSUFFICIENT for
+//     the workspace, OUT_OF_BOUND, SHAPE_MISMATCH, ...): the same call passed its probes with the
+//     same buffers and workspace, so these mean a bug here, which the separate path would hide;
+//   - the CUDA-graph statuses (BAD_PARAM_CUDA_GRAPH_MISMATCH, NOT_SUPPORTED_CUDA_GRAPH_NATIVE_API):
+//     thrown, they reach Executor::capture, which logs why and runs that pass directly, instead of
+//     capturing a different computation than the one chosen;
+//   - the other NOT_SUPPORTED_* statuses (data type, layout, architecture, driver, ...) do not
+//     depend on the batch size: the probes would have met them.
+// "Declines" in the wider sense (any BAD_PARAM or NOT_SUPPORTED) belongs to the probes only.
+bool declines_this_batch_size(cudnnStatus_t s) {
+  switch (s) {
+    case CUDNN_STATUS_BAD_PARAM:
+    case CUDNN_STATUS_NOT_SUPPORTED:
+    case CUDNN_STATUS_NOT_SUPPORTED_SHAPE:
+    case CUDNN_STATUS_NOT_SUPPORTED_SHARED_MEMORY_INSUFFICIENT:
+    case CUDNN_STATUS_NOT_SUPPORTED_BAD_LAUNCH_PARAM: return true;
+    default: return false;
+  }
 }
 
 // While probing at build time, an internal error (for instance a runtime-compiled engine whose
@@ -331,7 +359,13 @@ void Executor::choose_algorithms() {
           apply(static_cast<cudnnConvolutionFwdAlgo_t>(best->algorithm), best->fused, best->workspace_bytes);
           choice.source = "measured";
           choice.time_ms = best->time_ms;
-          cache->put(key, *best);
+          // The cache validates what it stores (a non-finite time from FindEx, say): a choice it
+          // refuses is still used for this executor, only not remembered.
+          try {
+            cache->put(key, *best);
+          } catch (const std::invalid_argument& e) {
+            log(step.name + ": autotune result not cached: " + e.what());
+          }
           decided = true;
         } else {
           log(step.name + ": no measured algorithm runs (" + std::to_string(returned) +
@@ -443,16 +477,17 @@ void Executor::run_convolution(const Step& step, const ConvolutionChoice& choice
   // a ReLU in its step also fuses a partial run (it is the same call on other weights).
   const bool fused = (whole && choice.mode != ConvolutionMode::Separate) ||
                      (!step.fused_relu && choice.mode == ConvolutionMode::FusedIdentity);
-  if (fused) {
+  const std::pair<std::size_t, int> at_this_batch{step.first_layer, plan_.batch()};
+  if (fused && fused_declined_.count(at_this_batch) == 0) {
     const cudnnStatus_t s = conv_bias_activation(step, choice.fused_algo, stop, choice.workspace_bytes);
     if (s == CUDNN_STATUS_SUCCESS) return;
-    // Probed at n = 1 and n = max_batch only: cuDNN may decline the fused call at a batch size in
-    // between (it picks engines per shape). Then the separate calls below do the same work.
-    if (!declines(s)) {
-      detail::throw_cudnn_error(s, relu ? "cudnnConvolutionBiasActivationForward (ReLU)"
-                                        : "cudnnConvolutionBiasActivationForward (identity)",
-                                layer_context(layer), __FILE__, __LINE__);
-    }
+    const char* call = relu ? "cudnnConvolutionBiasActivationForward (ReLU)"
+                            : "cudnnConvolutionBiasActivationForward (identity)";
+    // Probed at n = 1 and n = max_batch only; see declines_this_batch_size for what may switch.
+    if (!declines_this_batch_size(s)) detail::throw_cudnn_error(s, call, layer_context(layer), __FILE__, __LINE__);
+    fused_declined_.insert(at_this_batch);
+    log(step.name + ": " + call + " declined n = " + std::to_string(plan_.batch()) + " (" +
+        detail::one_line(detail::cudnn_error_text(s)) + "); the separate calls run this step at that batch size");
     clear_last_error();
   }
   cudnnHandle_t handle = handle_.get();

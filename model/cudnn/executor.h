@@ -11,7 +11,9 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "../backend.h"
@@ -140,6 +142,9 @@ class Executor {
   PinnedBuffer input_staging_;                    // max_batch input samples
   PinnedBuffer output_staging_;                   // max_batch samples of the largest layer output
   PinnedBuffer top_staging_;                      // top_classes_ then top_scores_ (n * k of each used)
+  // (first layer of a Convolution step, batch size) where the fused call declined during a forward
+  // pass (convolution.cpp): that step runs its separate calls at that batch size from then on.
+  std::set<std::pair<std::size_t, int>> fused_declined_;
   std::map<Pass, GraphEntry> graphs_;
   std::uint64_t graph_clock_ = 0;
 };

@@ -11,10 +11,13 @@
 
 #include <cuda_runtime_api.h>
 
+#include "../gpu_plugin.h"
+
 namespace infer::cudnn {
 
-constexpr int kTopKMaxClasses = 65536;
-constexpr int kTopKMaxSamples = 65535;  // one block per sample; far above any batch the app runs
+// Defined in gpu_plugin.h: the engine (GpuBackend::top_k) selects on the host beyond them.
+constexpr int kTopKMaxClasses = INFER_GPU_TOP_K_MAX_CLASSES;
+constexpr int kTopKMaxSamples = INFER_GPU_TOP_K_MAX_SAMPLES;  // one block per sample; far above any batch the app runs
 constexpr int kTopKThreads = 256;
 
 // Throws std::invalid_argument unless the limits above hold.
