@@ -1,15 +1,19 @@
 // infer-bench: throughput and latency of a backend on real Fashion-MNIST test images.
 //
 //   infer-bench [--model PATH] [--device cpu|gpu] [--precision fp32|tf32|fp16] [--autotune]
-//               [--batch 1,64,1024] [--threads N] [--json]
+//               [--batch 1,64,1024] [--threads N] [--top-k K] [--json]
 //
-// For each batch size: warm-up, then timed forward passes over rotating slices of the 10k test
+// For each batch size: warm-up, then timed passes (Backend::top_k with --top-k, default 3, as infer
+// does: host images in, k classes per image out; or Backend::forward) over rotating slices of the 10k test
 // images (already decoded and normalised: this measures the network, not PNG decoding), reported
-// as images/second and per-batch latency percentiles (steady clock around Backend::forward, which
-// returns when the results are in host memory). Also: start-up (model load + backend build +
-// first batch, from main), top-1 accuracy of the backend at its precision on the 10k images, and
-// the process's peak resident memory. A program that prints numbers, not a test: compare with a
-// peer measured in the same run (tools/bench_peers.py).
+// as images/second and per-batch latency percentiles: end to end on the host's steady clock around
+// the call, which returns when the results are in host memory ("host"; p50_ms, p90_ms,
+// p99_ms in JSON, what tools/bench_peers.py compares), and on the GPU also the device's own time
+// from CUDA events (Backend::last_timing: "device" p50/p90/p99, and the p50 of the host-to-device
+// copy, the compute between the copies and the device-to-host copy). Also: start-up (model load +
+// backend build + first batch, from main), top-1 accuracy of the backend at its precision on the
+// 10k images, and the process's peak resident memory. A program that prints numbers, not a test:
+// compare with a peer measured in the same run (tools/bench_peers.py).
 #include <cblas.h>
 
 #include <algorithm>
@@ -18,6 +22,7 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -54,10 +59,17 @@ double peak_rss_mib() {
   return 0.0;
 }
 
+// Percentiles of the device's time per batch (Backend::last_timing), in ms.
+struct DeviceLatency {
+  double p50 = 0, p90 = 0, p99 = 0;                // device_ms: input copy start to result copy end
+  double h2d_p50 = 0, compute_p50 = 0, d2h_p50 = 0;  // each part's own median
+};
+
 struct Result {
   int batch = 0;
   int iterations = 0;
-  double images_per_s = 0, p50 = 0, p90 = 0, p99 = 0;
+  double images_per_s = 0, p50 = 0, p90 = 0, p99 = 0;  // host, end to end
+  std::optional<DeviceLatency> device;                 // GPU only
 };
 
 }  // namespace
@@ -84,6 +96,12 @@ int main(int argc, char** argv) {
       ->transform(CLI::CheckedTransformer(precisions).description(""))
       ->type_name("fp32|tf32|fp16");
   cli.add_flag("--autotune", autotune, "GPU: measure the convolution algorithms (cached; see infer --autotune)");
+  int top_k = 3;
+  cli.add_option("--top-k", top_k,
+                 "Time Backend::top_k with this k, as infer does (host images in, k classes per image out); "
+                 "0: Backend::forward, every output back")
+      ->check(CLI::Range(0, 1000))
+      ->default_val(3);
   cli.add_flag("--json", json, "One JSON object on stdout");
   CLI11_PARSE(cli, argc, argv);
   if (device == "cpu" && precision != infer::Precision::Fp32) {
@@ -127,6 +145,18 @@ int main(int argc, char** argv) {
       }
     }
 
+    // The timed call: top-k (what infer asks for) or the whole output.
+    const int k = std::min<int>(top_k, static_cast<int>(classes));
+    std::vector<int> top_classes(static_cast<std::size_t>(max_batch) * std::max(k, 1));
+    std::vector<float> top_scores(top_classes.size());
+    auto run = [&](const float* in, int n) {
+      if (k > 0) {
+        backend->top_k(in, n, k, top_classes.data(), top_scores.data());
+      } else {
+        backend->forward(in, n, out.data());
+      }
+    };
+
     std::vector<Result> results;
     for (int batch : batches) {
       batch = std::min(batch, data.count);
@@ -140,14 +170,25 @@ int main(int argc, char** argv) {
         return p;
       };
       const Clock::time_point warm = Clock::now();
-      while (ms_since(warm) < 200.0) backend->forward(next_slice(), batch, out.data());
-      std::vector<double> lat;
+      while (ms_since(warm) < 200.0) run(next_slice(), batch);
+      std::vector<double> lat, device_ms, h2d_ms, compute_ms, d2h_ms;
+      bool timed_on_device = true;  // every batch reported its device time
       const Clock::time_point timed = Clock::now();
       while (ms_since(timed) < seconds * 1000.0 || lat.size() < 5) {
         const float* in = next_slice();
         const Clock::time_point t = Clock::now();
-        backend->forward(in, batch, out.data());
+        run(in, batch);
         lat.push_back(ms_since(t));
+        if (const std::optional<infer::BatchTiming> d = backend->last_timing()) {
+          device_ms.push_back(d->device_ms), h2d_ms.push_back(d->h2d_ms);
+          compute_ms.push_back(d->compute_ms), d2h_ms.push_back(d->d2h_ms);
+        } else {
+          timed_on_device = false;
+        }
+      }
+      if (timed_on_device) {
+        r.device = DeviceLatency{percentile(device_ms, 50), percentile(device_ms, 90), percentile(device_ms, 99),
+                                 percentile(h2d_ms, 50),    percentile(compute_ms, 50), percentile(d2h_ms, 50)};
       }
       double total = 0;
       for (double l : lat) total += l;
@@ -163,28 +204,57 @@ int main(int argc, char** argv) {
                        {"device", device},
                        {"backend", backend->description()},
                        {"precision", infer::precision_name(precision)},
+                       {"timed_call", k > 0 ? "top_k(k=" + std::to_string(k) + ")" : std::string("forward")},
                        {"startup_ms", startup_ms},
                        {"first_result_ms", first_result_ms},
                        {"accuracy", accuracy},
                        {"peak_rss_mib", peak_rss_mib()},
                        {"results", nlohmann::json::array()}};
       for (const Result& r : results) {
-        j["results"].push_back({{"batch", r.batch}, {"iterations", r.iterations}, {"images_per_s", r.images_per_s},
-                                {"p50_ms", r.p50}, {"p90_ms", r.p90}, {"p99_ms", r.p99}});
+        nlohmann::json row{{"batch", r.batch}, {"iterations", r.iterations}, {"images_per_s", r.images_per_s},
+                           {"p50_ms", r.p50},  {"p90_ms", r.p90},          {"p99_ms", r.p99}};
+        if (r.device) {
+          row["device_p50_ms"] = r.device->p50;
+          row["device_p90_ms"] = r.device->p90;
+          row["device_p99_ms"] = r.device->p99;
+          row["h2d_p50_ms"] = r.device->h2d_p50;
+          row["compute_p50_ms"] = r.device->compute_p50;
+          row["d2h_p50_ms"] = r.device->d2h_p50;
+        }
+        j["results"].push_back(row);
       }
       std::cout << j.dump() << '\n';
       return 0;
     }
-    std::printf("infer-bench: %s, model %s, %s\n", backend->description().c_str(), net.name().c_str(),
-                infer::precision_name(precision));
+    std::printf("infer-bench: %s, model %s, %s, timed call %s\n", backend->description().c_str(), net.name().c_str(),
+                infer::precision_name(precision), k > 0 ? ("top_k(k=" + std::to_string(k) + ")").c_str() : "forward");
     std::printf("start-up %.1f ms (model load + backend build + first batch; backend build + first batch %.1f ms), "
                 "top-1 accuracy %.4f on %d images, peak RSS %.1f MiB\n",
                 startup_ms, first_result_ms, accuracy, data.count, peak_rss_mib());
-    std::printf("%6s %10s %12s %10s %10s %10s\n", "batch", "iters", "images/s", "p50 ms", "p90 ms", "p99 ms");
-    for (const Result& r : results) {
-      std::printf("%6d %10d %12.1f %10.3f %10.3f %10.3f\n", r.batch, r.iterations, r.images_per_s, r.p50, r.p90, r.p99);
+    const bool any_device = std::any_of(results.begin(), results.end(), [](const Result& r) { return r.device; });
+    std::printf("%6s %10s %12s %10s %10s %10s", "batch", "iters", "images/s", "host p50", "host p90", "host p99");
+    if (any_device) {
+      std::printf(" %10s %10s %10s %10s %11s %10s", "dev p50", "dev p90", "dev p99", "h2d p50", "compute p50",
+                  "d2h p50");
     }
-    std::printf("(host-to-device and device-to-host times apply to --device gpu and are not split out yet)\n");
+    std::printf("\n");
+    for (const Result& r : results) {
+      std::printf("%6d %10d %12.1f %10.3f %10.3f %10.3f", r.batch, r.iterations, r.images_per_s, r.p50, r.p90, r.p99);
+      if (r.device) {
+        std::printf(" %10.3f %10.3f %10.3f %10.3f %11.3f %10.3f", r.device->p50, r.device->p90, r.device->p99,
+                    r.device->h2d_p50, r.device->compute_p50, r.device->d2h_p50);
+      } else if (any_device) {
+        std::printf(" %10s %10s %10s %10s %11s %10s", "-", "-", "-", "-", "-", "-");
+      }
+      std::printf("\n");
+    }
+    if (any_device) {
+      std::printf("(ms per batch; host: end to end on the steady clock around the timed call, staging and "
+                  "synchronisation included; dev: CUDA events from the start of the host-to-device copy to the end "
+                  "of the device-to-host copy, split into h2d, compute and d2h, each its own median)\n");
+    } else {
+      std::printf("(ms per batch, end to end on the steady clock around the timed call)\n");
+    }
   } catch (const infer::Error& e) {
     std::cerr << "infer-bench: " << e.what() << '\n';
     return 3;

@@ -47,6 +47,24 @@ struct GpuOptions {
   std::function<void(const std::string&)> log;
 };
 
+// Device time of one batch, from CUDA events recorded on the backend's stream around the copies
+// (milliseconds, each within about 0.5 us, the resolution of cudaEventElapsedTime):
+//   h2d_ms      the input copy, pinned host staging to device
+//   compute_ms  from the end of that copy to the start of the result copy: every layer (and, at
+//               reduced precision, the layout conversions; for top_k(), the selection kernel)
+//   d2h_ms      the result copy (or, for top_k(), the copies of classes and scores) to pinned host
+//   device_ms   from the start of the input copy to the end of the result copy: the three parts'
+//               sum, up to the resolution
+// Not included: the host memcpy into and out of the staging buffers, launch overhead before the
+// first copy starts, the final synchronisation. So device_ms is less than the host's end-to-end
+// time of the call.
+struct BatchTiming {
+  double h2d_ms = 0.0;
+  double compute_ms = 0.0;
+  double d2h_ms = 0.0;
+  double device_ms = 0.0;
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -82,6 +100,12 @@ class Backend {
   // of gpu_plugin.h (INFER_GPU_TOP_K_MAX_CLASSES, INFER_GPU_TOP_K_MAX_SAMPLES), and as the default
   // beyond them.
   virtual void top_k(const float* input, int n, int k, int* classes, float* scores);
+
+  // The device time of the last forward() or top_k() call (GPU); nullopt on the CPU, before the
+  // first call, after a call that the device refused or failed (it threw), and when the device's
+  // events could not be read (the GPU backend logs why, once). top_k() beyond the device's limits
+  // (the default top_k()) reports the forward() it ran. Allocates nothing.
+  virtual std::optional<BatchTiming> last_timing() const { return std::nullopt; }
 
  private:
   std::vector<float> top_k_buffer_;  // max_batch x output size, for the default top_k()

@@ -84,6 +84,12 @@ class GpuBackend final : public Backend {
     if (status != INFER_GPU_OK) throw GpuError(message.data());
   }
 
+  std::optional<BatchTiming> last_timing() const override {
+    InferGpuTiming t{};
+    if (library_->api().last_timing(executor_, &t) != INFER_GPU_OK || !t.available) return std::nullopt;
+    return BatchTiming{t.h2d_ms, t.compute_ms, t.d2h_ms, t.device_ms};
+  }
+
  private:
   std::shared_ptr<GpuLibrary> library_;  // keeps the code of executor_ loaded
   GpuOptions options_;                   // its log function is called by the library

@@ -17,7 +17,7 @@ class Network;
 extern "C" {
 
 // Bump whenever this table or any type it passes (Network, Layer, ...) changes.
-#define INFER_GPU_PLUGIN_ABI 2
+#define INFER_GPU_PLUGIN_ABI 3
 
 // Limits of the device top-k selection (model/cudnn/top_k.cu: one block of threads per sample,
 // k scans of the row). Here, not in the kernel's header, so that the engine can check them without
@@ -52,6 +52,15 @@ struct InferGpuOptions {
   void* log_ctx;
 };
 
+// infer::BatchTiming (backend.h) as C: the device time of an executor's last completed pass.
+struct InferGpuTiming {
+  int available;      // 1: the times below are the last pass's; 0: none (see last_timing)
+  double h2d_ms;      // input copy
+  double compute_ms;  // end of the input copy to the start of the result copy
+  double d2h_ms;      // result copy (top_k: both copies)
+  double device_ms;   // start of the input copy to the end of the result copy
+};
+
 struct InferGpuPlugin {
   std::uint32_t abi_version;     // INFER_GPU_PLUGIN_ABI
   std::uint32_t network_size;    // sizeof(infer::Network) as the library saw it
@@ -80,6 +89,12 @@ struct InferGpuPlugin {
   const char* (*describe)(void* executor);
 
   void (*destroy)(void* executor);
+
+  // The device time of the last forward or top_k call that returned INFER_GPU_OK, from CUDA events
+  // around the copies (cudaEventElapsedTime, about 0.5 us resolution). available = 0 before the
+  // first such call, after a call that failed, and when the events could not be read (the executor
+  // logs why). Returns INFER_GPU_OK, or INFER_GPU_BAD_ARGUMENT for a null pointer.
+  int (*last_timing)(void* executor, InferGpuTiming* out);
 };
 
 // The one symbol the library exports.

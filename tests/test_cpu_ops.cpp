@@ -610,6 +610,24 @@ TEST(CpuWorkers, EveryWorkerRunsOnceAndErrorsReachTheCaller) {
   EXPECT_EQ(after, (std::vector<int>{1, 1, 1}));
 }
 
+// Device timing is the GPU's (Backend::last_timing): the CPU has none, before or after a call.
+TEST(CpuOps, LastTimingIsNone) {
+  Random rng;
+  SCOPED_TRACE(rng.trace());
+  const Network net = random_network(rng, {5, 1, 1}, {linear_layer("fc", 4)});
+  const std::vector<float> input = rng.vector(5);
+  auto backend = make_cpu_backend(net, 1);
+  EXPECT_FALSE(backend->last_timing().has_value());
+  std::vector<float> out(4);
+  backend->forward(input.data(), 1, out.data());
+  EXPECT_FALSE(backend->last_timing().has_value());
+  int best = -1;
+  float score = 0.0f;
+  backend->top_k(input.data(), 1, 1, &best, &score);
+  EXPECT_EQ(best, static_cast<int>(std::max_element(out.begin(), out.end()) - out.begin()));
+  EXPECT_FALSE(backend->last_timing().has_value());
+}
+
 TEST(CpuOps, IntermediateLayerCountReturnsThatLayersOutput) {
   Random rng;
   SCOPED_TRACE(rng.trace());

@@ -13,11 +13,13 @@
 // want of a usable GPU into a failure, so that a runner without the module cannot pass green.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <fstream>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <set>
 #include <stdexcept>
 #include <tuple>
@@ -698,6 +700,77 @@ TEST(GpuBackend, GraphReplayEqualsDirectExecution) {
     // bypassed the capture without saying so), and the later rounds replayed it.
     for (const std::string& line : log) EXPECT_EQ(line.find("not used"), std::string::npos) << line;
     EXPECT_EQ(count_lines(log, kGraphCaptured), static_cast<int>(passes.size())) << ::testing::PrintToString(log);
+  }
+}
+
+// A device timing of one call that took host_ms on the host's steady clock. The four times are
+// cudaEventElapsedTime between the same four events, each "with a resolution of around 0.5
+// microseconds" (CUDA runtime API, cudaEventElapsedTime), returned as a float: the three parts
+// add up to the whole within 4 resolutions (one per value) plus 4 float roundings of at most the
+// whole. The events are recorded and complete inside the call, so the whole fits in host_ms.
+constexpr double kEventResolutionMs = 0.5e-3;
+
+void expect_consistent_timing(const std::optional<BatchTiming>& t, double host_ms) {
+  ASSERT_TRUE(t.has_value()) << "no device timing after a completed call";
+  for (const auto& [name, ms] : {std::pair<const char*, double>{"h2d", t->h2d_ms}, {"compute", t->compute_ms},
+                                 {"d2h", t->d2h_ms}, {"device", t->device_ms}}) {
+    EXPECT_TRUE(std::isfinite(ms)) << name << " " << ms;
+    EXPECT_GE(ms, 0.0) << name;
+  }
+  EXPECT_GT(t->device_ms, 0.0) << "two copies and the network's kernels take time";
+  EXPECT_NEAR(t->h2d_ms + t->compute_ms + t->d2h_ms, t->device_ms,
+              4.0 * kEventResolutionMs + 4.0 * kFloatEps * t->device_ms)
+      << "h2d " << t->h2d_ms << ", compute " << t->compute_ms << ", d2h " << t->d2h_ms;
+  EXPECT_LE(t->device_ms, host_ms + kEventResolutionMs) << "the events lie inside the call";
+}
+
+// Graphed (replayed event-record nodes) and direct passes, forward and top-k, at full and reduced
+// precision: every call leaves a timing of its own. A replayed graph whose events were plain
+// records (fork/join markers in a capture, not nodes) would keep reporting the direct run's
+// times; so would a timing that is never refreshed: the replays' totals must not all be equal.
+TEST(GpuBackend, LastTimingSplitsEveryPassIntoCopiesAndCompute) {
+  SKIP_WITHOUT_GPU();
+  using Clock = std::chrono::steady_clock;
+  const auto ms_since = [](Clock::time_point t) {
+    return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
+  };
+  Random rng;
+  SCOPED_TRACE(rng.trace());
+  const LoadedModel model = load_model(std::string(INFER_SOURCE_DIR) + "/weights/fashion.toml");
+  const Network& net = model.network;
+  const std::size_t classes = net.output_dims().size();
+  for (bool graphs : {true, false}) {
+    for (Precision p : {Precision::Fp32, Precision::Fp16}) {
+      SCOPED_TRACE(std::string(graphs ? "graphs, " : "direct, ") + precision_name(p));
+      std::vector<std::string> log;
+      GpuOptions o = with_precision(p);
+      o.cuda_graphs = graphs;
+      o.log = [&log](const std::string& line) { log.push_back(line); };
+      auto gpu = make_gpu_backend(net, kMaxBatch, o);
+      EXPECT_FALSE(gpu->last_timing().has_value()) << "before the first call";
+      const std::vector<float> input = rng.vector(static_cast<std::size_t>(kMaxBatch) * net.input().dims.size());
+      std::vector<float> out(static_cast<std::size_t>(kMaxBatch) * classes);
+      std::vector<int> top_classes(static_cast<std::size_t>(kMaxBatch) * 3);
+      std::vector<float> top_scores(top_classes.size());
+      std::set<double> totals;  // device_ms of the forward replays (rounds >= 1)
+      constexpr int kRounds = 20;
+      for (int round = 0; round <= kRounds; ++round) {  // round 0 runs directly and captures
+        SCOPED_TRACE("round " + std::to_string(round));
+        Clock::time_point t = Clock::now();
+        gpu->forward(input.data(), kMaxBatch, out.data());
+        expect_consistent_timing(gpu->last_timing(), ms_since(t));
+        if (round > 0 && gpu->last_timing()) totals.insert(gpu->last_timing()->device_ms);
+        t = Clock::now();
+        gpu->top_k(input.data(), kMaxBatch, 3, top_classes.data(), top_scores.data());
+        expect_consistent_timing(gpu->last_timing(), ms_since(t));
+      }
+      EXPECT_GT(totals.size(), 1u) << kRounds << " calls reported the same device time: a stale timing";
+      EXPECT_THROW(gpu->forward(input.data(), kMaxBatch + 1, out.data()), std::invalid_argument);
+      EXPECT_FALSE(gpu->last_timing().has_value()) << "after a refused call";
+      EXPECT_EQ(count_lines(log, "device timing unavailable"), 0) << ::testing::PrintToString(log);
+      EXPECT_EQ(count_lines(log, "not used"), 0) << ::testing::PrintToString(log);
+      EXPECT_EQ(count_lines(log, kGraphCaptured), graphs ? 2 : 0) << ::testing::PrintToString(log);
+    }
   }
 }
 

@@ -16,7 +16,9 @@ TF32 on (cuDNN and matmul), fp16 with the model and the inputs in half (--precis
 
 After the table come the issue's targets, each marked met or MISSED from the same run's numbers.
 
-Latency is per batch, from host input to host output, timed with a steady clock around the call
+Ours times Backend::top_k with k = 3, as `infer` does (host images in, three classes per image
+out); the peers return their whole output (10 probabilities per image). Latency is per batch, from
+host input to host output, timed with a steady clock around the call
 (for the GPU the peers synchronise before reading the clock). --record appends the table, the
 machine and the versions to bench/RESULTS.md.
 """

@@ -159,6 +159,22 @@ using Stream = Owned<cudaStream_t, cudaStreamDestroy>;
 using Graph = Owned<cudaGraph_t, cudaGraphDestroy>;
 using GraphExec = Owned<cudaGraphExec_t, cudaGraphExecDestroy>;
 
+// A CUDA event on the current device. create() uses cudaEventDefault, so that the event records a
+// time stamp (cudaEventElapsedTime refuses events made with cudaEventDisableTiming); it throws
+// GpuError naming context if creation fails.
+class Event : public Owned<cudaEvent_t, cudaEventDestroy> {
+ public:
+  Event() = default;
+  static Event create(std::string_view context) {
+    cudaEvent_t event = nullptr;
+    INFER_CUDA_CHECK(context, cudaEventCreateWithFlags(&event, cudaEventDefault));
+    return Event(event);
+  }
+
+ private:
+  explicit Event(cudaEvent_t event) : Owned<cudaEvent_t, cudaEventDestroy>(event) {}
+};
+
 // `bytes` of device memory (cudaMalloc), uninitialised; empty when bytes == 0.
 class DeviceBuffer {
  public:

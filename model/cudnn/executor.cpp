@@ -10,6 +10,15 @@
 // the results into pinned staging. Nothing in it allocates, creates a descriptor or synchronises;
 // execute() adds the one cudaStreamSynchronize.
 //
+// Timing: four events, created once, are recorded on the stream in every pass: before and after
+// the input copy, before and after the result copy. After the sync, cudaEventElapsedTime turns them
+// into last_timing(). Inside a stream capture a plain cudaEventRecord is not an event-record node:
+// it only marks a fork/join point between streams (CUDA programming guide, "Cross-stream
+// dependencies and events"), and after a replay the event still holds the record of the direct run.
+// So the capture records them with cudaEventRecordExternal, which makes each an event-record node
+// that re-records the event at every launch of the graph; the flag is meant for captures only, so
+// direct runs use plain records. Either way the split covers graphed and direct passes.
+//
 // CUDA graphs: the first call of a pass (batch size, layer count, k) runs it directly, then
 // captures it (cudaStreamCaptureModeThreadLocal) and instantiates the graph; later calls of that
 // pass replay it with cudaGraphLaunch. Running first matters: cuDNN may compile a kernel or
@@ -185,6 +194,10 @@ Executor::Executor(const Network& network, int max_batch, const GpuOptions& opti
       device_name_(select_device()),
       description_(describe_device(device_name_)),
       stream_(create_stream()),
+      h2d_start_(Event::create("timing events")),
+      h2d_end_(Event::create("timing events")),
+      d2h_start_(Event::create("timing events")),
+      d2h_end_(Event::create("timing events")),
       handle_(create_handle(stream_.get())),
       plan_(network, max_batch, PlanOptions{options.precision, options.fold_batchnorm}) {
   const std::size_t batch = static_cast<std::size_t>(max_batch);
@@ -270,6 +283,7 @@ void Executor::log(const std::string& line) const {
 }
 
 void Executor::forward(const float* input, int n, float* output, std::size_t layer_count) {
+  last_timing_.reset();  // until this call's pass completes
   const std::vector<Layer>& layers = plan_.network().layers();
   if (n < 1 || n > plan_.max_batch()) {
     throw std::invalid_argument("batch size " + std::to_string(n) + " is outside [1, " +
@@ -286,6 +300,7 @@ void Executor::forward(const float* input, int n, float* output, std::size_t lay
 }
 
 void Executor::top_k(const float* input, int n, int k, int* classes, float* scores) {
+  last_timing_.reset();  // until this call's pass completes
   const std::vector<Layer>& layers = plan_.network().layers();
   if (n < 1 || n > plan_.max_batch()) {
     throw std::invalid_argument("batch size " + std::to_string(n) + " is outside [1, " +
@@ -312,7 +327,7 @@ void Executor::execute(const Pass& pass, const float* input) {
     if (options_.cuda_graphs) {
       replay(pass);
     } else {
-      enqueue(pass);
+      enqueue(pass, false);
     }
     INFER_CUDA_CHECK("forward pass", cudaStreamSynchronize(stream_.get()));
   } catch (...) {
@@ -321,13 +336,39 @@ void Executor::execute(const Pass& pass, const float* input) {
     static_cast<void>(cudaStreamSynchronize(stream_.get()));
     throw;
   }
+  read_timing();
+}
+
+// Every event of the pass has completed (the stream was synchronised). A failure here loses the
+// timing, not the results: last_timing_ stays empty, and the first failure is logged.
+void Executor::read_timing() {
+  const std::pair<cudaEvent_t, cudaEvent_t> spans[] = {{h2d_start_.get(), h2d_end_.get()},
+                                                       {h2d_end_.get(), d2h_start_.get()},
+                                                       {d2h_start_.get(), d2h_end_.get()},
+                                                       {h2d_start_.get(), d2h_end_.get()}};
+  double ms[4] = {};
+  for (std::size_t i = 0; i < 4; ++i) {
+    float elapsed = 0.0f;
+    const cudaError_t status = cudaEventElapsedTime(&elapsed, spans[i].first, spans[i].second);
+    if (status != cudaSuccess) {
+      static_cast<void>(cudaGetLastError());  // not sticky: the next pass must not see it
+      if (!timing_failure_logged_) {
+        timing_failure_logged_ = true;
+        log(std::string("device timing unavailable: cudaEventElapsedTime failed: ") + cudaGetErrorName(status) + " (" +
+            cudaGetErrorString(status) + ")");
+      }
+      return;
+    }
+    ms[i] = elapsed;
+  }
+  last_timing_ = BatchTiming{ms[0], ms[1], ms[2], ms[3]};
 }
 
 void Executor::replay(const Pass& pass) {
   auto it = graphs_.find(pass);
   if (it == graphs_.end()) {
     // First call of this pass: run it directly (the results), then capture it for the next calls.
-    enqueue(pass);
+    enqueue(pass, false);
     INFER_CUDA_CHECK("forward pass", cudaStreamSynchronize(stream_.get()));
     if (graphs_.size() >= kMaxGraphs) {
       const auto oldest = std::min_element(graphs_.begin(), graphs_.end(), [](const auto& a, const auto& b) {
@@ -342,7 +383,7 @@ void Executor::replay(const Pass& pass) {
   }
   it->second.last_use = ++graph_clock_;
   if (it->second.direct) {
-    enqueue(pass);
+    enqueue(pass, false);
     return;
   }
   INFER_CUDA_CHECK("CUDA graph", cudaGraphLaunch(it->second.exec.get(), stream_.get()));
@@ -359,7 +400,7 @@ Executor::GraphEntry Executor::capture(const Pass& pass) {
     why = std::string("cudaStreamBeginCapture: ") + cudaGetErrorName(status);
   } else {
     try {
-      enqueue(pass);
+      enqueue(pass, true);
     } catch (const std::exception& e) {
       why = e.what();
     }
@@ -402,17 +443,25 @@ const float* Executor::float_output(std::size_t activation, int n) {
   return output_float_.floats();
 }
 
-void Executor::enqueue(const Pass& pass) {
+void Executor::record(cudaEvent_t event, bool capturing) {
+  const unsigned int flags = capturing ? cudaEventRecordExternal : cudaEventRecordDefault;
+  INFER_CUDA_CHECK("timing event", cudaEventRecordWithFlags(event, stream_.get(), flags));
+}
+
+void Executor::enqueue(const Pass& pass, bool capturing) {
   const std::vector<Layer>& layers = plan_.network().layers();
   cudaStream_t stream = stream_.get();
   const Dims& in = plan_.network().input().dims;
   const std::size_t in_bytes = static_cast<std::size_t>(pass.n) * in.size() * sizeof(float);
+  record(h2d_start_.get(), capturing);
   if (plan_.storage_type() == CUDNN_DATA_FLOAT) {
     INFER_CUDA_CHECK("network input", cudaMemcpyAsync(buffer(0), input_staging_.floats(), in_bytes,
                                                       cudaMemcpyHostToDevice, stream));
+    record(h2d_end_.get(), capturing);
   } else {
     INFER_CUDA_CHECK("network input", cudaMemcpyAsync(input_float_.get(), input_staging_.floats(), in_bytes,
                                                       cudaMemcpyHostToDevice, stream));
+    record(h2d_end_.get(), capturing);  // the conversion below is compute
     INFER_CUDA_CHECK("network input", launch_float_nchw_to_half_nhwc(input_float_.floats(), buffer(0), pass.n, in.c,
                                                                      in.h, in.w, stream));
   }
@@ -424,8 +473,10 @@ void Executor::enqueue(const Pass& pass) {
   const float* out = float_output(pass.layer_count, pass.n);
   if (pass.k == 0) {
     const std::size_t out_bytes = static_cast<std::size_t>(pass.n) * last.out.size() * sizeof(float);
+    record(d2h_start_.get(), capturing);
     INFER_CUDA_CHECK(layer_context(last), cudaMemcpyAsync(output_staging_.floats(), out, out_bytes,
                                                           cudaMemcpyDeviceToHost, stream));
+    record(d2h_end_.get(), capturing);
     return;
   }
   const int classes = static_cast<int>(last.out.size());
@@ -434,10 +485,12 @@ void Executor::enqueue(const Pass& pass) {
   const std::size_t count = static_cast<std::size_t>(pass.n) * static_cast<std::size_t>(pass.k);
   unsigned char* staging = reinterpret_cast<unsigned char*>(top_staging_.ints());
   const std::size_t scores_at = plan_.max_batch() * last.out.size() * sizeof(int);
+  record(d2h_start_.get(), capturing);
   INFER_CUDA_CHECK("top-k", cudaMemcpyAsync(staging, top_classes_.get(), count * sizeof(int), cudaMemcpyDeviceToHost,
                                             stream));
   INFER_CUDA_CHECK("top-k", cudaMemcpyAsync(staging + scores_at, top_scores_.get(), count * sizeof(float),
                                             cudaMemcpyDeviceToHost, stream));
+  record(d2h_end_.get(), capturing);
 }
 
 // Runs the layers of a step that are below layer_count (a forward pass may stop inside a fused step).

@@ -2,7 +2,8 @@
 // activation and weight (folded and converted to the plan's precision once, on the host), one
 // convolution algorithm per convolution step and a shared workspace, all set up once in the
 // constructor. forward() and top_k() allocate nothing and create no descriptor; with CUDA graphs
-// (GpuOptions::cuda_graphs) each distinct pass is captured once and replayed.
+// (GpuOptions::cuda_graphs) each distinct pass is captured once and replayed. Every pass records
+// four CUDA events around its copies; last_timing() reports the last completed pass's device time.
 //
 // Thread safety: none; one forward() or top_k() at a time per executor.
 #pragma once
@@ -11,6 +12,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <utility>
@@ -78,6 +80,11 @@ class Executor {
   // std::invalid_argument for a bad n or k, or a last layer beyond top_k.h's limits.
   void top_k(const float* input, int n, int k, int* classes, float* scores);
 
+  // Backend::last_timing (backend.h): the device time of the last forward() or top_k() call,
+  // graphed or direct; nullopt before the first call, after one that threw (a bad argument too),
+  // or when its events could not be read (logged once).
+  const std::optional<BatchTiming>& last_timing() const { return last_timing_; }
+
   // "NVIDIA H200 (sm_90), cuDNN 9.19.0, CUDA runtime 13.0"
   const std::string& description() const { return description_; }
   const Plan& plan() const { return plan_; }
@@ -104,7 +111,11 @@ class Executor {
   void execute(const Pass& pass, const float* input);  // staging in, run or replay, one sync
   void replay(const Pass& pass);                       // the CUDA graph path of execute()
   GraphEntry capture(const Pass& pass);
-  void enqueue(const Pass& pass);                      // every copy, call and kernel of a pass; no sync
+  // Every copy, call, kernel and timing event of a pass; no sync. `capturing`: inside a stream
+  // capture (the timing events must then become event-record nodes of the graph).
+  void enqueue(const Pass& pass, bool capturing);
+  void record(cudaEvent_t event, bool capturing);     // one timing event on the stream
+  void read_timing();                                 // the events of the completed pass into last_timing_
   const float* float_output(std::size_t activation, int n);
   void run_step(std::size_t step_index, std::size_t layer_count);
   void upload_weights();
@@ -128,6 +139,12 @@ class Executor {
   std::string device_name_;                       // "NVIDIA H200 (sm_90)"
   std::string description_;
   Stream stream_;
+  // Timing events of a pass, in stream order: before and after the input copy, before and after
+  // the result copy.
+  Event h2d_start_;
+  Event h2d_end_;
+  Event d2h_start_;
+  Event d2h_end_;
   CudnnHandle handle_;
   Plan plan_;
   std::vector<DeviceBuffer> buffers_;             // one per Plan::buffer_bytes(), max_batch samples
@@ -147,6 +164,8 @@ class Executor {
   std::set<std::pair<std::size_t, int>> fused_declined_;
   std::map<Pass, GraphEntry> graphs_;
   std::uint64_t graph_clock_ = 0;
+  std::optional<BatchTiming> last_timing_;
+  bool timing_failure_logged_ = false;
 };
 
 }  // namespace infer::cudnn

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstring>
 #include <new>
+#include <optional>
 #include <stdexcept>
 #include <string>
 
@@ -108,9 +109,18 @@ const char* describe(void* executor) {
 
 void destroy(void* executor) { delete static_cast<Executor*>(executor); }
 
+int last_timing(void* executor, InferGpuTiming* out) {
+  if (!executor || !out) return INFER_GPU_BAD_ARGUMENT;
+  *out = InferGpuTiming{};
+  if (const std::optional<BatchTiming>& t = static_cast<const Executor*>(executor)->last_timing()) {
+    *out = InferGpuTiming{1, t->h2d_ms, t->compute_ms, t->d2h_ms, t->device_ms};
+  }
+  return INFER_GPU_OK;
+}
+
 const InferGpuPlugin kPlugin = {
     INFER_GPU_PLUGIN_ABI, static_cast<std::uint32_t>(sizeof(Network)), versions, create, forward, top_k, describe,
-    destroy,
+    destroy, last_timing,
 };
 
 }  // namespace
