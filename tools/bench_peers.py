@@ -247,6 +247,10 @@ def main():
         path = os.path.join(ROOT, "bench", "RESULTS.md")
         stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
         cmd = "tools/bench.sh " + " ".join(sys.argv[1:])
+        head = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
+        dirty = subprocess.run(["git", "-C", ROOT, "status", "--porcelain", "--untracked-files=no"], capture_output=True,
+                               text=True).stdout.strip()
+        cmd += f"` at commit `{head}{' (with uncommitted changes)' if dirty else ''}"
         with open(path, "a") as f:
             f.write(f"\n## {stamp}\n\ncommand: `{cmd.strip()}`\n\n{text}\n")
         print(f"appended to {path}")

@@ -44,7 +44,7 @@ INFER_AVX512 void conv_tile(const TileArgs& t, const float* x, const float* w, c
   const int x_step = XSTEP > 0 ? XSTEP : t.x_step;
   __m512 acc[WB][NB];
   for (int nb = 0; nb < NB; ++nb) {
-    const __m512 b = _mm512_loadu_ps(bias + nb * kLanes);
+    const __m512 b = bias ? _mm512_loadu_ps(bias + nb * kLanes) : _mm512_setzero_ps();
     for (int j = 0; j < WB; ++j) acc[j][nb] = b;
   }
   for (int block = 0; block < t.blocks; ++block) {
@@ -188,7 +188,9 @@ void pointwise_blocked(const PackedConv& conv, const float* in, std::size_t in_p
   const std::size_t per_block = static_cast<std::size_t>(t.blocks) * kLanes * kLanes;
   for (int kb0 = 0; kb0 < out_blocks; kb0 += kMaxGroupBlocks) {
     const int nb = std::min(kMaxGroupBlocks, out_blocks - kb0);
-    row_function(nb, kLanes, in_step)(t, in, conv.weight.data() + per_block * kb0, conv.bias.data() + static_cast<std::size_t>(kb0) * kLanes,
+    // The Winograd products have no bias (it is added after the output transform): no loads for it.
+    const float* bias = conv.attrs.bias ? conv.bias.data() + static_cast<std::size_t>(kb0) * kLanes : nullptr;
+    row_function(nb, kLanes, in_step)(t, in, conv.weight.data() + per_block * kb0, bias,
                                    out + out_plane * kb0, pixels);
   }
 }
