@@ -17,6 +17,7 @@
 #include <cmath>
 #include <cstring>
 #include <fstream>
+#include <iterator>
 #include <limits>
 #include <memory>
 #include <optional>
@@ -770,6 +771,71 @@ TEST(GpuBackend, LastTimingSplitsEveryPassIntoCopiesAndCompute) {
       EXPECT_EQ(count_lines(log, "device timing unavailable"), 0) << ::testing::PrintToString(log);
       EXPECT_EQ(count_lines(log, "not used"), 0) << ::testing::PrintToString(log);
       EXPECT_EQ(count_lines(log, kGraphCaptured), graphs ? 2 : 0) << ::testing::PrintToString(log);
+    }
+  }
+}
+
+// The first call of each graphed pass runs directly and then captures it: its timing is read
+// between the two, so every first call (forward and top-k, at each batch size) reports its own.
+TEST(GpuBackend, FirstCallOfEveryGraphedPassHasItsTiming) {
+  SKIP_WITHOUT_GPU();
+  using Clock = std::chrono::steady_clock;
+  Random rng;
+  SCOPED_TRACE(rng.trace());
+  const LoadedModel model = load_model(std::string(INFER_SOURCE_DIR) + "/weights/fashion.toml");
+  const Network& net = model.network;
+  std::vector<std::string> log;
+  GpuOptions o;
+  o.cuda_graphs = true;
+  o.log = [&log](const std::string& line) { log.push_back(line); };
+  auto gpu = make_gpu_backend(net, kMaxBatch, o);
+  const std::vector<float> input = rng.vector(static_cast<std::size_t>(kMaxBatch) * net.input().dims.size());
+  std::vector<float> out(static_cast<std::size_t>(kMaxBatch) * net.output_dims().size());
+  std::vector<int> top_classes(static_cast<std::size_t>(kMaxBatch) * 2);
+  std::vector<float> top_scores(top_classes.size());
+  const int batches[] = {kMaxBatch, 1, 3};
+  for (int n : batches) {
+    SCOPED_TRACE("n = " + std::to_string(n));
+    Clock::time_point t = Clock::now();
+    gpu->forward(input.data(), n, out.data());
+    expect_consistent_timing(gpu->last_timing(), std::chrono::duration<double, std::milli>(Clock::now() - t).count());
+    t = Clock::now();
+    gpu->top_k(input.data(), n, 2, top_classes.data(), top_scores.data());
+    expect_consistent_timing(gpu->last_timing(), std::chrono::duration<double, std::milli>(Clock::now() - t).count());
+  }
+  EXPECT_EQ(count_lines(log, kGraphCaptured), 2 * static_cast<int>(std::size(batches)))
+      << "every call above is a first call " << ::testing::PrintToString(log);
+  EXPECT_EQ(count_lines(log, "device timing unavailable"), 0) << ::testing::PrintToString(log);
+}
+
+// The fused convolution's z operand is scaled by alpha2 = 0. Were it an output buffer, NaN or Inf
+// left there by an earlier batch would turn into NaN (0 * Inf) if cuDNN read it: a batch of
+// non-finite pixels must not change the results of the clean batches after it, at every layer
+// count, graphed and direct.
+TEST(GpuBackend, NonFinitePixelsDoNotLeakIntoTheNextBatch) {
+  SKIP_WITHOUT_GPU();
+  Random rng;
+  SCOPED_TRACE(rng.trace());
+  const LoadedModel model = load_model(std::string(INFER_SOURCE_DIR) + "/weights/fashion.toml");
+  const Network& net = model.network;
+  const std::size_t sample = net.input().dims.size();
+  auto cpu = make_cpu_backend(net, kMaxBatch);
+  for (bool graphs : {true, false}) {
+    SCOPED_TRACE(graphs ? "graphs" : "direct");
+    GpuOptions o;
+    o.cuda_graphs = graphs;
+    auto gpu = make_gpu_backend(net, kMaxBatch, o);
+    std::vector<float> poisoned = rng.vector(static_cast<std::size_t>(kMaxBatch) * sample);
+    for (std::size_t i = 0; i < poisoned.size(); i += 3) {
+      poisoned[i] = i % 2 == 0 ? std::numeric_limits<float>::quiet_NaN() : std::numeric_limits<float>::infinity();
+    }
+    for (std::size_t count = 1; count <= net.layers().size(); ++count) {
+      for (int n : {kMaxBatch, 3}) {
+        std::vector<float> ignored(static_cast<std::size_t>(kMaxBatch) * net.layers()[count - 1].out.size());
+        gpu->forward(poisoned.data(), kMaxBatch, ignored.data(), count);
+        const std::vector<float> clean = rng.vector(static_cast<std::size_t>(n) * sample);
+        expect_gpu_matches_cpu(*gpu, *cpu, net, clean, n, count);
+      }
     }
   }
 }

@@ -45,6 +45,7 @@ unsigned blocks_for(std::size_t total) {
 cudaError_t launch_float_nchw_to_half_nhwc(const float* in, void* out, int n, int c, int h, int w,
                                            cudaStream_t stream) {
   const std::size_t total = static_cast<std::size_t>(n) * c * h * w;
+  (void)cudaGetLastError();  // clear an earlier call's error: the check below reports this launch only
   float_nchw_to_half_nhwc<<<blocks_for(total), kThreads, 0, stream>>>(in, static_cast<__half*>(out), total, c, h, w);
   return cudaGetLastError();
 }
@@ -52,6 +53,7 @@ cudaError_t launch_float_nchw_to_half_nhwc(const float* in, void* out, int n, in
 cudaError_t launch_half_nhwc_to_float_nchw(const void* in, float* out, int n, int c, int h, int w,
                                            cudaStream_t stream) {
   const std::size_t total = static_cast<std::size_t>(n) * c * h * w;
+  (void)cudaGetLastError();  // clear an earlier call's error: the check below reports this launch only
   half_nhwc_to_float_nchw<<<blocks_for(total), kThreads, 0, stream>>>(static_cast<const __half*>(in), out, total, c, h,
                                                                       w);
   return cudaGetLastError();

@@ -432,8 +432,9 @@ bool Executor::call_runs(const Step& step, const char* name, const std::function
 // y = act(conv(x) + bias) for the first `stop` layers of the step, written to the output of the
 // last of them. Weights and bias: the folded ones once the batch-norm is included (stop >= 2 of a
 // folded step), else the layer's own (zeros when it has none). act: ReLU when the step's ReLU is
-// included, else identity. z (the residual input) is y itself with alpha2 = 0: this network has no
-// residual additions. `workspace` bytes of the shared workspace are offered: the probes and the
+// included, else identity. z (the residual input) is zero_z_, zeros, with alpha2 = 0: this network
+// has no residual additions, and zeros keep the result finite even if cuDNN reads z (y itself
+// could hold NaN or Inf from an earlier batch). `workspace` bytes of the shared workspace are offered: the probes and the
 // real calls offer the same amount, so a configuration that passed its probe gets what it ran with.
 cudnnStatus_t Executor::conv_bias_activation(const Step& step, cudnnConvolutionFwdAlgo_t algo, std::size_t stop,
                                              std::size_t workspace) {
@@ -450,7 +451,7 @@ cudnnStatus_t Executor::conv_bias_activation(const Step& step, cudnnConvolutionF
                                                step.filter.get(), weight, step.convolution.get(), algo,
                                                workspace_.get(), workspace, &kZero, y.desc.get(), out,
                                                step.bias.get(), bias, relu ? plan_.relu() : plan_.identity(),
-                                               y.desc.get(), out);
+                                               y.desc.get(), zero_z_.get());
 }
 
 // conv(x) alone (no bias), with the weights of the first `stop` layers (see conv_bias_activation),
@@ -468,7 +469,8 @@ cudnnStatus_t Executor::plain_convolution(const Step& step, cudnnConvolutionFwdA
 }
 
 // Runs the first `stop` layers of the step (1 <= stop <= step.layer_count(); see the top of this file).
-void Executor::run_convolution(const Step& step, const ConvolutionChoice& choice, std::size_t stop) {
+void Executor::run_convolution(const Step& step, const ConvolutionChoice& choice, std::size_t stop,
+                               bool capturing) {
   const Layer& layer = plan_.network().layers()[step.first_layer];
   const bool whole = stop == step.layer_count();
   const bool folded = step.folded_bn && stop >= 2;
@@ -485,6 +487,12 @@ void Executor::run_convolution(const Step& step, const ConvolutionChoice& choice
                             : "cudnnConvolutionBiasActivationForward (identity)";
     // Probed at n = 1 and n = max_batch only; see declines_this_batch_size for what may switch.
     if (!declines_this_batch_size(s)) detail::throw_cudnn_error(s, call, layer_context(layer), __FILE__, __LINE__);
+    // During a capture a decline is not this batch size's answer (the direct run just before it
+    // accepted the call): thrown, it reaches Executor::capture, which logs it and runs this pass
+    // directly, and the fused call stays in use.
+    if (capturing) {
+      detail::throw_cudnn_error(s, call, layer_context(layer) + " (during CUDA graph capture)", __FILE__, __LINE__);
+    }
     fused_declined_.insert(at_this_batch);
     log(step.name + ": " + call + " declined n = " + std::to_string(plan_.batch()) + " (" +
         detail::one_line(detail::cudnn_error_text(s)) + "); the separate calls run this step at that batch size");

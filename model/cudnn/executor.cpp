@@ -17,7 +17,8 @@
 // dependencies and events"), and after a replay the event still holds the record of the direct run.
 // So the capture records them with cudaEventRecordExternal, which makes each an event-record node
 // that re-records the event at every launch of the graph; the flag is meant for captures only, so
-// direct runs use plain records. Either way the split covers graphed and direct passes.
+// direct runs use plain records. Either way the split covers graphed and direct passes. The first
+// call of a graphed pass reads its timing after its direct run, before the capture re-records them.
 //
 // CUDA graphs: the first call of a pass (batch size, layer count, k) runs it directly, then
 // captures it (cudaStreamCaptureModeThreadLocal) and instantiates the graph; later calls of that
@@ -38,6 +39,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <exception>
 #include <stdexcept>
 
 namespace infer::cudnn {
@@ -61,6 +63,47 @@ bool means_unavailable(cudaError_t e) {
     default: return false;
   }
 }
+
+// Errors that driver_types.h documents as leaving the process in an inconsistent state: every later
+// CUDA call returns them again, and only a restart recovers. cudaErrorECCUncorrectable is not
+// documented so, but an uncorrectable memory error leaves the results of any further work suspect.
+bool leaves_context_unusable(cudaError_t e) {
+  switch (e) {
+    case cudaErrorIllegalAddress:
+    case cudaErrorLaunchFailure:
+    case cudaErrorLaunchTimeout:
+    case cudaErrorHardwareStackError:
+    case cudaErrorIllegalInstruction:
+    case cudaErrorMisalignedAddress:
+    case cudaErrorInvalidAddressSpace:
+    case cudaErrorInvalidPc:
+    case cudaErrorAssert:
+    case cudaErrorContained:
+    case cudaErrorTensorMemoryLeak:
+    case cudaErrorMpsClientTerminated:
+    case cudaErrorExternalDevice:
+    case cudaErrorECCUncorrectable: return true;
+    default: return false;
+  }
+}
+
+// Synchronises a stream when it goes out of scope because of an exception, so that work already
+// queued (copies from host memory about to be freed, kernels on device buffers about to be
+// released) completes before the objects it uses are destroyed. Its own error is ignored: the
+// exception in flight is the one to report.
+class SyncOnUnwind {
+ public:
+  explicit SyncOnUnwind(cudaStream_t stream) : stream_(stream) {}
+  ~SyncOnUnwind() {
+    if (std::uncaught_exceptions() > exceptions_) static_cast<void>(cudaStreamSynchronize(stream_));
+  }
+  SyncOnUnwind(const SyncOnUnwind&) = delete;
+  SyncOnUnwind& operator=(const SyncOnUnwind&) = delete;
+
+ private:
+  cudaStream_t stream_;
+  int exceptions_ = std::uncaught_exceptions();
+};
 
 void require_device_call(const char* call, cudaError_t e) {
   if (e == cudaSuccess) return;
@@ -202,8 +245,9 @@ Executor::Executor(const Network& network, int max_batch, const GpuOptions& opti
       plan_(network, max_batch, PlanOptions{options.precision, options.fold_batchnorm}) {
   const std::size_t batch = static_cast<std::size_t>(max_batch);
   cudaStream_t stream = stream_.get();
+  const SyncOnUnwind sync_on_throw(stream);  // a local of the body: destroyed before the members are
 
-  // Zeroed once so that no buffer ever holds garbage (the fused call reads y as z, times 0).
+  // Zeroed once so that no buffer ever holds garbage.
   for (std::size_t bytes : plan_.buffer_bytes()) {
     buffers_.emplace_back(batch * bytes, "activation buffers");
     INFER_CUDA_CHECK("activation buffers", cudaMemsetAsync(buffers_.back().get(), 0, buffers_.back().bytes(), stream));
@@ -223,7 +267,23 @@ Executor::Executor(const Network& network, int max_batch, const GpuOptions& opti
     output_float_ = DeviceBuffer(output_staging_.bytes(), "float output buffer");
   }
 
-  choose_algorithms();
+  // z of cudnnConvolutionBiasActivationForward (convolution.cpp): alpha2 = 0 scales it away, but
+  // should cuDNN read it anyway, 0 * NaN or 0 * Inf left in an output buffer by an earlier batch
+  // would be NaN. A buffer of zeros that nothing else writes cannot carry such values. Sized for the
+  // largest output a fused call may write (any activation of a convolution step, partial runs
+  // included) at max_batch; all-zero bytes are 0.0 in float and in half.
+  std::size_t z_bytes = 0;
+  for (const Step& step : plan_.steps()) {
+    if (step.kind != StepKind::Convolution) continue;
+    for (std::size_t a = step.first_layer + 1; a <= step.output(); ++a) {
+      const Activation& y = plan_.activations()[a];
+      z_bytes = std::max(z_bytes, batch * y.dims.size() * y.element_bytes());
+    }
+  }
+  zero_z_ = DeviceBuffer(z_bytes, "fused convolution z operand");
+  if (z_bytes > 0) INFER_CUDA_CHECK("fused convolution z operand", cudaMemsetAsync(zero_z_.get(), 0, z_bytes, stream));
+
+  choose_algorithms();  // its probes run the fused call: after the memset, on the same stream
   INFER_CUDA_CHECK("executor setup", cudaStreamSynchronize(stream));
 }
 
@@ -234,6 +294,7 @@ void Executor::upload_weights() {
   const std::vector<Layer>& layers = plan_.network().layers();
   cudaStream_t stream = stream_.get();
   std::vector<std::vector<unsigned char>> host;  // kept alive until the copies are done
+  const SyncOnUnwind sync_on_throw(stream);       // ... also when an upload throws
   auto upload = [&](std::vector<unsigned char> bytes, const std::string& context) {
     DeviceBuffer b(bytes.size(), context);
     if (!bytes.empty()) {
@@ -319,24 +380,39 @@ void Executor::top_k(const float* input, int n, int k, int* classes, float* scor
 }
 
 void Executor::execute(const Pass& pass, const float* input) {
+  if (!broken_.empty()) {
+    throw GpuError("the CUDA context is unusable after " + broken_ +
+                   "; restart the process (or use the CPU backend) to run more batches");
+  }
   plan_.set_batch(pass.n);  // before any capture: the calls bake the descriptors' values in
   const std::size_t in_bytes =
       static_cast<std::size_t>(pass.n) * plan_.network().input().dims.size() * sizeof(float);
   std::memcpy(input_staging_.floats(), input, in_bytes);
+  bool timing_read = false;
   try {
     if (options_.cuda_graphs) {
-      replay(pass);
+      timing_read = replay(pass);
     } else {
       enqueue(pass, false);
     }
     INFER_CUDA_CHECK("forward pass", cudaStreamSynchronize(stream_.get()));
   } catch (...) {
     // Work queued before the failure may still read the pinned staging buffer: let it finish
-    // before the next call overwrites it (its own error, if any, is the one already thrown).
-    static_cast<void>(cudaStreamSynchronize(stream_.get()));
+    // before the next call overwrites it (the error already thrown is the one reported). Then clear
+    // the runtime's last error, so that the next pass's launch checks see their own errors only.
+    // An error that leaves the context unusable cannot be cleared: remember it, so that later
+    // calls say so instead of failing at some unrelated call.
+    last_timing_.reset();
+    const cudaError_t synced = cudaStreamSynchronize(stream_.get());
+    const cudaError_t last = cudaGetLastError();
+    for (const cudaError_t e : {synced, last}) {
+      if (broken_.empty() && leaves_context_unusable(e)) {
+        broken_ = std::string(cudaGetErrorName(e)) + " (" + cudaGetErrorString(e) + ")";
+      }
+    }
     throw;
   }
-  read_timing();
+  if (!timing_read) read_timing();
 }
 
 // Every event of the pass has completed (the stream was synchronised). A failure here loses the
@@ -364,12 +440,14 @@ void Executor::read_timing() {
   last_timing_ = BatchTiming{ms[0], ms[1], ms[2], ms[3]};
 }
 
-void Executor::replay(const Pass& pass) {
+bool Executor::replay(const Pass& pass) {
   auto it = graphs_.find(pass);
   if (it == graphs_.end()) {
     // First call of this pass: run it directly (the results), then capture it for the next calls.
+    // Its timing is read before the capture, which re-records the events as graph nodes.
     enqueue(pass, false);
     INFER_CUDA_CHECK("forward pass", cudaStreamSynchronize(stream_.get()));
+    read_timing();
     if (graphs_.size() >= kMaxGraphs) {
       const auto oldest = std::min_element(graphs_.begin(), graphs_.end(), [](const auto& a, const auto& b) {
         return a.second.last_use < b.second.last_use;
@@ -379,14 +457,15 @@ void Executor::replay(const Pass& pass) {
     GraphEntry entry = capture(pass);
     entry.last_use = ++graph_clock_;
     graphs_.emplace(pass, std::move(entry));
-    return;
+    return true;
   }
   it->second.last_use = ++graph_clock_;
   if (it->second.direct) {
     enqueue(pass, false);
-    return;
+    return false;
   }
   INFER_CUDA_CHECK("CUDA graph", cudaGraphLaunch(it->second.exec.get(), stream_.get()));
+  return false;
 }
 
 Executor::GraphEntry Executor::capture(const Pass& pass) {
@@ -467,7 +546,7 @@ void Executor::enqueue(const Pass& pass, bool capturing) {
   }
   for (std::size_t i = 0; i < plan_.steps().size(); ++i) {
     if (plan_.steps()[i].first_layer >= pass.layer_count) break;
-    run_step(i, pass.layer_count);
+    run_step(i, pass.layer_count, capturing);
   }
   const Layer& last = layers[pass.layer_count - 1];
   const float* out = float_output(pass.layer_count, pass.n);
@@ -494,7 +573,7 @@ void Executor::enqueue(const Pass& pass, bool capturing) {
 }
 
 // Runs the layers of a step that are below layer_count (a forward pass may stop inside a fused step).
-void Executor::run_step(std::size_t step_index, std::size_t layer_count) {
+void Executor::run_step(std::size_t step_index, std::size_t layer_count, bool capturing) {
   const Step& step = plan_.steps()[step_index];
   const Layer& layer = plan_.network().layers()[step.first_layer];
   cudnnHandle_t handle = handle_.get();
@@ -503,7 +582,8 @@ void Executor::run_step(std::size_t step_index, std::size_t layer_count) {
   const LayerWeights& w = weights_[step.first_layer];
   switch (step.kind) {
     case StepKind::Convolution:
-      run_convolution(step, convolutions_[step_index], std::min(layer_count, step.last_layer + 1) - step.first_layer);
+      run_convolution(step, convolutions_[step_index], std::min(layer_count, step.last_layer + 1) - step.first_layer,
+                      capturing);
       return;
     case StepKind::BatchNorm:
       INFER_CUDNN_CHECK(layer_context(layer),

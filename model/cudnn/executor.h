@@ -73,7 +73,9 @@ class Executor {
 
   // Runs layers [0, layer_count) on n samples (see backend.h for the layouts). Throws
   // std::invalid_argument for n outside [1, max_batch] or layer_count outside [1, layers],
-  // GpuError when a call fails.
+  // GpuError when a call fails. After an error that leaves the CUDA context unusable (an illegal
+  // address, a device-side assert, ...), every later forward() and top_k() throws GpuError without
+  // running: the process must be restarted.
   void forward(const float* input, int n, float* output, std::size_t layer_count);
 
   // Backend::top_k on the device (top_k.h): only n * k indices and scores come back. Throws
@@ -109,7 +111,9 @@ class Executor {
   void* buffer(std::size_t activation) const;
   void log(const std::string& line) const;
   void execute(const Pass& pass, const float* input);  // staging in, run or replay, one sync
-  void replay(const Pass& pass);                       // the CUDA graph path of execute()
+  // The CUDA graph path of execute(). True when it has already read the pass's timing (the first
+  // call of a pass: read before the capture, which re-records the events as graph nodes).
+  bool replay(const Pass& pass);
   GraphEntry capture(const Pass& pass);
   // Every copy, call, kernel and timing event of a pass; no sync. `capturing`: inside a stream
   // capture (the timing events must then become event-record nodes of the graph).
@@ -117,7 +121,7 @@ class Executor {
   void record(cudaEvent_t event, bool capturing);     // one timing event on the stream
   void read_timing();                                 // the events of the completed pass into last_timing_
   const float* float_output(std::size_t activation, int n);
-  void run_step(std::size_t step_index, std::size_t layer_count);
+  void run_step(std::size_t step_index, std::size_t layer_count, bool capturing);
   void upload_weights();
 
   // convolution.cpp
@@ -131,7 +135,9 @@ class Executor {
                                      std::size_t workspace);
   cudnnStatus_t plain_convolution(const Step& step, cudnnConvolutionFwdAlgo_t algo, std::size_t stop,
                                   std::size_t workspace);
-  void run_convolution(const Step& step, const ConvolutionChoice& choice, std::size_t stop);
+  // `capturing`: inside a stream capture, where a fused call that declines throws instead of being
+  // recorded in fused_declined_ (the pass then runs directly, see capture()).
+  void run_convolution(const Step& step, const ConvolutionChoice& choice, std::size_t stop, bool capturing);
 
   // Declaration order is construction order: the device is selected before the stream and the
   // handle are created, and everything on the device is released before them.
@@ -150,6 +156,7 @@ class Executor {
   std::vector<DeviceBuffer> buffers_;             // one per Plan::buffer_bytes(), max_batch samples
   std::vector<LayerWeights> weights_;             // one per layer
   DeviceBuffer zero_bias_;                        // zeros for fused convolutions without a bias
+  DeviceBuffer zero_z_;                           // zeros: the fused convolutions' z (residual) operand
   std::vector<ConvolutionChoice> convolutions_;   // one per step (used by Convolution steps only)
   DeviceBuffer workspace_;                        // shared by every convolution
   DeviceBuffer input_float_;                      // Fp16: the float NCHW input before conversion
@@ -166,6 +173,8 @@ class Executor {
   std::uint64_t graph_clock_ = 0;
   std::optional<BatchTiming> last_timing_;
   bool timing_failure_logged_ = false;
+  // Non-empty once a pass met an error that leaves the CUDA context unusable: that error, named.
+  std::string broken_;
 };
 
 }  // namespace infer::cudnn

@@ -85,6 +85,7 @@ void check_top_k_limits(int n, int classes, int k) {
 
 cudaError_t launch_top_k(const float* scores_in, int n, int classes, int k, int* classes_out, float* scores_out,
                          cudaStream_t stream) {
+  (void)cudaGetLastError();  // clear an earlier call's error: the check below reports this launch only
   top_k_kernel<<<static_cast<unsigned>(n), kTopKThreads, 0, stream>>>(scores_in, classes, k, classes_out, scores_out);
   return cudaGetLastError();
 }
