@@ -17,6 +17,25 @@
 namespace infer {
 namespace {
 
+// stb's failure reason, made safe for a one-line message: stb copies bytes of the file into some
+// reasons (an unknown PNG chunk's type, "\x18\x06\xe0\xf7 PNG chunk not known"), so bytes outside
+// printable ASCII are written as \xNN.
+std::string printable_reason() {
+  std::string out;
+  for (const char* p = stbi_failure_reason(); p && *p; ++p) {
+    const unsigned char c = static_cast<unsigned char>(*p);
+    if (c >= 0x20 && c < 0x7f) {
+      out += static_cast<char>(c);
+    } else {
+      static const char kHex[] = "0123456789abcdef";
+      out += "\\x";
+      out += kHex[c >> 4];
+      out += kHex[c & 15];
+    }
+  }
+  return out;
+}
+
 // Pixels darker or lighter than the background by this much (in [0,1]) count as foreground when
 // trimming. Lower and JPEG noise on a plain background becomes foreground.
 constexpr float kForegroundThreshold = 0.12f;
@@ -90,7 +109,7 @@ Image decode_image(const std::string& name, const unsigned char* bytes, std::siz
                                " pixels, over the limit of " + std::to_string(kMaxImagePixels) + " pixels");
   }
   if (!stbi_info_from_memory(bytes, len, &w, &h, &file_channels)) {
-    throw InputError(name, std::string("not a supported image (") + stbi_failure_reason() +
+    throw InputError(name, std::string("not a supported image (") + printable_reason() +
                                "); supported: PNG, JPEG, BMP, PGM/PPM, GIF, TGA");
   }
   // stb's PNM reader accepts a 0 height or width (also after a number too large to parse);
@@ -109,7 +128,7 @@ Image decode_image(const std::string& name, const unsigned char* bytes, std::siz
   }
   StbPixels decoded;
   decoded.data = stbi_load_from_memory(bytes, len, &w, &h, &file_channels, 0);
-  if (!decoded.data) throw InputError(name, std::string("cannot decode image: ") + stbi_failure_reason());
+  if (!decoded.data) throw InputError(name, std::string("cannot decode image: ") + printable_reason());
 
   Image img;
   img.width = w;

@@ -1,5 +1,5 @@
 # Writes OUT: the system stb_image.h (IN) with the fixes stb_image releases after Debian's 2.27 made,
-# so that the decoder compiled in stb_impl.cpp is safe on hostile files. Each fix is applied only
+# (and one it has not), so that the decoder compiled in stb_impl.cpp is safe on hostile files. Each fix is applied only
 # when its text is found, and the build fails if a needed fix can be neither applied nor found
 # already present (a different stb version must be looked at, not silently trusted).
 #
@@ -41,6 +41,14 @@ apply_fix("PNM read" "PNM file truncated"
 set(pnm_digit "      value = value*10 + (*c - '0');\n      *c = (char) stbi__get8(s);\n")
 apply_fix("PNM integer parser" "integer parse overflow" "${pnm_digit}"
   "${pnm_digit}      if((value > 214748364) || (value == 214748364 && *c > '7'))\n          return stbi__err(\"integer parse overflow\", \"Parsing an integer in the PPM header overflowed a 32-bit int\");\n")
+
+# 4. A PNG whose first IDAT chunk is empty calls memcpy(NULL, ..., 0) in stbi__getn (the IDAT
+#    buffer is not allocated yet): undefined behaviour (memcpy's arguments are declared nonnull),
+#    found by tests/fuzz/fuzz_image under UBSan. An empty read copies nothing and succeeds, as
+#    before; it now returns before memcpy.
+apply_fix("empty stbi__getn" "empty read: no memcpy"
+  "static int stbi__getn(stbi__context *s, stbi_uc *buffer, int n)\n{\n"
+  "static int stbi__getn(stbi__context *s, stbi_uc *buffer, int n)\n{\n   if (n == 0) return 1;  /* empty read: no memcpy (its buffer may still be NULL) */\n")
 
 file(WRITE "${OUT}.tmp" "${text}")
 file(COPY_FILE "${OUT}.tmp" "${OUT}" ONLY_IF_DIFFERENT)

@@ -155,6 +155,12 @@ INSTANTIATE_TEST_SUITE_P(
                    return write(d, "dht.jpg", slurp(kSource + "/tests/fuzz/corpus/fuzz_image/crash-jpeg-dht-overflow.jpg"));
                  },
                  3, "cannot decode image: bad DHT header"},
+        BadInput{"PNG whose first IDAT chunk is empty",  // fuzz_image: memcpy(NULL, ..., 0) in stb 2.27 (UBSan)
+                 [](const TempDir& d) {
+                   return write(d, "idat.png", slurp(kSource + "/tests/fuzz/corpus/fuzz_image/crash-png-empty-idat.png"));
+                 },
+                 // stb names the unknown chunk by its four bytes: non-printable ones are escaped
+                 3, "cannot decode image: \\x18\\x06\\xe0\\xf7 PNG chunk not known"},
         BadInput{"PGM with no rows",  // fuzz_image: a 3x0 image read out of bounds in preprocess
                  [](const TempDir& d) { return write(d, "flat.pgm", std::string("P5\n3 0\n255\n", 11)); }, 3,
                  "the image header gives an invalid size (3x0 pixels)"},
