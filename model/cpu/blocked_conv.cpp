@@ -17,7 +17,9 @@
 
 // GCC 12 warns that _mm512_max_ps's internal _mm512_undefined_ps() "may be used uninitialized":
 // a false positive inside its own header (the masked builtin ignores that operand with a full mask).
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 
 namespace infer::cpu {
 namespace {

@@ -25,7 +25,9 @@
 #define INFER_AVX512 __attribute__((target("avx512f")))
 
 // GCC 12 false positive inside its own intrinsics header (see blocked_conv.cpp).
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 
 namespace infer::cpu {
 namespace {
