@@ -234,17 +234,7 @@ TEST(CudnnPlan, PoolingAndBatchNormDescriptorsMatchTheLayer) {
 
 // The shipped model's structure: 4 x (conv + bn + relu), 2 max pools, flatten, linear, relu,
 // linear, softmax (a smaller copy, same kinds and order).
-Network fashion_like(Random& rng) {
-  return random_network(
-      rng, {1, 12, 12},
-      {conv_layer("conv1", 8, 3, 1, 1), batchnorm_layer("bn1"), plain_layer("relu1", LayerKind::Relu),
-       conv_layer("conv2", 8, 3, 1, 1), batchnorm_layer("bn2"), plain_layer("relu2", LayerKind::Relu),
-       pool_layer("pool1", LayerKind::MaxPool, 2, 2), conv_layer("conv3", 16, 3, 1, 1), batchnorm_layer("bn3"),
-       plain_layer("relu3", LayerKind::Relu), conv_layer("conv4", 16, 3, 1, 1, 1, 1, false), batchnorm_layer("bn4"),
-       plain_layer("relu4", LayerKind::Relu), pool_layer("pool2", LayerKind::MaxPool, 2, 2),
-       plain_layer("flatten", LayerKind::Flatten), linear_layer("fc1", 12), plain_layer("relu5", LayerKind::Relu),
-       linear_layer("fc2", 10), plain_layer("softmax", LayerKind::Softmax)});
-}
+Network fashion_like(Random& rng) { return random_network(rng, {1, 12, 12}, fashion_like_layers()); }
 
 std::vector<std::string> step_names(const Plan& plan) {
   std::vector<std::string> names;

@@ -78,6 +78,18 @@ inline Layer linear_layer(const std::string& name, int out_features, bool bias =
 
 inline Layer plain_layer(const std::string& name, LayerKind kind) { return Layer{name, kind, {}, {}, {}, {}}; }
 
+// The shipped model's architecture at a smaller size (input 1x12x12, 8 and 16 channels): four conv +
+// batch-norm + ReLU (conv4 without a bias), two max pools, two FC layers and softmax.
+inline std::vector<Layer> fashion_like_layers() {
+  return {conv_layer("conv1", 8, 3, 1, 1), batchnorm_layer("bn1"), plain_layer("relu1", LayerKind::Relu),
+          conv_layer("conv2", 8, 3, 1, 1), batchnorm_layer("bn2"), plain_layer("relu2", LayerKind::Relu),
+          pool_layer("pool1", LayerKind::MaxPool, 2, 2), conv_layer("conv3", 16, 3, 1, 1), batchnorm_layer("bn3"),
+          plain_layer("relu3", LayerKind::Relu), conv_layer("conv4", 16, 3, 1, 1, 1, 1, false), batchnorm_layer("bn4"),
+          plain_layer("relu4", LayerKind::Relu), pool_layer("pool2", LayerKind::MaxPool, 2, 2),
+          plain_layer("flatten", LayerKind::Flatten), linear_layer("fc1", 12), plain_layer("relu5", LayerKind::Relu),
+          linear_layer("fc2", 10), plain_layer("softmax", LayerKind::Softmax)};
+}
+
 // Builds a network with fresh random parameters for the given layers (running variances are
 // positive, as trained ones are).
 inline Network random_network(Random& rng, Dims input, std::vector<Layer> layers) {

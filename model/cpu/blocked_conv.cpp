@@ -7,19 +7,11 @@
 // The input carries a halo as wide as the convolution's padding, so there are no bounds checks.
 // Summation order: over input channels, then r, s; the result is within float32 rounding of the
 // im2col + sgemm path (tests/test_cpu_ops.cpp compares both with a double-precision reference).
-#include <immintrin.h>
 
 #include <algorithm>
 
+#include "avx512.h"
 #include "blocked.h"
-
-#define INFER_AVX512 __attribute__((target("avx512f")))
-
-// GCC 12 warns that _mm512_max_ps's internal _mm512_undefined_ps() "may be used uninitialized":
-// a false positive inside its own header (the masked builtin ignores that operand with a full mask).
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
 
 namespace infer::cpu {
 namespace {

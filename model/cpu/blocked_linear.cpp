@@ -4,14 +4,12 @@
 // accumulators (at most 8 samples x 3 vectors of 16 outputs = 24 registers) and, per input
 // feature, loads NB weight vectors and broadcasts one input per sample. Each weight is read once
 // per chunk. OpenBLAS 0.3.21 does not know this CPU and its fallback kernel was 14% of the time.
-#include <immintrin.h>
 
 #include <algorithm>
 #include <stdexcept>
 
+#include "avx512.h"
 #include "blocked.h"
-
-#define INFER_AVX512 __attribute__((target("avx512f")))
 
 namespace infer::cpu {
 namespace {

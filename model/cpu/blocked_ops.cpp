@@ -1,19 +1,11 @@
 // Max pooling, per-channel affine (batch-norm), ReLU and layout changes on the channel-blocked
 // layout (blocked.h). The element-wise kernels work on whole 16-channel vectors.
-#include <immintrin.h>
 
 #include <algorithm>
 #include <limits>
 
+#include "avx512.h"
 #include "blocked.h"
-
-#define INFER_AVX512 __attribute__((target("avx512f")))
-
-// GCC 12 warns that _mm512_max_ps's internal _mm512_undefined_ps() "may be used uninitialized":
-// a false positive inside its own header (the masked builtin ignores that operand with a full mask).
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
 
 namespace infer::cpu {
 

@@ -16,18 +16,11 @@
 //
 // Rounding: the transforms add a few roundings per term to the sum over channels (the tests
 // derive the bound from the absolute values of the transformed terms).
-#include <immintrin.h>
 
 #include <algorithm>
 
+#include "avx512.h"
 #include "blocked.h"
-
-#define INFER_AVX512 __attribute__((target("avx512f")))
-
-// GCC 12 false positive inside its own intrinsics header (see blocked_conv.cpp).
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
 
 namespace infer::cpu {
 namespace {

@@ -141,6 +141,19 @@ void Plan::set_batch(int n) {
   batch_ = n;
 }
 
+// A step for layer `index` alone, of `kind`, reading the layer's input; its output shape is the
+// input's (elementwise) until the caller sets it.
+Step Plan::layer_step(std::size_t index, StepKind kind) const {
+  const Layer& layer = network_->layers()[index];
+  Step step;
+  step.kind = kind;
+  step.first_layer = step.last_layer = index;
+  step.name = layer.name;
+  step.in = layer.in;
+  step.out = layer.in;
+  return step;
+}
+
 // Linear runs as a convolution: its input [n, in] is the tensor [n, in, 1, 1] and its weight
 // [out, in] the filter [out, in, 1, 1]. That keeps the backend on one library (cuDNN; no cuBLAS to
 // deploy, version-check and probe) and gives linear+relu the same fused bias+activation call as
@@ -163,13 +176,9 @@ void Plan::plan_convolution(std::size_t index, bool fold_bn, bool fuse_relu) {
     a.bias = layer.linear().bias;
   }
 
-  Step step;
-  step.kind = StepKind::Convolution;
-  step.first_layer = index;
+  Step step = layer_step(index, StepKind::Convolution);
   step.last_layer = index + (fold_bn ? 1 : 0) + (fuse_relu ? 1 : 0);
-  step.name = layer.name;
   for (std::size_t i = index + 1; i <= step.last_layer; ++i) step.name += "+" + layers[i].name;
-  step.in = layer.in;
   step.folded_bn = fold_bn;
   step.fused_relu = fuse_relu;
   step.has_bias = a.bias;
@@ -224,12 +233,7 @@ void Plan::plan_batchnorm(std::size_t index) {
                      "; use the epsilon the model was trained with (PyTorch's default is 1e-5)");
   }
   const Activation& x = activations_[index];
-  Step step;
-  step.kind = StepKind::BatchNorm;
-  step.first_layer = step.last_layer = index;
-  step.name = layer.name;
-  step.in = layer.in;
-  step.out = layer.in;  // elementwise
+  Step step = layer_step(index, StepKind::BatchNorm);
   step.epsilon = epsilon;
   step.bn_params = TensorDesc::create(context);
   // Float parameters for float and half data alike (cuDNN derives CUDNN_DATA_FLOAT for half x).
@@ -244,12 +248,7 @@ void Plan::plan_batchnorm(std::size_t index) {
 void Plan::plan_single(std::size_t index, StepKind kind) {
   const Layer& layer = network_->layers()[index];
   const Activation& x = activations_[index];
-  Step step;
-  step.kind = kind;
-  step.first_layer = step.last_layer = index;
-  step.name = layer.name;
-  step.in = layer.in;
-  step.out = layer.in;
+  Step step = layer_step(index, kind);
   if (step.out != layer.out) require_network_dims(layer, layer_kind_name(layer.kind), max_batch_, max_batch_,
                                                   step.out.c, step.out.h, step.out.w);
   activations_[index + 1].buffer = new_buffer(layer.out, x.type);
@@ -265,10 +264,7 @@ void Plan::plan_flatten(std::size_t index) {
   const Layer& layer = network_->layers()[index];
   const std::string context = layer_context(layer);
   const Activation& x = activations_[index];
-  Step step;
-  step.first_layer = step.last_layer = index;
-  step.name = layer.name;
-  step.in = layer.in;
+  Step step = layer_step(index, StepKind::Alias);  // Reorder when the input needs it, below
   step.out = Dims{static_cast<int>(layer.in.size()), 1, 1};
   if (step.out != layer.out) require_network_dims(layer, "flatten", max_batch_, max_batch_, step.out.c, step.out.h,
                                                   step.out.w);
@@ -289,12 +285,7 @@ void Plan::plan_flatten(std::size_t index) {
 void Plan::plan_softmax(std::size_t index) {
   const Layer& layer = network_->layers()[index];
   const Activation& x = activations_[index];
-  Step step;
-  step.kind = StepKind::Softmax;
-  step.first_layer = step.last_layer = index;
-  step.name = layer.name;
-  step.in = layer.in;
-  step.out = layer.in;
+  Step step = layer_step(index, StepKind::Softmax);
   if (step.out != layer.out) require_network_dims(layer, "softmax", max_batch_, max_batch_, step.out.c, step.out.h,
                                                   step.out.w);
   const bool convert = x.type != CUDNN_DATA_FLOAT || x.format != CUDNN_TENSOR_NCHW;
@@ -329,11 +320,7 @@ void Plan::plan_pooling(std::size_t index) {
       mode = CUDNN_POOLING_AVERAGE_COUNT_EXCLUDE_PADDING;
     }
   }
-  Step step;
-  step.kind = StepKind::Pooling;
-  step.first_layer = step.last_layer = index;
-  step.name = layer.name;
-  step.in = layer.in;
+  Step step = layer_step(index, StepKind::Pooling);
   step.pooling = PoolingDesc::create(context);
   INFER_CUDNN_CHECK(context, cudnnSetPooling2dDescriptor(step.pooling.get(), mode, CUDNN_PROPAGATE_NAN, a.kernel_h,
                                                          a.kernel_w, a.pad_h, a.pad_w, a.stride_h, a.stride_w));

@@ -131,6 +131,7 @@ class Plan {
   cudnnActivationDescriptor_t identity() const { return identity_.get(); }
 
  private:
+  Step layer_step(std::size_t index, StepKind kind) const;
   void plan_convolution(std::size_t index, bool fold_bn, bool fuse_relu);
   void plan_batchnorm(std::size_t index);
   void plan_single(std::size_t index, StepKind kind);
