@@ -4,6 +4,8 @@
 
 #include <ostream>
 
+#include "environment.h"
+#include "manifest/probe.h"
 #include "model/errors.h"
 #include "model/gpu_backend.h"
 #include "model/model_file.h"
@@ -43,6 +45,12 @@ void print_version(std::ostream& out, const std::filesystem::path& model_path) {
         << cuda_or_none(v.cudnn_loaded_cudart) << ")\n";
   } catch (const GpuUnavailableError& e) {
     out << "  run time:     GPU backend not loadable: " << e.what() << '\n';
+  }
+  // The project's CPU stand-in for NVIDIA's libraries (tests only) says so wherever it is loaded.
+  const manifest::MachineProbe& machine = manifest::probe_machine(build_info());
+  for (const manifest::LibraryProbe* lib : {&machine.libcuda, &machine.libnvml, &machine.cudart, &machine.cudnn}) {
+    if (lib->standin.empty()) continue;
+    out << "  STAND-IN:     " << lib->path << ": " << lib->standin << " -- not a GPU\n";
   }
   try {
     const LoadedModel model = load_model(model_path);

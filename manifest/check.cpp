@@ -344,6 +344,9 @@ Report check(const Manifest& manifest, const MachineProbe& machine, bool model_f
     report.rows.push_back({"model:" + f.path, "sha256 " + f.sha256, ev.found, ev.source, status_of(ev.outcome, f.severity),
                            f.severity, ev.fix});
   }
+  for (const LibraryProbe* lib : {&machine.libcuda, &machine.libnvml, &machine.cudart, &machine.cudnn}) {
+    if (!lib->standin.empty()) report.standins.push_back(lib->path + ": " + lib->standin);
+  }
   report.ok = report.first_failure() == nullptr;
   return report;
 }
@@ -360,6 +363,11 @@ std::string format_table(const Report& report) {
   }
   std::ostringstream out;
   out << "manifest: " << report.manifest << '\n';
+  if (!report.standins.empty()) {
+    out << "NOTE: the CPU stand-in for NVIDIA's libraries is loaded (test infrastructure): this report describes "
+           "no real GPU, driver, CUDA runtime or cuDNN\n";
+    for (const std::string& s : report.standins) out << "  stand-in: " << s << '\n';
+  }
   auto cell = [&](const std::string& s, std::size_t i) {
     out << s;
     if (i + 1 < head.size()) out << std::string(s.size() < width[i] ? width[i] - s.size() + 2 : 2, ' ');
@@ -390,7 +398,8 @@ std::string to_json(const Report& report) {
     items.push_back({{"item", r.item}, {"expected", r.expected}, {"found", r.found}, {"source", r.source},
                      {"status", to_string(r.status)}, {"severity", to_string(r.severity)}, {"fix", r.fix}});
   }
-  const nlohmann::json j = {{"manifest", report.manifest}, {"ok", report.ok}, {"items", items}};
+  nlohmann::json j = {{"manifest", report.manifest}, {"ok", report.ok}, {"items", items}};
+  if (!report.standins.empty()) j["standin"] = report.standins;  // only then: the schema stays as it was
   return j.dump(2) + "\n";
 }
 

@@ -26,6 +26,9 @@ struct Report {
   std::string manifest;
   bool ok = true;  // every required row is ok (unknown counts as not ok)
   std::vector<ReportRow> rows;
+  // "<path>: <identity>" of each probed library that is the project's CPU stand-in (tests only).
+  // Both renderings lead with them: with a stand-in loaded, nothing in the report describes a GPU.
+  std::vector<std::string> standins;
   // The first required row that is not ok, or nullptr.
   const ReportRow* first_failure() const;
 };

@@ -88,6 +88,8 @@ DlHandle open_library(LibraryProbe& lib, const std::string& soname) {
   lib.loaded = static_cast<bool>(h);
   if (h) {
     lib.path = h.path();
+    using Identity = const char* (*)();
+    if (auto identity = h.symbol<Identity>("infer_standin_identity")) lib.standin = identity();
   } else {
     lib.error = h.error();
   }

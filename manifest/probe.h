@@ -28,6 +28,9 @@ struct LibraryProbe {
   std::string path;                      // where the loader found it (dladdr/dl_iterate_phdr)
   std::string error;                     // dlerror() when not loaded
   std::vector<std::string> other_copies; // other files with this name on the search path (could shadow it)
+  // What the library says it is when it is the project's CPU stand-in (tests/standin/, test
+  // infrastructure): its infer_standin_identity(). Empty for NVIDIA's libraries.
+  std::string standin;
 };
 
 struct GpuProbe {

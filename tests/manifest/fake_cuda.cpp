@@ -1,23 +1,16 @@
 // A fake libcuda.so.1: a driver supporting CUDA 12.2 with one GPU, which (like the real driver)
 // hides every GPU when CUDA_VISIBLE_DEVICES is empty or starts with -1.
-#include <cstdlib>
-#include <cstring>
+#include "../standin/visible_devices.h"
 
-namespace {
-bool hidden() {
-  const char* v = std::getenv("CUDA_VISIBLE_DEVICES");
-  return v && (*v == '\0' || std::strncmp(v, "-1", 2) == 0);
-}
-}  // namespace
 
 extern "C" {
 __attribute__((visibility("default"))) int cuDriverGetVersion(int* v) {
   *v = 12020;
   return 0;
 }
-__attribute__((visibility("default"))) int cuInit(unsigned) { return hidden() ? 100 : 0; }  // CUDA_ERROR_NO_DEVICE
+__attribute__((visibility("default"))) int cuInit(unsigned) { return standin::cuda_devices_hidden() ? 100 : 0; }  // CUDA_ERROR_NO_DEVICE
 __attribute__((visibility("default"))) int cuDeviceGetCount(int* n) {
-  *n = hidden() ? 0 : 1;
+  *n = standin::cuda_devices_hidden() ? 0 : 1;
   return 0;
 }
 __attribute__((visibility("default"))) int cuGetErrorName(int code, const char** s) {

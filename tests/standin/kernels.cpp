@@ -1,0 +1,224 @@
+// Kernel registration and launches in the stand-in's CUDA runtime.
+//
+// nvcc's host code registers each __global__ function of a module with __cudaRegisterFunction
+// (host stub address -> mangled device name), and a launch (kernel<<<grid, block, shmem, stream>>>)
+// becomes __cudaPushCallConfiguration, then in the stub __cudaPopCallConfiguration, __cudaGetKernel
+// and __cudaLaunchKernel(kernel, grid, block, args, shmem, stream), args[i] pointing at argument i
+// (crt/host_runtime.h and crt/device_functions.h of CUDA 13). The stand-in cannot run device code:
+// it maps the registered names of the project's own kernels (model/cudnn/top_k.cu, convert.cu) to
+// host implementations of their documented contracts (top_k.h, convert.h), written here from those
+// contracts. The match is on the name and the mangled parameter list, so a kernel whose signature
+// changes is refused (cudaErrorInvalidDeviceFunction, and the process ends naming it) rather than
+// run with arguments read as the wrong types. Each launch checks its configuration against the
+// device limits and every pointer against its allocation, for the extent the contract implies.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "half.h"
+#include "state.h"
+
+namespace standin::detail {
+namespace {
+
+using Args = void* const*;
+
+template <typename T>
+T arg(Args args, int i) {
+  T v;
+  std::memcpy(&v, args[i], sizeof v);
+  return v;
+}
+
+// A host implementation: checks the arguments and enqueues the work.
+using HostKernel = cudaError_t (*)(dim3 grid, dim3 block, Args args, cudaStream_t stream);
+
+// convert.h: out[n][h][w][c] = half(in[n][c][h][w]) rounded to nearest even, total = n*c*h*w.
+// Parameters (const float* in, __half* out, size_t total, int c, int h, int w).
+cudaError_t float_nchw_to_half_nhwc(dim3, dim3, Args args, cudaStream_t stream) {
+  const auto* in = arg<const float*>(args, 0);
+  auto* out = arg<std::uint16_t*>(args, 1);
+  const auto total = arg<std::size_t>(args, 2);
+  const int c = arg<int>(args, 3), h = arg<int>(args, 4), w = arg<int>(args, 5);
+  if (c < 1 || h < 1 || w < 1) return cudaErrorInvalidValue;
+  const std::size_t image = static_cast<std::size_t>(c) * h * w;
+  return static_cast<cudaError_t>(enqueue(
+      stream, "float_nchw_to_half_nhwc", {{in, total * 4, "in"}, {out, total * 2, "out"}},
+      [=] {
+        for (std::size_t n = 0; n < total / image; ++n)
+          for (int y = 0; y < h; ++y)
+            for (int x = 0; x < w; ++x)
+              for (int ch = 0; ch < c; ++ch)
+                out[n * image + (static_cast<std::size_t>(y) * w + x) * c + ch] =
+                    half_from_float(in[n * image + (static_cast<std::size_t>(ch) * h + y) * w + x]);
+      }));
+}
+
+// convert.h: out[n][c][h][w] = float(in[n][h][w][c]), exact. Parameters (const __half* in, float* out,
+// size_t total, int c, int h, int w).
+cudaError_t half_nhwc_to_float_nchw(dim3, dim3, Args args, cudaStream_t stream) {
+  const auto* in = arg<const std::uint16_t*>(args, 0);
+  auto* out = arg<float*>(args, 1);
+  const auto total = arg<std::size_t>(args, 2);
+  const int c = arg<int>(args, 3), h = arg<int>(args, 4), w = arg<int>(args, 5);
+  if (c < 1 || h < 1 || w < 1) return cudaErrorInvalidValue;
+  const std::size_t image = static_cast<std::size_t>(c) * h * w;
+  return static_cast<cudaError_t>(enqueue(
+      stream, "half_nhwc_to_float_nchw", {{in, total * 2, "in"}, {out, total * 4, "out"}},
+      [=] {
+        for (std::size_t n = 0; n < total / image; ++n)
+          for (int ch = 0; ch < c; ++ch)
+            for (int y = 0; y < h; ++y)
+              for (int x = 0; x < w; ++x)
+                out[n * image + (static_cast<std::size_t>(ch) * h + y) * w + x] =
+                    half_to_float(in[n * image + (static_cast<std::size_t>(y) * w + x) * c + ch]);
+      }));
+}
+
+// top_k.h: one block of 256 threads per sample (grid.x = n); for each sample the k best of
+// `classes` scores, larger first, equal scores by lower index, NaN above every number. Parameters
+// (const float* scores_in, int classes, int k, int* classes_out, float* scores_out).
+cudaError_t top_k_kernel(dim3 grid, dim3 block, Args args, cudaStream_t stream) {
+  const auto* in = arg<const float*>(args, 0);
+  const int classes = arg<int>(args, 1), k = arg<int>(args, 2);
+  auto* classes_out = arg<int*>(args, 3);
+  auto* scores_out = arg<float*>(args, 4);
+  if (block.x != 256 || block.y != 1 || block.z != 1 || grid.y != 1 || grid.z != 1) {
+    standin::fail("top_k_kernel", "launched with block (" + std::to_string(block.x) + ", " + std::to_string(block.y) +
+                                      ", " + std::to_string(block.z) + "); top_k.h: one block of 256 threads per sample");
+  }
+  if (classes < 1 || k < 1 || k > classes) return cudaErrorInvalidValue;
+  const std::size_t n = grid.x;
+  return static_cast<cudaError_t>(enqueue(
+      stream, "top_k_kernel",
+      {{in, n * classes * 4, "scores_in"}, {classes_out, n * k * 4, "classes_out"}, {scores_out, n * k * 4, "scores_out"}},
+      [=] {
+        // better(i, j): score i ranks before score j.
+        for (std::size_t s = 0; s < n; ++s) {
+          const float* row = in + s * classes;
+          auto better = [row](int i, int j) {
+            const bool ni = std::isnan(row[i]), nj = std::isnan(row[j]);
+            if (ni || nj) return ni && (!nj || i < j);
+            return row[i] > row[j] || (row[i] == row[j] && i < j);
+          };
+          std::vector<int> order(static_cast<std::size_t>(classes));
+          for (int i = 0; i < classes; ++i) order[static_cast<std::size_t>(i)] = i;
+          std::partial_sort(order.begin(), order.begin() + k, order.end(), better);
+          for (int j = 0; j < k; ++j) {
+            classes_out[s * k + j] = order[static_cast<std::size_t>(j)];
+            scores_out[s * k + j] = row[order[static_cast<std::size_t>(j)]];
+          }
+        }
+      }));
+}
+
+struct Known {
+  const char* suffix;  // the end of the mangled device name: name length, name, parameter list
+  HostKernel run;
+};
+constexpr Known kKnown[] = {
+    {"23float_nchw_to_half_nhwcEPKfP6__halfmiii", float_nchw_to_half_nhwc},
+    {"23half_nhwc_to_float_nchwEPK6__halfPfmiii", half_nhwc_to_float_nchw},
+    {"12top_k_kernelEPKfiiPiPf", top_k_kernel},
+};
+
+struct Kernel {
+  std::string name;
+  HostKernel run = nullptr;  // nullptr: a kernel the stand-in does not implement
+};
+
+std::map<const void*, Kernel>& kernels() {
+  static auto* m = new std::map<const void*, Kernel>;
+  return *m;
+}
+
+struct Configuration {
+  dim3 grid, block;
+  std::size_t shared = 0;
+  cudaStream_t stream = nullptr;
+};
+thread_local std::vector<Configuration> configurations;
+
+bool ends_with(const std::string& s, const char* suffix) {
+  const std::size_t n = std::strlen(suffix);
+  return s.size() >= n && s.compare(s.size() - n, n, suffix) == 0;
+}
+
+}  // namespace
+}  // namespace standin::detail
+
+using namespace standin::detail;
+
+extern "C" {
+
+void** __cudaRegisterFatBinary(void* fat_cubin) {
+  return new void*(fat_cubin);  // an opaque handle; the module keeps it until __cudaUnregisterFatBinary
+}
+
+void __cudaRegisterFatBinaryEnd(void**) {}
+
+void __cudaUnregisterFatBinary(void** handle) {
+  const Guard guard(big_lock());
+  drain_all();  // a module unloads after its last kernel ran
+  delete handle;
+}
+
+void __cudaRegisterFunction(void**, const char* host_fun, char*, const char* device_name, int, uint3*, uint3*, dim3*,
+                            dim3*, int*) {
+  const Guard guard(big_lock());
+  Kernel k{device_name, nullptr};
+  for (const Known& known : kKnown) {
+    if (ends_with(k.name, known.suffix)) k.run = known.run;
+  }
+  kernels()[host_fun] = k;
+}
+
+unsigned __cudaPushCallConfiguration(dim3 grid, dim3 block, size_t shared, struct CUstream_st* stream) {
+  configurations.push_back(Configuration{grid, block, shared, stream});
+  return 0;
+}
+
+cudaError_t __cudaPopCallConfiguration(dim3* grid, dim3* block, size_t* shared, void* stream) {
+  if (configurations.empty()) return record(cudaErrorInvalidConfiguration);
+  const Configuration c = configurations.back();
+  configurations.pop_back();
+  *grid = c.grid;
+  *block = c.block;
+  *shared = c.shared;
+  *static_cast<cudaStream_t*>(stream) = c.stream;
+  return cudaSuccess;
+}
+
+cudaError_t __cudaGetKernel(cudaKernel_t* kernel, const void* host_fun) {
+  const Guard guard(big_lock());
+  auto it = kernels().find(host_fun);
+  if (!kernel || it == kernels().end()) return record(cudaErrorInvalidDeviceFunction);
+  *kernel = reinterpret_cast<cudaKernel_t>(const_cast<void*>(host_fun));
+  return cudaSuccess;
+}
+
+cudaError_t __cudaLaunchKernel(cudaKernel_t kernel, dim3 grid, dim3 block, void** args, size_t shared,
+                               cudaStream_t stream) {
+  const Guard guard(big_lock());
+  auto it = kernels().find(reinterpret_cast<const void*>(kernel));
+  if (it == kernels().end()) return record(cudaErrorInvalidDeviceFunction);
+  if (!it->second.run) {
+    standin::fail("cudaLaunchKernel", "kernel " + it->second.name +
+                                          " has no host implementation in the stand-in (tests/standin/kernels.cpp)");
+  }
+  const unsigned long long threads = static_cast<unsigned long long>(block.x) * block.y * block.z;
+  if (threads == 0 || threads > 1024 || block.z > 64 || grid.x == 0 || grid.y == 0 || grid.z == 0 ||
+      grid.x > 0x7fffffffu || grid.y > 65535 || grid.z > 65535 || shared > (48u << 10)) {
+    return record(cudaErrorInvalidConfiguration);
+  }
+  if (!find_stream(stream)) return record(cudaErrorInvalidResourceHandle);
+  return record(it->second.run(grid, block, args, stream));
+}
+
+cudaError_t cudaLaunchKernel(const void* func, dim3 grid, dim3 block, void** args, size_t shared,
+                             cudaStream_t stream) {
+  return __cudaLaunchKernel(reinterpret_cast<cudaKernel_t>(const_cast<void*>(func)), grid, block, args, shared,
+                            stream);
+}
+
+}  // extern "C"

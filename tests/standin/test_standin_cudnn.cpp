@@ -1,0 +1,606 @@
+// The stand-in's cuDNN against cuDNN's documented contract, with hand-computed goldens (no code of
+// the project's CPU backend): convolution values in both modes and all layouts, alpha/beta
+// blending, the fused call, operand rounding (binary16 and TF32), pooling, softmax, batch norm,
+// statuses, the copy-descriptors-at-call-time rule and the pointer checks that end the process.
+// Links both stand-in libraries directly (BUILD_RPATH to their folder), not NVIDIA's.
+#include <cuda_runtime_api.h>
+#include <cudnn.h>
+#include <dlfcn.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "half.h"
+
+namespace {
+
+#define CUDNN_OK(call) ASSERT_EQ((call), CUDNN_STATUS_SUCCESS) << #call
+
+// Device memory holding `bytes`, freed at scope end.
+struct DeviceBuffer {
+  void* p = nullptr;
+  explicit DeviceBuffer(std::size_t bytes) { EXPECT_EQ(cudaMalloc(&p, bytes), cudaSuccess); }
+  ~DeviceBuffer() { cudaFree(p); }
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+};
+
+DeviceBuffer* upload(const std::vector<float>& v) {
+  auto* b = new DeviceBuffer(v.size() * sizeof(float));
+  EXPECT_EQ(cudaMemcpy(b->p, v.data(), v.size() * sizeof(float), cudaMemcpyHostToDevice), cudaSuccess);
+  return b;
+}
+
+std::vector<float> download(const void* p, std::size_t count) {
+  std::vector<float> v(count);
+  EXPECT_EQ(cudaMemcpy(v.data(), p, count * sizeof(float), cudaMemcpyDeviceToHost), cudaSuccess);
+  return v;
+}
+
+struct Fixture : ::testing::Test {
+  cudnnHandle_t handle = nullptr;
+  cudnnTensorDescriptor_t xd = nullptr, yd = nullptr, zd = nullptr, bd = nullptr;
+  cudnnFilterDescriptor_t wd = nullptr;
+  cudnnConvolutionDescriptor_t cd = nullptr;
+  cudnnActivationDescriptor_t ad = nullptr;
+  cudnnPoolingDescriptor_t pd = nullptr;
+  void SetUp() override {
+    ASSERT_EQ(cudnnCreate(&handle), CUDNN_STATUS_SUCCESS);
+    ASSERT_EQ(cudnnCreateTensorDescriptor(&xd), CUDNN_STATUS_SUCCESS);
+    ASSERT_EQ(cudnnCreateTensorDescriptor(&yd), CUDNN_STATUS_SUCCESS);
+    ASSERT_EQ(cudnnCreateTensorDescriptor(&zd), CUDNN_STATUS_SUCCESS);
+    ASSERT_EQ(cudnnCreateTensorDescriptor(&bd), CUDNN_STATUS_SUCCESS);
+    ASSERT_EQ(cudnnCreateFilterDescriptor(&wd), CUDNN_STATUS_SUCCESS);
+    ASSERT_EQ(cudnnCreateConvolutionDescriptor(&cd), CUDNN_STATUS_SUCCESS);
+    ASSERT_EQ(cudnnCreateActivationDescriptor(&ad), CUDNN_STATUS_SUCCESS);
+    ASSERT_EQ(cudnnCreatePoolingDescriptor(&pd), CUDNN_STATUS_SUCCESS);
+  }
+  void TearDown() override {
+    cudnnDestroyTensorDescriptor(xd);
+    cudnnDestroyTensorDescriptor(yd);
+    cudnnDestroyTensorDescriptor(zd);
+    cudnnDestroyTensorDescriptor(bd);
+    cudnnDestroyFilterDescriptor(wd);
+    cudnnDestroyConvolutionDescriptor(cd);
+    cudnnDestroyActivationDescriptor(ad);
+    cudnnDestroyPoolingDescriptor(pd);
+    cudnnDestroy(handle);
+  }
+  // x = 1x1x4x4 holding 1..16 row by row, w = 1x1x3x3 [1 2 0; 0 1 0; 0 0 3], FMA math.
+  void set_small_conv(int pad, cudnnConvolutionMode_t mode) {
+    ASSERT_EQ(cudnnSetTensor4dDescriptor(xd, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 1, 1, 4, 4), CUDNN_STATUS_SUCCESS);
+    ASSERT_EQ(cudnnSetFilter4dDescriptor(wd, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, 1, 1, 3, 3), CUDNN_STATUS_SUCCESS);
+    ASSERT_EQ(cudnnSetConvolution2dDescriptor(cd, pad, pad, 1, 1, 1, 1, mode, CUDNN_DATA_FLOAT), CUDNN_STATUS_SUCCESS);
+    ASSERT_EQ(cudnnSetConvolutionMathType(cd, CUDNN_FMA_MATH), CUDNN_STATUS_SUCCESS);
+    int n = 0, c = 0, h = 0, w = 0;
+    ASSERT_EQ(cudnnGetConvolution2dForwardOutputDim(cd, xd, wd, &n, &c, &h, &w), CUDNN_STATUS_SUCCESS);
+    ASSERT_EQ(cudnnSetTensor4dDescriptor(yd, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, n, c, h, w), CUDNN_STATUS_SUCCESS);
+  }
+  static std::vector<float> small_x() {
+    std::vector<float> v(16);
+    for (int i = 0; i < 16; ++i) v[static_cast<std::size_t>(i)] = static_cast<float>(i + 1);
+    return v;
+  }
+  static std::vector<float> small_w() { return {1, 2, 0, 0, 1, 0, 0, 0, 3}; }
+};
+
+const float kOne = 1.0f, kZero = 0.0f;
+
+using StandinCudnn = Fixture;
+
+TEST_F(StandinCudnn, NamesItselfAndReportsVersions) {
+  void* lib = dlopen("libcudnn.so.9", RTLD_NOW | RTLD_NOLOAD);
+  ASSERT_NE(lib, nullptr) << "the test links the stand-in's libcudnn.so.9";
+  using Identity = const char* (*)();
+  auto identity = reinterpret_cast<Identity>(dlsym(lib, "infer_standin_identity"));
+  ASSERT_NE(identity, nullptr);
+  EXPECT_NE(std::strstr(identity(), "stand-in for cuDNN"), nullptr) << identity();
+  dlclose(lib);
+  EXPECT_EQ(cudnnGetVersion(), static_cast<size_t>(CUDNN_VERSION));
+  EXPECT_EQ(cudnnGetCudartVersion(), 13000u);
+  int major = 0;
+  EXPECT_EQ(cudnnGetProperty(MAJOR_VERSION, &major), CUDNN_STATUS_SUCCESS);
+  EXPECT_EQ(major, 9);
+  EXPECT_STREQ(cudnnGetErrorString(CUDNN_STATUS_NOT_SUPPORTED), "CUDNN_STATUS_NOT_SUPPORTED");
+}
+
+TEST_F(StandinCudnn, LastErrorStringIsReadOnce) {
+  EXPECT_EQ(cudnnSetTensor4dDescriptor(xd, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 1, 0, 4, 4), CUDNN_STATUS_BAD_PARAM);
+  char msg[256] = "unchanged";
+  cudnnGetLastErrorString(msg, sizeof msg);
+  EXPECT_NE(std::strstr(msg, "cudnnSetTensor4dDescriptor"), nullptr) << msg;
+  cudnnGetLastErrorString(msg, sizeof msg);
+  EXPECT_STREQ(msg, "") << "reading the last error clears it";
+}
+
+// y(i,j) = x(i,j) + 2 x(i,j+1) + x(i+1,j+1) + 3 x(i+2,j+2) with x(i,j) = 4i + j + 1
+//        = 28 i + 7 j + 44: [44 51; 72 79].
+TEST_F(StandinCudnn, CrossCorrelation3x3MatchesHandComputedValues) {
+  set_small_conv(0, CUDNN_CROSS_CORRELATION);
+  std::unique_ptr<DeviceBuffer> x(upload(small_x())), w(upload(small_w())), y(upload({-1, -1, -1, -1}));
+  CUDNN_OK(cudnnConvolutionForward(handle, &kOne, xd, x->p, wd, w->p, cd, CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM,
+                                   nullptr, 0, &kZero, yd, y->p));
+  EXPECT_EQ(download(y->p, 4), (std::vector<float>{44, 51, 72, 79}));
+}
+
+// Padding 1: 4x4 output. y(0,0) sees x(0,0) (weight 1 at kernel (1,1)) and x(1,1) = 6 (weight 3
+// at kernel (2,2)): 1 + 18 = 19. y(3,3) starts at x(2,2); its (2,2) tap falls in the padding:
+// x(2,2) + 2 x(2,3) + x(3,3) = 11 + 24 + 16 = 51.
+TEST_F(StandinCudnn, PaddingContributesZeros) {
+  set_small_conv(1, CUDNN_CROSS_CORRELATION);
+  std::unique_ptr<DeviceBuffer> x(upload(small_x())), w(upload(small_w())), y(upload(std::vector<float>(16, -1)));
+  CUDNN_OK(cudnnConvolutionForward(handle, &kOne, xd, x->p, wd, w->p, cd, CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM,
+                                   nullptr, 0, &kZero, yd, y->p));
+  const std::vector<float> out = download(y->p, 16);
+  EXPECT_EQ(out[0], 19.0f);
+  EXPECT_EQ(out[15], 51.0f);
+  EXPECT_EQ(out[5], 44.0f) << "y(1,1) with padding 1 is y(0,0) without";
+}
+
+// CUDNN_CONVOLUTION flips the kernel: [3 0 0; 0 1 0; 0 2 1]; y(0,0) = 3*1 + 6 + 2*10 + 11 = 40.
+TEST_F(StandinCudnn, ConvolutionModeFlipsTheKernel) {
+  set_small_conv(0, CUDNN_CONVOLUTION);
+  std::unique_ptr<DeviceBuffer> x(upload(small_x())), w(upload(small_w())), y(upload({-1, -1, -1, -1}));
+  CUDNN_OK(cudnnConvolutionForward(handle, &kOne, xd, x->p, wd, w->p, cd, CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM,
+                                   nullptr, 0, &kZero, yd, y->p));
+  EXPECT_EQ(download(y->p, 1)[0], 40.0f);
+}
+
+// y = 2 * conv + 0.5 * 10; with beta = 0 a NaN already in y is not read.
+TEST_F(StandinCudnn, AlphaBetaBlendAndBetaZeroIgnoresNan) {
+  set_small_conv(0, CUDNN_CROSS_CORRELATION);
+  std::unique_ptr<DeviceBuffer> x(upload(small_x())), w(upload(small_w())), y(upload({10, 10, 10, 10}));
+  const float two = 2.0f, half = 0.5f;
+  CUDNN_OK(cudnnConvolutionForward(handle, &two, xd, x->p, wd, w->p, cd, CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM,
+                                   nullptr, 0, &half, yd, y->p));
+  EXPECT_EQ(download(y->p, 4), (std::vector<float>{93, 107, 149, 163}));
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  std::unique_ptr<DeviceBuffer> poisoned(upload({nan, nan, nan, nan}));
+  CUDNN_OK(cudnnConvolutionForward(handle, &kOne, xd, x->p, wd, w->p, cd, CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM,
+                                   nullptr, 0, &kZero, yd, poisoned->p));
+  EXPECT_EQ(download(poisoned->p, 4), (std::vector<float>{44, 51, 72, 79}));
+}
+
+// x 2x3x5x4 and w 4x3x3x3 (stride 2 on w, padding 1): the same values through packed NCHW, packed
+// NHWC and padded strides (h stride W + 3).
+TEST_F(StandinCudnn, LayoutsAndStridesGiveIdenticalValues) {
+  const int n = 2, c = 3, h = 5, wd_ = 4, k = 4;
+  auto value = [](int i) { return static_cast<float>((i * 37 % 23) - 11) / 8.0f; };
+  std::vector<float> nchw(static_cast<std::size_t>(n * c * h * wd_)), nhwc(nchw.size());
+  const int hs = wd_ + 3;  // padded row stride
+  std::vector<float> strided(static_cast<std::size_t>(n * c * h * hs), std::numeric_limits<float>::quiet_NaN());
+  for (int a = 0; a < n; ++a)
+    for (int b = 0; b < c; ++b)
+      for (int i = 0; i < h; ++i)
+        for (int j = 0; j < wd_; ++j) {
+          const float v = value(((a * c + b) * h + i) * wd_ + j);
+          nchw[static_cast<std::size_t>(((a * c + b) * h + i) * wd_ + j)] = v;
+          nhwc[static_cast<std::size_t>(((a * h + i) * wd_ + j) * c + b)] = v;
+          strided[static_cast<std::size_t>(((a * c + b) * h + i) * hs + j)] = v;
+        }
+  std::vector<float> wv(static_cast<std::size_t>(k * c * 9));
+  for (std::size_t i = 0; i < wv.size(); ++i) wv[i] = value(static_cast<int>(i) + 5);
+  CUDNN_OK(cudnnSetFilter4dDescriptor(wd, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, k, c, 3, 3));
+  CUDNN_OK(cudnnSetConvolution2dDescriptor(cd, 1, 1, 2, 1, 1, 1, CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
+  CUDNN_OK(cudnnSetConvolutionMathType(cd, CUDNN_FMA_MATH));
+  std::unique_ptr<DeviceBuffer> w(upload(wv));
+  std::vector<std::vector<float>> results;
+  for (int layout = 0; layout < 3; ++layout) {
+    if (layout == 0) {
+      CUDNN_OK(cudnnSetTensor4dDescriptor(xd, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, n, c, h, wd_));
+    } else if (layout == 1) {
+      CUDNN_OK(cudnnSetTensor4dDescriptor(xd, CUDNN_TENSOR_NHWC, CUDNN_DATA_FLOAT, n, c, h, wd_));
+    } else {
+      CUDNN_OK(cudnnSetTensor4dDescriptorEx(xd, CUDNN_DATA_FLOAT, n, c, h, wd_, c * h * hs, h * hs, hs, 1));
+    }
+    int on = 0, oc = 0, oh = 0, ow = 0;
+    CUDNN_OK(cudnnGetConvolution2dForwardOutputDim(cd, xd, wd, &on, &oc, &oh, &ow));
+    ASSERT_EQ(oh, 3);  // 1 + (5 + 2 - 3) / 2
+    ASSERT_EQ(ow, 4);
+    CUDNN_OK(cudnnSetTensor4dDescriptor(yd, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, on, oc, oh, ow));
+    std::unique_ptr<DeviceBuffer> x(upload(layout == 0 ? nchw : layout == 1 ? nhwc : strided));
+    std::unique_ptr<DeviceBuffer> y(upload(std::vector<float>(static_cast<std::size_t>(on * oc * oh * ow), -7.0f)));
+    CUDNN_OK(cudnnConvolutionForward(handle, &kOne, xd, x->p, wd, w->p, cd,
+                                     CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM, nullptr, 0, &kZero, yd, y->p));
+    results.push_back(download(y->p, static_cast<std::size_t>(on * oc * oh * ow)));
+  }
+  EXPECT_EQ(results[0], results[1]);
+  EXPECT_EQ(results[0], results[2]);
+  for (float v : results[0]) EXPECT_TRUE(std::isfinite(v));
+}
+
+// y = relu(alpha1 * conv + alpha2 * z + bias) = relu([44 51 72 79] + 2 [1 2 3 4] - 50) = [0 5 28 37].
+TEST_F(StandinCudnn, FusedCallAddsZAndBiasThenRelu) {
+  set_small_conv(0, CUDNN_CROSS_CORRELATION);
+  CUDNN_OK(cudnnSetTensor4dDescriptor(bd, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 1, 1, 1, 1));
+  CUDNN_OK(cudnnSetActivationDescriptor(ad, CUDNN_ACTIVATION_RELU, CUDNN_PROPAGATE_NAN, 0.0));
+  std::unique_ptr<DeviceBuffer> x(upload(small_x())), w(upload(small_w())), z(upload({1, 2, 3, 4})),
+      bias(upload({-50})), y(upload({-1, -1, -1, -1}));
+  size_t ws_bytes = 0;
+  const auto algo = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM;
+  CUDNN_OK(cudnnGetConvolutionForwardWorkspaceSize(handle, xd, wd, cd, yd, algo, &ws_bytes));
+  DeviceBuffer ws(ws_bytes);
+  const float two = 2.0f;
+  CUDNN_OK(cudnnConvolutionBiasActivationForward(handle, &kOne, xd, x->p, wd, w->p, cd, algo, ws.p, ws_bytes, &two, yd,
+                                                 z->p, bd, bias->p, ad, yd, y->p));
+  EXPECT_EQ(download(y->p, 4), (std::vector<float>{0, 5, 28, 37}));
+  // z aliasing y (in place): relu(conv + 1 * y_prior - 50) = relu([-6, 6, 50, 66]).
+  const float one_alpha2 = 1.0f;
+  CUDNN_OK(cudnnConvolutionBiasActivationForward(handle, &kOne, xd, x->p, wd, w->p, cd, algo, ws.p, ws_bytes,
+                                                 &one_alpha2, yd, y->p, bd, bias->p, ad, yd, y->p));
+  EXPECT_EQ(download(y->p, 4), (std::vector<float>{0, 6, 50, 66}));
+}
+
+TEST_F(StandinCudnn, IdentityActivationOnlyWithImplicitPrecompGemm) {
+  set_small_conv(0, CUDNN_CROSS_CORRELATION);
+  CUDNN_OK(cudnnSetTensor4dDescriptor(bd, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 1, 1, 1, 1));
+  CUDNN_OK(cudnnSetActivationDescriptor(ad, CUDNN_ACTIVATION_IDENTITY, CUDNN_PROPAGATE_NAN, 0.0));
+  std::unique_ptr<DeviceBuffer> x(upload(small_x())), w(upload(small_w())), z(upload({0, 0, 0, 0})),
+      bias(upload({-50})), y(upload({-1, -1, -1, -1}));
+  DeviceBuffer ws(1 << 16);
+  EXPECT_EQ(cudnnConvolutionBiasActivationForward(handle, &kOne, xd, x->p, wd, w->p, cd,
+                                                  CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM, ws.p, 1 << 16, &kZero, yd,
+                                                  z->p, bd, bias->p, ad, yd, y->p),
+            CUDNN_STATUS_NOT_SUPPORTED);
+  CUDNN_OK(cudnnConvolutionBiasActivationForward(handle, &kOne, xd, x->p, wd, w->p, cd,
+                                                 CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM, ws.p, 1 << 16,
+                                                 &kZero, yd, z->p, bd, bias->p, ad, yd, y->p));
+  EXPECT_EQ(download(y->p, 4), (std::vector<float>{-6, 1, 22, 29}));
+  EXPECT_EQ(cudnnActivationForward(handle, ad, &kOne, yd, y->p, &kZero, yd, y->p), CUDNN_STATUS_BAD_PARAM)
+      << "IDENTITY does not work with cudnnActivationForward";
+}
+
+TEST(StandinHalf, RoundsToNearestEven) {
+  using standin::half_from_float;
+  EXPECT_EQ(half_from_float(1.0f + std::ldexp(1.0f, -11)), 0x3C00) << "tie between 1 and 1+2^-10 goes to even 1";
+  EXPECT_EQ(half_from_float(1.0f + 3 * std::ldexp(1.0f, -11)), 0x3C02) << "tie goes to even 1+2^-9";
+  EXPECT_EQ(half_from_float(1.0f + std::ldexp(1.0f, -11) + std::ldexp(1.0f, -20)), 0x3C01);
+  EXPECT_EQ(half_from_float(65504.0f), 0x7BFF);
+  EXPECT_EQ(half_from_float(65519.0f), 0x7BFF);
+  EXPECT_EQ(half_from_float(65520.0f), 0x7C00) << "halfway to 2^16 rounds to infinity";
+  EXPECT_EQ(half_from_float(std::ldexp(1.0f, -24)), 0x0001);
+  EXPECT_EQ(half_from_float(std::ldexp(1.0f, -25)), 0x0000) << "tie between 0 and 2^-24 goes to 0";
+  EXPECT_EQ(half_from_float(std::ldexp(3.0f, -26)), 0x0001);
+  EXPECT_EQ(half_from_float(std::ldexp(1023.0f, -24)), 0x03FF);
+  EXPECT_EQ(half_from_float(std::ldexp(2047.0f, -25)), 0x0400) << "rounds up into the normals";
+  EXPECT_EQ(half_from_float(-0.0f), 0x8000);
+  EXPECT_EQ(half_from_float(-std::numeric_limits<float>::infinity()), 0xFC00);
+  EXPECT_TRUE(std::isnan(standin::half_to_float(half_from_float(std::numeric_limits<float>::quiet_NaN()))));
+  EXPECT_EQ(standin::half_to_float(0x0001), std::ldexp(1.0f, -24));
+  EXPECT_EQ(standin::half_to_float(0x3555), 0.333251953125f);
+  EXPECT_EQ(standin::half_to_float(0xC000), -2.0f);
+}
+
+// A HALF 1x1 convolution over 2 channels sums 1 + e exactly, then rounds the result to half:
+// e = 2^-11 -> 1 (tie to even), e = 3 * 2^-11 -> 1 + 2^-9 (tie to even).
+TEST_F(StandinCudnn, HalfResultsRoundToNearestEven) {
+  CUDNN_OK(cudnnSetTensor4dDescriptor(xd, CUDNN_TENSOR_NCHW, CUDNN_DATA_HALF, 2, 2, 1, 1));
+  CUDNN_OK(cudnnSetTensor4dDescriptor(yd, CUDNN_TENSOR_NCHW, CUDNN_DATA_HALF, 2, 1, 1, 1));
+  CUDNN_OK(cudnnSetFilter4dDescriptor(wd, CUDNN_DATA_HALF, CUDNN_TENSOR_NCHW, 1, 2, 1, 1));
+  CUDNN_OK(cudnnSetConvolution2dDescriptor(cd, 0, 0, 1, 1, 1, 1, CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
+  const std::uint16_t xs[4] = {standin::half_from_float(1.0f), standin::half_from_float(std::ldexp(1.0f, -11)),
+                               standin::half_from_float(1.0f), standin::half_from_float(std::ldexp(3.0f, -11))};
+  const std::uint16_t ws[2] = {standin::half_from_float(1.0f), standin::half_from_float(1.0f)};
+  DeviceBuffer x(sizeof xs), w(sizeof ws), y(4);
+  ASSERT_EQ(cudaMemcpy(x.p, xs, sizeof xs, cudaMemcpyHostToDevice), cudaSuccess);
+  ASSERT_EQ(cudaMemcpy(w.p, ws, sizeof ws, cudaMemcpyHostToDevice), cudaSuccess);
+  CUDNN_OK(cudnnConvolutionForward(handle, &kOne, xd, x.p, wd, w.p, cd, CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM,
+                                   nullptr, 0, &kZero, yd, y.p));
+  std::uint16_t out[2] = {};
+  ASSERT_EQ(cudaMemcpy(out, y.p, sizeof out, cudaMemcpyDeviceToHost), cudaSuccess);
+  EXPECT_EQ(out[0], 0x3C00);
+  EXPECT_EQ(out[1], 0x3C02);
+}
+
+// 1 + 2^-12 survives FMA math; TF32 keeps 10 fraction bits, so TENSOR_OP math sees 1. And
+// 1 + 2^-11 + 2^-23 is above the halfway point: TF32 rounds it up to 1 + 2^-10.
+TEST_F(StandinCudnn, Tf32RoundingOnlyWithTensorOpMath) {
+  CUDNN_OK(cudnnSetTensor4dDescriptor(xd, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 2, 1, 1, 1));
+  CUDNN_OK(cudnnSetTensor4dDescriptor(yd, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 2, 1, 1, 1));
+  CUDNN_OK(cudnnSetFilter4dDescriptor(wd, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, 1, 1, 1, 1));
+  CUDNN_OK(cudnnSetConvolution2dDescriptor(cd, 0, 0, 1, 1, 1, 1, CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
+  const float a = 1.0f + std::ldexp(1.0f, -12), b = 1.0f + std::ldexp(1.0f, -11) + std::ldexp(1.0f, -23);
+  std::unique_ptr<DeviceBuffer> x(upload({a, b})), w(upload({1.0f})), y(upload({0, 0}));
+  CUDNN_OK(cudnnSetConvolutionMathType(cd, CUDNN_FMA_MATH));
+  CUDNN_OK(cudnnConvolutionForward(handle, &kOne, xd, x->p, wd, w->p, cd, CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM,
+                                   nullptr, 0, &kZero, yd, y->p));
+  EXPECT_EQ(download(y->p, 2), (std::vector<float>{a, b}));
+  CUDNN_OK(cudnnSetConvolutionMathType(cd, CUDNN_TENSOR_OP_MATH));
+  CUDNN_OK(cudnnConvolutionForward(handle, &kOne, xd, x->p, wd, w->p, cd, CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM,
+                                   nullptr, 0, &kZero, yd, y->p));
+  EXPECT_EQ(download(y->p, 2), (std::vector<float>{1.0f, 1.0f + std::ldexp(1.0f, -10)}));
+}
+
+// x = -(1..9) in 3x3, window 2x2, padding 1, stride 2 -> 2x2 windows over {x00}, {x01,x02},
+// {x10,x20}, {x11,x12,x21,x22}. Max: padded zeros never win: [-1 -2 -4 -5]. Averages of 1..9:
+// include padding /4: [0.25 1.25 2.75 7]; exclude: [1 2.5 5.5 7].
+TEST_F(StandinCudnn, PoolingWithPadding) {
+  CUDNN_OK(cudnnSetTensor4dDescriptor(xd, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 1, 1, 3, 3));
+  std::vector<float> pos(9), neg(9);
+  for (int i = 0; i < 9; ++i) {
+    pos[static_cast<std::size_t>(i)] = static_cast<float>(i + 1);
+    neg[static_cast<std::size_t>(i)] = -static_cast<float>(i + 1);
+  }
+  std::unique_ptr<DeviceBuffer> xp(upload(pos)), xn(upload(neg)), y(upload({0, 0, 0, 0}));
+  const struct {
+    cudnnPoolingMode_t mode;
+    const DeviceBuffer* x;
+    std::vector<float> expected;
+  } cases[] = {{CUDNN_POOLING_MAX, xn.get(), {-1, -2, -4, -5}},
+               {CUDNN_POOLING_AVERAGE_COUNT_INCLUDE_PADDING, xp.get(), {0.25f, 1.25f, 2.75f, 7}},
+               {CUDNN_POOLING_AVERAGE_COUNT_EXCLUDE_PADDING, xp.get(), {1, 2.5f, 5.5f, 7}}};
+  for (const auto& c : cases) {
+    CUDNN_OK(cudnnSetPooling2dDescriptor(pd, c.mode, CUDNN_PROPAGATE_NAN, 2, 2, 1, 1, 2, 2));
+    int n = 0, ch = 0, h = 0, w = 0;
+    CUDNN_OK(cudnnGetPooling2dForwardOutputDim(pd, xd, &n, &ch, &h, &w));
+    ASSERT_EQ(h, 2);
+    ASSERT_EQ(w, 2);
+    CUDNN_OK(cudnnSetTensor4dDescriptor(yd, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, n, ch, h, w));
+    CUDNN_OK(cudnnPoolingForward(handle, pd, &kOne, xd, c.x->p, &kZero, yd, y->p));
+    EXPECT_EQ(download(y->p, 4), c.expected) << "mode " << c.mode;
+  }
+}
+
+// x is 1x2x1x2: channel 0 = [0, 1], channel 1 = [ln 3, 1].
+// CHANNEL: at w=0 [1, 3]/4 = [0.25, 0.75]; at w=1 [0.5, 0.5].
+// INSTANCE: over all four: [1, e, 3, e] / (4 + 2e).
+TEST_F(StandinCudnn, SoftmaxChannelAndInstance) {
+  CUDNN_OK(cudnnSetTensor4dDescriptor(xd, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 1, 2, 1, 2));
+  const float ln3 = std::log(3.0f);
+  std::unique_ptr<DeviceBuffer> x(upload({0, 1, ln3, 1})), y(upload({0, 0, 0, 0}));
+  CUDNN_OK(cudnnSoftmaxForward(handle, CUDNN_SOFTMAX_ACCURATE, CUDNN_SOFTMAX_MODE_CHANNEL, &kOne, xd, x->p, &kZero, xd,
+                               y->p));
+  std::vector<float> out = download(y->p, 4);
+  const float expected_channel[4] = {0.25f, 0.5f, 0.75f, 0.5f};
+  for (int i = 0; i < 4; ++i) EXPECT_NEAR(out[static_cast<std::size_t>(i)], expected_channel[i], 1e-6f) << i;
+  CUDNN_OK(cudnnSoftmaxForward(handle, CUDNN_SOFTMAX_ACCURATE, CUDNN_SOFTMAX_MODE_INSTANCE, &kOne, xd, x->p, &kZero,
+                               xd, y->p));
+  out = download(y->p, 4);
+  const double e = std::exp(1.0), total = 4.0 + 2.0 * e;
+  const double expected_instance[4] = {1 / total, e / total, 3 / total, e / total};
+  for (int i = 0; i < 4; ++i) EXPECT_NEAR(out[static_cast<std::size_t>(i)], expected_instance[i], 1e-6) << i;
+  CUDNN_OK(cudnnSoftmaxForward(handle, CUDNN_SOFTMAX_LOG, CUDNN_SOFTMAX_MODE_CHANNEL, &kOne, xd, x->p, &kZero, xd,
+                               y->p));
+  out = download(y->p, 4);
+  EXPECT_NEAR(out[0], std::log(0.25), 1e-6);
+  EXPECT_NEAR(out[3], std::log(0.5), 1e-6);
+}
+
+// SPATIAL, x 1x2x1x2: channel 0 [1, 3], channel 1 [2, 6]; mean [2, 4], variance [1, 4],
+// scale [1, 2], bias [0, 1], epsilon 0: [(1-2)/1, (3-2)/1] = [-1, 1]; [2(2-4)/2+1, 2(6-4)/2+1] = [-1, 3].
+TEST_F(StandinCudnn, BatchNormInferenceSpatial) {
+  CUDNN_OK(cudnnSetTensor4dDescriptor(xd, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 1, 2, 1, 2));
+  CUDNN_OK(cudnnDeriveBNTensorDescriptor(bd, xd, CUDNN_BATCHNORM_SPATIAL));
+  std::unique_ptr<DeviceBuffer> x(upload({1, 3, 2, 6})), y(upload({0, 0, 0, 0})), mean(upload({2, 4})),
+      var(upload({1, 4})), scale(upload({1, 2})), bias(upload({0, 1}));
+  CUDNN_OK(cudnnBatchNormalizationForwardInference(handle, CUDNN_BATCHNORM_SPATIAL, &kOne, &kZero, xd, x->p, xd, y->p,
+                                                   bd, scale->p, bias->p, mean->p, var->p, 0.0));
+  EXPECT_EQ(download(y->p, 4), (std::vector<float>{-1, 1, -1, 3}));
+  EXPECT_EQ(cudnnBatchNormalizationForwardInference(handle, CUDNN_BATCHNORM_SPATIAL, &kOne, &kZero, xd, x->p, xd, y->p,
+                                                    bd, scale->p, bias->p, mean->p, var->p, -1e-5),
+            CUDNN_STATUS_BAD_PARAM)
+      << "epsilon below CUDNN_BN_MIN_EPSILON";
+  cudnnTensorDescriptor_t half_x = nullptr;
+  CUDNN_OK(cudnnCreateTensorDescriptor(&half_x));
+  CUDNN_OK(cudnnSetTensor4dDescriptor(half_x, CUDNN_TENSOR_NCHW, CUDNN_DATA_HALF, 1, 2, 1, 2));
+  CUDNN_OK(cudnnDeriveBNTensorDescriptor(bd, half_x, CUDNN_BATCHNORM_SPATIAL));
+  cudnnDataType_t type = CUDNN_DATA_HALF;
+  int dims[4] = {}, strides[4] = {}, nb = 0;
+  CUDNN_OK(cudnnGetTensorNdDescriptor(bd, 4, &type, &nb, dims, strides));
+  EXPECT_EQ(type, CUDNN_DATA_FLOAT) << "HALF data derives FLOAT parameters";
+  EXPECT_EQ(dims[1], 2);
+  EXPECT_EQ(dims[2], 1);
+  cudnnDestroyTensorDescriptor(half_x);
+}
+
+// C (1x2x1x2) = [1 2 3 4] plus A (1x2x1x1) = [10 20] broadcast: [11 12 23 24].
+TEST_F(StandinCudnn, AddTensorBroadcastsOnes) {
+  CUDNN_OK(cudnnSetTensor4dDescriptor(yd, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 1, 2, 1, 2));
+  CUDNN_OK(cudnnSetTensor4dDescriptor(bd, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 1, 2, 1, 1));
+  std::unique_ptr<DeviceBuffer> a(upload({10, 20})), c(upload({1, 2, 3, 4}));
+  CUDNN_OK(cudnnAddTensor(handle, &kOne, bd, a->p, &kOne, yd, c->p));
+  EXPECT_EQ(download(c->p, 4), (std::vector<float>{11, 12, 23, 24}));
+  CUDNN_OK(cudnnSetTensor4dDescriptor(bd, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 1, 3, 1, 1));
+  EXPECT_EQ(cudnnAddTensor(handle, &kOne, bd, a->p, &kOne, yd, c->p), CUDNN_STATUS_BAD_PARAM);
+}
+
+TEST_F(StandinCudnn, TransformTensorChangesLayoutNotType) {
+  CUDNN_OK(cudnnSetTensor4dDescriptor(xd, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 1, 2, 1, 3));
+  CUDNN_OK(cudnnSetTensor4dDescriptor(yd, CUDNN_TENSOR_NHWC, CUDNN_DATA_FLOAT, 1, 2, 1, 3));
+  std::unique_ptr<DeviceBuffer> x(upload({1, 2, 3, 4, 5, 6})), y(upload(std::vector<float>(6, 0)));
+  CUDNN_OK(cudnnTransformTensor(handle, &kOne, xd, x->p, &kZero, yd, y->p));
+  EXPECT_EQ(download(y->p, 6), (std::vector<float>{1, 4, 2, 5, 3, 6}));
+  CUDNN_OK(cudnnSetTensor4dDescriptor(yd, CUDNN_TENSOR_NHWC, CUDNN_DATA_HALF, 1, 2, 1, 3));
+  EXPECT_EQ(cudnnTransformTensor(handle, &kOne, xd, x->p, &kZero, yd, y->p), CUDNN_STATUS_BAD_PARAM);
+}
+
+TEST_F(StandinCudnn, ReluNanOption) {
+  CUDNN_OK(cudnnSetTensor4dDescriptor(xd, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 1, 1, 1, 3));
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  std::unique_ptr<DeviceBuffer> x(upload({-2, nan, 3})), y(upload({9, 9, 9}));
+  CUDNN_OK(cudnnSetActivationDescriptor(ad, CUDNN_ACTIVATION_RELU, CUDNN_NOT_PROPAGATE_NAN, 0.0));
+  CUDNN_OK(cudnnActivationForward(handle, ad, &kOne, xd, x->p, &kZero, xd, y->p));
+  EXPECT_EQ(download(y->p, 3), (std::vector<float>{0, 0, 3}));
+  CUDNN_OK(cudnnSetActivationDescriptor(ad, CUDNN_ACTIVATION_RELU, CUDNN_PROPAGATE_NAN, 0.0));
+  CUDNN_OK(cudnnActivationForward(handle, ad, &kOne, xd, x->p, &kZero, xd, y->p));
+  EXPECT_TRUE(std::isnan(download(y->p, 3)[1]));
+}
+
+// The call copies its descriptors: re-setting them before the queued work runs changes nothing.
+TEST_F(StandinCudnn, DescriptorChangedAfterEnqueueDoesNotChangeResult) {
+  cudaStream_t stream = nullptr;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
+  CUDNN_OK(cudnnSetStream(handle, stream));
+  set_small_conv(0, CUDNN_CROSS_CORRELATION);
+  std::unique_ptr<DeviceBuffer> x(upload(small_x())), w(upload(small_w())), y(upload({-1, -1, -1, -1}));
+  CUDNN_OK(cudnnConvolutionForward(handle, &kOne, xd, x->p, wd, w->p, cd, CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM,
+                                   nullptr, 0, &kZero, yd, y->p));
+  CUDNN_OK(cudnnSetConvolution2dDescriptor(cd, 1, 1, 1, 1, 1, 1, CUDNN_CONVOLUTION, CUDNN_DATA_FLOAT));
+  CUDNN_OK(cudnnSetFilter4dDescriptor(wd, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NHWC, 1, 1, 1, 1));
+  CUDNN_OK(cudnnSetTensor4dDescriptor(xd, CUDNN_TENSOR_NHWC, CUDNN_DATA_FLOAT, 1, 1, 2, 2));
+  CUDNN_OK(cudnnSetTensor4dDescriptor(yd, CUDNN_TENSOR_NHWC, CUDNN_DATA_FLOAT, 1, 1, 1, 1));
+  ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+  EXPECT_EQ(download(y->p, 4), (std::vector<float>{44, 51, 72, 79}));
+  cudnnSetStream(handle, nullptr);
+  cudaStreamDestroy(stream);
+}
+
+TEST_F(StandinCudnn, WorkspaceIsCheckedAndScribbled) {
+  set_small_conv(0, CUDNN_CROSS_CORRELATION);
+  size_t need = 0;
+  CUDNN_OK(cudnnGetConvolutionForwardWorkspaceSize(handle, xd, wd, cd, yd, CUDNN_CONVOLUTION_FWD_ALGO_GEMM, &need));
+  ASSERT_GT(need, 0u);
+  std::unique_ptr<DeviceBuffer> x(upload(small_x())), w(upload(small_w())), y(upload({-1, -1, -1, -1}));
+  DeviceBuffer ws(need);
+  ASSERT_EQ(cudaMemset(ws.p, 0, need), cudaSuccess);
+  EXPECT_EQ(cudnnConvolutionForward(handle, &kOne, xd, x->p, wd, w->p, cd, CUDNN_CONVOLUTION_FWD_ALGO_GEMM, ws.p,
+                                    need - 1, &kZero, yd, y->p),
+            CUDNN_STATUS_BAD_PARAM_SIZE_INSUFFICIENT);
+  CUDNN_OK(cudnnConvolutionForward(handle, &kOne, xd, x->p, wd, w->p, cd, CUDNN_CONVOLUTION_FWD_ALGO_GEMM, ws.p, need,
+                                   &kZero, yd, y->p));
+  std::vector<unsigned char> bytes(need);
+  ASSERT_EQ(cudaMemcpy(bytes.data(), ws.p, need, cudaMemcpyDeviceToHost), cudaSuccess);
+  EXPECT_EQ(bytes.front(), 0xFF);
+  EXPECT_EQ(bytes.back(), 0xFF);
+  EXPECT_EQ(cudnnConvolutionForward(handle, &kOne, xd, x->p, wd, w->p, cd, CUDNN_CONVOLUTION_FWD_ALGO_DIRECT, ws.p,
+                                    need, &kZero, yd, y->p),
+            CUDNN_STATUS_NOT_SUPPORTED);
+}
+
+TEST_F(StandinCudnn, HeuristicListsEveryAlgorithmOnceSupportedFirst) {
+  set_small_conv(1, CUDNN_CROSS_CORRELATION);
+  int max_count = 0;
+  CUDNN_OK(cudnnGetConvolutionForwardAlgorithmMaxCount(handle, &max_count));
+  ASSERT_EQ(max_count, CUDNN_CONVOLUTION_FWD_ALGO_COUNT);
+  std::vector<cudnnConvolutionFwdAlgoPerf_t> perf(static_cast<std::size_t>(max_count));
+  int returned = 0;
+  CUDNN_OK(cudnnGetConvolutionForwardAlgorithm_v7(handle, xd, wd, cd, yd, max_count, &returned, perf.data()));
+  ASSERT_EQ(returned, max_count);
+  std::vector<int> seen(static_cast<std::size_t>(max_count), 0);
+  bool unsupported_seen = false;
+  for (const auto& p : perf) {
+    ++seen[static_cast<std::size_t>(p.algo)];
+    if (p.status != CUDNN_STATUS_SUCCESS) unsupported_seen = true;
+    if (p.status == CUDNN_STATUS_SUCCESS) {
+      EXPECT_FALSE(unsupported_seen) << "supported algorithms come first";
+      EXPECT_EQ(p.mathType, CUDNN_FMA_MATH);
+    }
+    if (p.algo == CUDNN_CONVOLUTION_FWD_ALGO_DIRECT) {
+      EXPECT_EQ(p.status, CUDNN_STATUS_NOT_SUPPORTED);
+    }
+  }
+  for (int s : seen) EXPECT_EQ(s, 1);
+}
+
+TEST_F(StandinCudnn, FindExRunsAndRanksAlgorithms) {
+  set_small_conv(1, CUDNN_CROSS_CORRELATION);
+  std::unique_ptr<DeviceBuffer> x(upload(small_x())), w(upload(small_w())), y(upload(std::vector<float>(16, -1)));
+  DeviceBuffer ws(1 << 20);
+  std::vector<cudnnConvolutionFwdAlgoPerf_t> perf(CUDNN_CONVOLUTION_FWD_ALGO_COUNT);
+  int returned = 0;
+  CUDNN_OK(cudnnFindConvolutionForwardAlgorithmEx(handle, xd, x->p, wd, w->p, cd, yd, y->p,
+                                                  CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &returned, perf.data(), ws.p,
+                                                  1 << 20));
+  ASSERT_GT(returned, 0);
+  EXPECT_EQ(perf[0].status, CUDNN_STATUS_SUCCESS);
+  EXPECT_GE(perf[0].time, 0.0f);
+  EXPECT_EQ(download(y->p, 16)[0], 19.0f) << "FindEx writes y";
+}
+
+TEST_F(StandinCudnn, FaultInjectionDeclinesUnalignedHalfNhwc) {
+  CUDNN_OK(cudnnSetTensor4dDescriptor(xd, CUDNN_TENSOR_NHWC, CUDNN_DATA_HALF, 1, 3, 4, 4));
+  CUDNN_OK(cudnnSetFilter4dDescriptor(wd, CUDNN_DATA_HALF, CUDNN_TENSOR_NHWC, 8, 3, 3, 3));
+  CUDNN_OK(cudnnSetConvolution2dDescriptor(cd, 1, 1, 1, 1, 1, 1, CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
+  CUDNN_OK(cudnnSetTensor4dDescriptor(yd, CUDNN_TENSOR_NHWC, CUDNN_DATA_HALF, 1, 8, 4, 4));
+  size_t need = 0;
+  const auto algo = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM;
+  CUDNN_OK(cudnnGetConvolutionForwardWorkspaceSize(handle, xd, wd, cd, yd, algo, &need));
+  ASSERT_EQ(setenv("INFER_STANDIN_CUDNN_DECLINE", "half-nhwc-unaligned", 1), 0);
+  EXPECT_EQ(cudnnGetConvolutionForwardWorkspaceSize(handle, xd, wd, cd, yd, algo, &need), CUDNN_STATUS_NOT_SUPPORTED);
+  cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
+  int returned = 0;
+  CUDNN_OK(cudnnGetConvolutionForwardAlgorithm_v7(handle, xd, wd, cd, yd, CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &returned,
+                                                  perf));
+  for (int i = 0; i < returned; ++i) EXPECT_EQ(perf[i].status, CUDNN_STATUS_NOT_SUPPORTED) << perf[i].algo;
+  ASSERT_EQ(unsetenv("INFER_STANDIN_CUDNN_DECLINE"), 0);
+  EXPECT_EQ(cudnnGetConvolutionForwardWorkspaceSize(handle, xd, wd, cd, yd, algo, &need), CUDNN_STATUS_SUCCESS);
+}
+
+TEST_F(StandinCudnn, BadDescriptorValuesAreRejected) {
+  EXPECT_EQ(cudnnSetTensor4dDescriptor(xd, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 1, -1, 2, 2), CUDNN_STATUS_BAD_PARAM);
+  EXPECT_EQ(cudnnSetConvolution2dDescriptor(cd, -1, 0, 1, 1, 1, 1, CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT),
+            CUDNN_STATUS_BAD_PARAM);
+  EXPECT_EQ(cudnnSetConvolution2dDescriptor(cd, 0, 0, 0, 1, 1, 1, CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT),
+            CUDNN_STATUS_BAD_PARAM);
+  EXPECT_EQ(cudnnSetPooling2dDescriptor(pd, CUDNN_POOLING_MAX, CUDNN_PROPAGATE_NAN, 0, 2, 0, 0, 1, 1),
+            CUDNN_STATUS_BAD_PARAM);
+  const int dims[3] = {1, 2, 3}, strides[3] = {6, 3, 1};
+  EXPECT_EQ(cudnnSetTensorNdDescriptor(xd, CUDNN_DATA_FLOAT, 3, dims, strides), CUDNN_STATUS_NOT_SUPPORTED);
+  // A convolution whose y does not have the output dimensions.
+  set_small_conv(0, CUDNN_CROSS_CORRELATION);
+  CUDNN_OK(cudnnSetTensor4dDescriptor(yd, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 1, 1, 3, 3));
+  std::unique_ptr<DeviceBuffer> x(upload(small_x())), w(upload(small_w())), y(upload(std::vector<float>(9, 0)));
+  EXPECT_EQ(cudnnConvolutionForward(handle, &kOne, xd, x->p, wd, w->p, cd, CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM,
+                                    nullptr, 0, &kZero, yd, y->p),
+            CUDNN_STATUS_BAD_PARAM);
+}
+
+using StandinCudnnDeathTest = Fixture;
+
+TEST_F(StandinCudnnDeathTest, OutputSmallerThanItsDescriptorEndsTheProcess) {
+  set_small_conv(0, CUDNN_CROSS_CORRELATION);
+  std::unique_ptr<DeviceBuffer> x(upload(small_x())), w(upload(small_w())), y(upload({0, 0, 0}));  // needs 4
+  EXPECT_DEATH(
+      {
+        cudnnConvolutionForward(handle, &kOne, xd, x->p, wd, w->p, cd, CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM,
+                                nullptr, 0, &kZero, yd, y->p);
+        cudaDeviceSynchronize();
+      },
+      "cudnnConvolutionForward.*y");
+}
+
+TEST_F(StandinCudnnDeathTest, HostInputEndsTheProcess) {
+  set_small_conv(0, CUDNN_CROSS_CORRELATION);
+  std::vector<float> host_x = small_x();
+  std::unique_ptr<DeviceBuffer> w(upload(small_w())), y(upload({0, 0, 0, 0}));
+  EXPECT_DEATH(
+      {
+        cudnnConvolutionForward(handle, &kOne, xd, host_x.data(), wd, w->p, cd,
+                                CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM, nullptr, 0, &kZero, yd, y->p);
+        cudaDeviceSynchronize();
+      },
+      "cudnnConvolutionForward.*x");
+}
+
+TEST_F(StandinCudnnDeathTest, DeviceAlphaEndsTheProcess) {
+  CUDNN_OK(cudnnSetTensor4dDescriptor(xd, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 1, 1, 1, 3));
+  std::unique_ptr<DeviceBuffer> x(upload({1, 2, 3})), y(upload({0, 0, 0})), alpha(upload({1}));
+  CUDNN_OK(cudnnSetActivationDescriptor(ad, CUDNN_ACTIVATION_RELU, CUDNN_PROPAGATE_NAN, 0.0));
+  EXPECT_DEATH(cudnnActivationForward(handle, ad, alpha->p, xd, x->p, &kZero, xd, y->p), "alpha");
+}
+
+TEST_F(StandinCudnnDeathTest, FusedZMustBeADeviceRangeOfYsExtent) {
+  set_small_conv(0, CUDNN_CROSS_CORRELATION);
+  CUDNN_OK(cudnnSetTensor4dDescriptor(bd, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 1, 1, 1, 1));
+  CUDNN_OK(cudnnSetActivationDescriptor(ad, CUDNN_ACTIVATION_RELU, CUDNN_PROPAGATE_NAN, 0.0));
+  std::unique_ptr<DeviceBuffer> x(upload(small_x())), w(upload(small_w())), z(upload({0, 0})), bias(upload({0})),
+      y(upload({0, 0, 0, 0}));
+  DeviceBuffer ws(1 << 16);
+  EXPECT_DEATH(
+      {
+        cudnnConvolutionBiasActivationForward(handle, &kOne, xd, x->p, wd, w->p, cd,
+                                              CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM, ws.p, 1 << 16, &kZero,
+                                              yd, z->p, bd, bias->p, ad, yd, y->p);
+        cudaDeviceSynchronize();
+      },
+      "z");
+}
+
+}  // namespace
