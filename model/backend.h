@@ -43,6 +43,9 @@ struct GpuOptions {
   bool cuda_graphs = true;                // capture each batch size once and replay it
   bool autotune = false;                  // measure algorithms (cudnnFindConvolutionForwardAlgorithmEx) and cache them
   std::string autotune_cache;             // cache file; empty = default_autotune_cache_path()
+  // Only convolution algorithms cuDNN reports as CUDNN_DETERMINISTIC (heuristics and autotune):
+  // bitwise reproducible results from run to run, at some cost in speed.
+  bool deterministic = false;
   // Verbose lines (chosen algorithm per layer, cache use, graph fallback); empty = silent.
   std::function<void(const std::string&)> log;
 };

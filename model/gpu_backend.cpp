@@ -45,6 +45,7 @@ class GpuBackend final : public Backend {
     c.cuda_graphs = options_.cuda_graphs ? 1 : 0;
     c.autotune = options_.autotune ? 1 : 0;
     c.autotune_cache = options_.autotune_cache.c_str();
+    c.deterministic = options_.deterministic ? 1 : 0;
     if (options_.log) {
       c.log = log_trampoline;
       c.log_ctx = &options_.log;  // options_ lives as long as the executor

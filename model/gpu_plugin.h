@@ -17,7 +17,7 @@ class Network;
 extern "C" {
 
 // Bump whenever this table or any type it passes (Network, Layer, ...) changes.
-#define INFER_GPU_PLUGIN_ABI 3
+#define INFER_GPU_PLUGIN_ABI 4
 
 // Limits of the device top-k selection (model/cudnn/top_k.cu: one block of threads per sample,
 // k scans of the row). Here, not in the kernel's header, so that the engine can check them without
@@ -48,6 +48,7 @@ struct InferGpuOptions {
   int cuda_graphs;             // 0 or 1
   int autotune;                // 0 or 1
   const char* autotune_cache;  // NULL or "": the default cache file
+  int deterministic;           // 0 or 1
   void (*log)(void* ctx, const char* line);  // NULL: silent; must not throw or longjmp
   void* log_ctx;
 };

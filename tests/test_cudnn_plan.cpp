@@ -348,6 +348,31 @@ TEST(CudnnPlan, PrecisionDecidesTypesLayoutsAndMath) {
               EXPECT_EQ(filter_type, storage);
               EXPECT_EQ(filter_format, format);
               expect_tensor(step.bias.get(), 1, Dims{k, 1, 1}, storage, format, "bias");
+              // Fp16 only: the same convolution in float NCHW with FMA math (the executor's
+              // per-layer fallback), its x and y re-set by set_batch like the activations.
+              const cudnn::Step::FloatFallback& f = step.fallback;
+              if (!half) {
+                EXPECT_FALSE(f.x || f.y || f.filter || f.convolution || f.bias) << "fallback descriptors in fp32/tf32";
+                break;
+              }
+              ASSERT_TRUE(f.x && f.y && f.filter && f.convolution && f.bias);
+              expect_nchw(f.x.get(), n, step.in, "fallback x");
+              expect_nchw(f.y.get(), n, net.layers()[step.first_layer].out, "fallback y");
+              expect_nchw(f.bias.get(), 1, Dims{k, 1, 1}, "fallback bias");
+              int fk, fc, fr, fs;
+              ASSERT_EQ(cudnnGetFilter4dDescriptor(f.filter.get(), &filter_type, &filter_format, &fk, &fc, &fr, &fs),
+                        CUDNN_STATUS_SUCCESS);
+              EXPECT_EQ(filter_type, CUDNN_DATA_FLOAT);
+              EXPECT_EQ(filter_format, CUDNN_TENSOR_NCHW);
+              EXPECT_EQ((std::vector<int>{fk, fc, fr, fs}), (std::vector<int>{k, c, r, s}));
+              int fph, fpw, fsh, fsw, fdh, fdw;
+              ASSERT_EQ(cudnnGetConvolution2dDescriptor(f.convolution.get(), &fph, &fpw, &fsh, &fsw, &fdh, &fdw, &mode,
+                                                        &compute),
+                        CUDNN_STATUS_SUCCESS);
+              EXPECT_EQ((std::vector<int>{fph, fpw, fsh, fsw, fdh, fdw}), (std::vector<int>{ph, pw, sh, sw, dh, dw}));
+              EXPECT_EQ(compute, CUDNN_DATA_FLOAT);
+              ASSERT_EQ(cudnnGetConvolutionMathType(f.convolution.get(), &math), CUDNN_STATUS_SUCCESS);
+              EXPECT_EQ(math, CUDNN_FMA_MATH) << "the fallback computes as fp32 does";
               break;
             }
             case StepKind::BatchNorm: {

@@ -6,8 +6,9 @@
 // `context` names where we are (usually "layer 'conv1'"); it is evaluated only on failure, so it
 // may build a string.
 //
-// Owners: every handle, descriptor and buffer is held by a move-only type that releases it in its
-// destructor (errors on release are ignored: there is nobody to report them to).
+// Owners: every handle and descriptor is held by a move-only type that releases it in its
+// destructor (errors on release are ignored: there is nobody to report them to). Memory and its
+// typed views are in buffers.h.
 #pragma once
 
 // cuDNN 9 marks its whole descriptor-based ("legacy") API deprecated in favour of the graph API.
@@ -173,46 +174,6 @@ class Event : public Owned<cudaEvent_t, cudaEventDestroy> {
 
  private:
   explicit Event(cudaEvent_t event) : Owned<cudaEvent_t, cudaEventDestroy>(event) {}
-};
-
-// `bytes` of device memory (cudaMalloc), uninitialised; empty when bytes == 0.
-class DeviceBuffer {
- public:
-  DeviceBuffer() = default;
-  DeviceBuffer(std::size_t bytes, std::string_view context) : bytes_(bytes) {
-    void* p = nullptr;
-    if (bytes > 0) INFER_CUDA_CHECK(context, cudaMalloc(&p, bytes));
-    memory_ = Memory(p);
-  }
-  void* get() const { return memory_.get(); }
-  float* floats() const { return static_cast<float*>(memory_.get()); }
-  int* ints() const { return static_cast<int*>(memory_.get()); }
-  std::size_t bytes() const { return bytes_; }
-
- private:
-  using Memory = Owned<void*, cudaFree>;
-  Memory memory_;
-  std::size_t bytes_ = 0;
-};
-
-// `bytes` of page-locked host memory (cudaMallocHost), so that cudaMemcpyAsync is truly
-// asynchronous; uninitialised; empty when bytes == 0.
-class PinnedBuffer {
- public:
-  PinnedBuffer() = default;
-  PinnedBuffer(std::size_t bytes, std::string_view context) : bytes_(bytes) {
-    void* p = nullptr;
-    if (bytes > 0) INFER_CUDA_CHECK(context, cudaMallocHost(&p, bytes));
-    memory_ = Memory(p);
-  }
-  float* floats() const { return static_cast<float*>(memory_.get()); }
-  int* ints() const { return static_cast<int*>(memory_.get()); }
-  std::size_t bytes() const { return bytes_; }
-
- private:
-  using Memory = Owned<void*, cudaFreeHost>;
-  Memory memory_;
-  std::size_t bytes_ = 0;
 };
 
 }  // namespace infer::cudnn

@@ -4,6 +4,9 @@
 // constructor. forward() and top_k() allocate nothing and create no descriptor; with CUDA graphs
 // (GpuOptions::cuda_graphs) each distinct pass is captured once and replayed. Every pass records
 // four CUDA events around its copies; last_timing() reports the last completed pass's device time.
+// Every device call goes through the typed wrappers of calls.h, on the views of buffers.h: the
+// buffers it writes (activations, workspace, scratch) are DeviceBuffers, the ones it only reads
+// (weights, biases, the zero operands) ConstantBuffers.
 //
 // Thread safety: none; one forward() or top_k() at a time per executor.
 #pragma once
@@ -20,6 +23,8 @@
 
 #include "../backend.h"
 #include "../network.h"
+#include "buffers.h"
+#include "calls.h"
 #include "check.h"
 #include "plan.h"
 
@@ -47,18 +52,27 @@ struct ConvolutionChoice {
   std::size_t workspace_bytes = 0;  // the most either algorithm needs, at any batch size
   std::string source = "heuristics";  // "heuristics", "cache" or "measured" (autotune)
   double time_ms = -1.0;              // measured time of the whole-step algorithm; < 0 when not measured
+  // Fp16 only: every half NHWC algorithm declined, so the step runs in float NCHW (Step::fallback)
+  // on the executor's float scratch, between conversion kernels (convolution.cpp).
+  bool float_fallback = false;
 };
 
-// Device memory of one layer's parameters; empty buffers for parameters the layer does not have.
-// Convolution weights and biases are in the plan's storage type (half for Fp16, filters in
-// K, R, S, C order for NHWC); batch-norm parameters are always float.
+// Device memory of one layer's parameters, written once at build time; empty buffers for
+// parameters the layer does not have. Convolution weights and biases are in the plan's storage type
+// (half for Fp16, filters in K, R, S, C order for NHWC); batch-norm parameters are always float.
 struct LayerWeights {
-  DeviceBuffer weight;        // conv [K, C/g, R, S], linear [out, in], batch-norm gamma [C]
-  DeviceBuffer bias;          // [K] / [out] / batch-norm beta [C]
-  DeviceBuffer running_mean;  // batch-norm only, [C]
-  DeviceBuffer running_var;   // batch-norm only, [C]
-  DeviceBuffer folded_weight; // the first layer of a step with folded_bn: fold.h's weight
-  DeviceBuffer folded_bias;   // and bias (always present)
+  ConstantBuffer weight;        // conv [K, C/g, R, S], linear [out, in], batch-norm gamma [C]
+  ConstantBuffer bias;          // [K] / [out] / batch-norm beta [C]
+  ConstantBuffer running_mean;  // batch-norm only, [C]
+  ConstantBuffer running_var;   // batch-norm only, [C]
+  ConstantBuffer folded_weight; // the first layer of a step with folded_bn: fold.h's weight
+  ConstantBuffer folded_bias;   // and bias (always present)
+  // A step that falls back to float (ConvolutionChoice::float_fallback): the same four as float,
+  // filters KCRS; empty otherwise.
+  ConstantBuffer float_weight;
+  ConstantBuffer float_bias;
+  ConstantBuffer float_folded_weight;
+  ConstantBuffer float_folded_bias;
 };
 
 class Executor {
@@ -108,8 +122,20 @@ class Executor {
     std::uint64_t last_use = 0;
   };
 
-  void* buffer(std::size_t activation) const;
+  // Activation `activation` (Plan::activations()) at the plan's current batch size, to read or to
+  // write; its whole buffer (max_batch samples).
+  TensorIn tensor_in(std::size_t activation) const;
+  TensorOut tensor_out(std::size_t activation);
+  DeviceIn in(std::size_t activation) const;
+  DeviceOut out(std::size_t activation);
   void log(const std::string& line) const;
+
+  // weights.cpp: every layer's parameters on the device, once; and the float ones of a step that
+  // falls back (synchronises the stream: the host copies are freed on return).
+  void upload_weights();
+  void upload_float_weights(const Step& step);
+
+  // passes.cpp: one forward() or top_k() pass, direct or as a CUDA graph, and its timing.
   void execute(const Pass& pass, const float* input);  // staging in, run or replay, one sync
   // The CUDA graph path of execute(). True when it has already read the pass's timing (the first
   // call of a pass: read before the capture, which re-records the events as graph nodes).
@@ -120,24 +146,42 @@ class Executor {
   void enqueue(const Pass& pass, bool capturing);
   void record(cudaEvent_t event, bool capturing);     // one timing event on the stream
   void read_timing();                                 // the events of the completed pass into last_timing_
-  const float* float_output(std::size_t activation, int n);
+  DeviceIn float_output(std::size_t activation, int n);
+
+  // steps.cpp: the calls of one step.
   void run_step(std::size_t step_index, std::size_t layer_count, bool capturing);
-  void upload_weights();
 
   // convolution.cpp
+  // The operands of a convolution call covering the first `stop` layers of a step: the plan's own
+  // descriptors and buffers, or (float_fallback) Step::fallback's on the float scratch buffers.
+  struct ConvolutionOperands {
+    TensorIn x;
+    FilterIn w;
+    cudnnConvolutionDescriptor_t convolution;
+    TensorIn bias;  // the layer's, the folded one, or zero_bias_
+    TensorIn z;     // zero_z_ with y's descriptor
+    TensorOut y;
+    TensorIn y_in;  // y's memory to read back (the in-place ReLU of the separate calls)
+  };
+  ConvolutionOperands convolution_operands(const Step& step, bool float_fallback, std::size_t stop);
   void choose_algorithms();
-  // Probes: run the call once at n = max_batch and n = 1 with exactly `workspace` bytes.
-  bool fused_call_runs(const Step& step, cudnnConvolutionFwdAlgo_t algo, std::size_t workspace);
-  bool plain_call_runs(const Step& step, cudnnConvolutionFwdAlgo_t algo, std::size_t workspace);
+  // Uploads the float weights of a step that falls back and grows fallback_x_ and fallback_y_ for
+  // it; grows the workspace to `bytes` while probing. Build time only (graphs keep the addresses).
+  void prepare_float_fallback(const Step& step);
+  void reserve_workspace(std::size_t bytes);
+  // Probes: run the call at n = max_batch and n = 1 with exactly `workspace` bytes.
+  bool fused_call_runs(const Step& step, bool float_fallback, cudnnConvolutionFwdAlgo_t algo, std::size_t workspace);
+  bool plain_call_runs(const Step& step, bool float_fallback, cudnnConvolutionFwdAlgo_t algo, std::size_t workspace);
   bool call_runs(const Step& step, const char* name, const std::function<cudnnStatus_t()>& call);
   // `stop`: the layers of the step that run (1 = the convolution alone; see run_convolution).
-  cudnnStatus_t conv_bias_activation(const Step& step, cudnnConvolutionFwdAlgo_t algo, std::size_t stop,
-                                     std::size_t workspace);
-  cudnnStatus_t plain_convolution(const Step& step, cudnnConvolutionFwdAlgo_t algo, std::size_t stop,
-                                  std::size_t workspace);
+  cudnnStatus_t conv_bias_activation(const Step& step, bool float_fallback, cudnnConvolutionFwdAlgo_t algo,
+                                     std::size_t stop, std::size_t workspace);
+  cudnnStatus_t plain_convolution(const Step& step, bool float_fallback, cudnnConvolutionFwdAlgo_t algo,
+                                  std::size_t stop, std::size_t workspace);
   // `capturing`: inside a stream capture, where a fused call that declines throws instead of being
   // recorded in fused_declined_ (the pass then runs directly, see capture()).
   void run_convolution(const Step& step, const ConvolutionChoice& choice, std::size_t stop, bool capturing);
+  void convolution_calls(const Step& step, const ConvolutionChoice& choice, std::size_t stop, bool capturing);
 
   // Declaration order is construction order: the device is selected before the stream and the
   // handle are created, and everything on the device is released before them.
@@ -155,10 +199,12 @@ class Executor {
   Plan plan_;
   std::vector<DeviceBuffer> buffers_;             // one per Plan::buffer_bytes(), max_batch samples
   std::vector<LayerWeights> weights_;             // one per layer
-  DeviceBuffer zero_bias_;                        // zeros for fused convolutions without a bias
-  DeviceBuffer zero_z_;                           // zeros: the fused convolutions' z (residual) operand
+  ConstantBuffer zero_bias_;                      // zeros for fused convolutions without a bias
+  ConstantBuffer zero_z_;                         // zeros: the fused convolutions' z (residual) operand
   std::vector<ConvolutionChoice> convolutions_;   // one per step (used by Convolution steps only)
   DeviceBuffer workspace_;                        // shared by every convolution
+  DeviceBuffer fallback_x_;                       // float NCHW input of a step that falls back
+  DeviceBuffer fallback_y_;                       // and its float NCHW output (both max_batch samples)
   DeviceBuffer input_float_;                      // Fp16: the float NCHW input before conversion
   DeviceBuffer output_float_;                     // Fp16: a half output converted to float NCHW
   DeviceBuffer top_classes_;                      // max_batch x output size ints

@@ -134,8 +134,11 @@ void Plan::set_batch(int n) {
     set_tensor(a == 0 ? nullptr : &layers[a - 1], act.desc.get(), n, act.dims, act.type, act.format);
   }
   for (const Step& step : steps_) {
-    if (step.nchw_input) {
-      set_tensor(&layers[step.first_layer], step.nchw_input.get(), n, step.in, step.nchw_type, CUDNN_TENSOR_NCHW);
+    const Layer* layer = &layers[step.first_layer];
+    if (step.nchw_input) set_tensor(layer, step.nchw_input.get(), n, step.in, step.nchw_type, CUDNN_TENSOR_NCHW);
+    if (step.fallback.x) {
+      set_tensor(layer, step.fallback.x.get(), n, step.in, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW);
+      set_tensor(layer, step.fallback.y.get(), n, layer->out, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW);
     }
   }
   batch_ = n;
@@ -212,6 +215,8 @@ void Plan::plan_convolution(std::size_t index, bool fold_bn, bool fuse_relu) {
   require_network_dims(layer, "cudnnGetConvolution2dForwardOutputDim", max_batch_, n, c, h, w);
   step.out = layers[step.last_layer].out;  // a batch-norm and a ReLU keep the shape
 
+  if (storage_type_ == CUDNN_DATA_HALF) plan_float_fallback(step, a);
+
   // The convolution's own output, the batch-norm's and the ReLU's share one buffer: the fused
   // call writes the last one, and a forward pass that stops inside the step writes the one it
   // stops at.
@@ -221,6 +226,31 @@ void Plan::plan_convolution(std::size_t index, bool fold_bn, bool fuse_relu) {
     set_output_type(i, storage_type_, storage_format_);
   }
   steps_.push_back(std::move(step));
+}
+
+// The float NCHW form of an Fp16 convolution step (Step::fallback): FMA math, as Fp32, since the
+// fallback is there to run where the half tensor-op kernels do not.
+void Plan::plan_float_fallback(Step& step, const Conv2dAttrs& a) const {
+  const Layer& layer = network_->layers()[step.first_layer];
+  const std::string context = layer_context(layer);
+  Step::FloatFallback& f = step.fallback;
+  f.x = TensorDesc::create(context);
+  set_tensor(&layer, f.x.get(), max_batch_, layer.in, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW);
+  f.y = TensorDesc::create(context);
+  set_tensor(&layer, f.y.get(), max_batch_, layer.out, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW);
+  f.filter = FilterDesc::create(context);
+  INFER_CUDNN_CHECK(context, cudnnSetFilter4dDescriptor(f.filter.get(), CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW,
+                                                        a.out_channels, layer.in.c / a.groups, a.kernel_h,
+                                                        a.kernel_w));
+  f.convolution = ConvolutionDesc::create(context);
+  INFER_CUDNN_CHECK(context, cudnnSetConvolution2dDescriptor(f.convolution.get(), a.pad_h, a.pad_w, a.stride_h,
+                                                             a.stride_w, a.dilation_h, a.dilation_w,
+                                                             CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
+  INFER_CUDNN_CHECK(context, cudnnSetConvolutionGroupCount(f.convolution.get(), a.groups));
+  INFER_CUDNN_CHECK(context, cudnnSetConvolutionMathType(f.convolution.get(), CUDNN_FMA_MATH));
+  f.bias = TensorDesc::create(context);
+  INFER_CUDNN_CHECK(context, cudnnSetTensor4dDescriptor(f.bias.get(), CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 1,
+                                                        a.out_channels, 1, 1));
 }
 
 void Plan::plan_batchnorm(std::size_t index) {

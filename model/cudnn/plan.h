@@ -13,7 +13,10 @@
 //         and half outputs back to float NCHW, with its own kernels (convert.h). A softmax runs in
 //         float: its input is converted to float NCHW first, and its output is float NCHW.
 //         No channel padding: cuDNN runs C = 1 and other channel counts that are not multiples of
-//         8 in NHWC half (with slower kernels), so nothing here requires it.
+//         8 in NHWC half with slower kernels, but a cuDNN build or GPU may decline every algorithm
+//         for them. So each Fp16 convolution step also carries float NCHW descriptors of the same
+//         convolution (Step::fallback, FMA math), which the executor uses for that step alone
+//         when every half NHWC candidate declines, converting its input and output around it.
 // Every activation is fully packed, batch outermost; Activation says its type and layout.
 // Thread safety: none; set_batch() changes the descriptors the executor passes to cuDNN.
 #pragma once
@@ -76,6 +79,15 @@ struct Step {
   FilterDesc filter;           // [K, C/groups, R, S]; linear: [out, in, 1, 1]; NHWC (K, R, S, C order) in Fp16
   ConvolutionDesc convolution; // pads, strides, dilations, groups, cross-correlation, float compute, math type
   TensorDesc bias;             // [1, K, 1, 1] of the activation type (half bias for half data)
+  // Fp16 only (empty otherwise): the same convolution in float NCHW, for a step whose half NHWC
+  // calls decline (see the top of this file). x and y depend on the batch size (set_batch()).
+  struct FloatFallback {
+    TensorDesc x;                // [batch, C, H, W] float NCHW: the step's input
+    TensorDesc y;                // [batch, K, P, Q] float NCHW: the convolution's output
+    FilterDesc filter;           // [K, C/groups, R, S] float (KCRS)
+    ConvolutionDesc convolution; // `convolution`'s geometry, float compute, CUDNN_FMA_MATH
+    TensorDesc bias;             // [1, K, 1, 1] float
+  } fallback;
 
   // BatchNorm
   TensorDesc bn_params;        // [1, C, 1, 1], derived with cudnnDeriveBNTensorDescriptor (spatial)
@@ -114,8 +126,8 @@ class Plan {
   cudnnDataType_t storage_type() const { return storage_type_; }
   cudnnTensorFormat_t storage_format() const { return storage_format_; }
 
-  // Re-sets (cudnnSetTensor4dDescriptor; no descriptor is created) every activation descriptor and
-  // every step's nchw_input for n samples, 1 <= n <= max_batch. Filter, convolution, pooling and
+  // Re-sets (cudnnSetTensor4dDescriptor; no descriptor is created) every activation descriptor,
+  // every step's nchw_input and fallback x and y for n samples, 1 <= n <= max_batch. Filter, convolution, pooling and
   // bias descriptors do not depend on n. The values are read by each cuDNN call when it is made:
   // a call captured into a CUDA graph keeps the batch size of its capture.
   void set_batch(int n);
@@ -133,6 +145,7 @@ class Plan {
  private:
   Step layer_step(std::size_t index, StepKind kind) const;
   void plan_convolution(std::size_t index, bool fold_bn, bool fuse_relu);
+  void plan_float_fallback(Step& step, const Conv2dAttrs& a) const;
   void plan_batchnorm(std::size_t index);
   void plan_single(std::size_t index, StepKind kind);
   void plan_pooling(std::size_t index);

@@ -71,6 +71,7 @@ GpuOptions to_options(const InferGpuOptions* c) {
   o.cuda_graphs = c->cuda_graphs != 0;
   o.autotune = c->autotune != 0;
   if (c->autotune_cache) o.autotune_cache = c->autotune_cache;
+  o.deterministic = c->deterministic != 0;
   if (c->log) {
     o.log = [log = c->log, ctx = c->log_ctx](const std::string& line) { log(ctx, line.c_str()); };
   }
