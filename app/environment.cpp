@@ -12,14 +12,6 @@ namespace infer::app {
 
 namespace fs = std::filesystem;
 
-fs::path shipped_file(const fs::path& relative) {
-  std::error_code ec;
-  const fs::path exe_dir = fs::read_symlink("/proc/self/exe", ec).parent_path();
-  const fs::path installed = exe_dir / ".." / "share" / "infer" / relative;
-  if (!ec && fs::exists(installed, ec)) return installed;
-  return fs::path(INFER_SOURCE_DIR) / relative;
-}
-
 fs::path default_manifest_path() { return shipped_file("VERSIONS.toml"); }
 
 manifest::BuildInfo build_info() { return {INFER_CUDA_VERSION, INFER_CUDNN_VERSION, INFER_COMPILER}; }

@@ -10,11 +10,10 @@
 #include "manifest/manifest.h"
 #include "model/model_file.h"
 #include "options.h"
+#include "shipped_file.h"
 
 namespace infer::app {
 
-// A file shipped with infer: under <prefix>/share/infer when installed, else in the source tree.
-std::filesystem::path shipped_file(const std::filesystem::path& relative);
 // shipped_file("VERSIONS.toml").
 std::filesystem::path default_manifest_path();
 // What this binary was compiled with (CUDA, cuDNN, compiler).

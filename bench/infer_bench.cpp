@@ -1,7 +1,11 @@
 // infer-bench: throughput and latency of a backend on real Fashion-MNIST test images.
 //
 //   infer-bench [--model PATH] [--device cpu|gpu] [--precision fp32|tf32|fp16] [--autotune]
-//               [--batch 1,64,1024] [--threads N] [--top-k K] [--json]
+//               [--batch 1,64,1024] [--threads N] [--top-k K] [--data DIR] [--json]
+//
+// The model defaults to the shipped one (<exe_dir>/../share/infer, app/shipped_file.h); the test
+// images are read from --data DIR, else $FASHION_MNIST_DIR, else Debian's
+// /usr/share/datasets/fashion-mnist (dataset-fashion-mnist).
 //
 // For each batch size: warm-up, then timed passes (Backend::top_k with --top-k, default 3, as infer
 // does: host images in, k classes per image out; or Backend::forward) over rotating slices of the 10k test
@@ -30,6 +34,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "app/shipped_file.h"
 #include "model/cpu/cpu_backend.h"
 #include "model/errors.h"
 #include "model/gpu_backend.h"
@@ -76,7 +81,8 @@ struct Result {
 
 int main(int argc, char** argv) {
   const Clock::time_point start = Clock::now();
-  std::string model_path = std::string(INFER_SOURCE_DIR) + "/weights/fashion.toml";
+  std::string model_path = infer::app::shipped_file("weights/fashion.toml").string();
+  std::string data_dir = infer::test::fashion_mnist_dir();
   std::string device = "cpu";
   std::vector<int> batches{1, 64, 1024};
   int threads = 0;
@@ -85,7 +91,10 @@ int main(int argc, char** argv) {
   infer::Precision precision = infer::Precision::Fp32;
   bool autotune = false;
   CLI::App cli{"infer-bench: images/second and latency of the infer engine on Fashion-MNIST test images"};
-  cli.add_option("--model", model_path, "Model TOML");
+  cli.add_option("--model", model_path, "Model TOML (default: the shipped model)");
+  cli.add_option("--data", data_dir,
+                 "Folder with the Fashion-MNIST t10k-*-ubyte.gz files (default: $FASHION_MNIST_DIR, else "
+                 "/usr/share/datasets/fashion-mnist)");
   cli.add_option("--device", device, "cpu or gpu")->check(CLI::IsMember({"cpu", "gpu"}));
   cli.add_option("--batch", batches, "Batch sizes")->delimiter(',')->check(CLI::Range(1, 65536));
   cli.add_option("--threads", threads, "CPU threads for OpenBLAS (default: OpenBLAS's own, all cores)");
@@ -111,7 +120,7 @@ int main(int argc, char** argv) {
   if (threads > 0) openblas_set_num_threads(threads);
 
   try {
-    const infer::test::FashionMnist data = infer::test::load_fashion_mnist_test();
+    const infer::test::FashionMnist data = infer::test::load_fashion_mnist_test(data_dir);
     const infer::LoadedModel model = infer::load_model(model_path);
     const infer::Network& net = model.network;
     const std::size_t sample = net.input().dims.size();

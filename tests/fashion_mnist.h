@@ -4,6 +4,7 @@
 #include <zlib.h>
 
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <stdexcept>
 #include <string>
@@ -12,9 +13,10 @@
 namespace infer::test {
 
 // $FASHION_MNIST_DIR, else where Debian's dataset-fashion-mnist package puts the files.
+constexpr const char* kDebianFashionMnistDir = "/usr/share/datasets/fashion-mnist";
 inline std::string fashion_mnist_dir() {
   const char* env = std::getenv("FASHION_MNIST_DIR");
-  return env && *env ? env : "/usr/share/datasets/fashion-mnist";
+  return env && *env ? env : kDebianFashionMnistDir;
 }
 
 inline std::vector<std::uint8_t> read_gzip(const std::string& path) {
@@ -35,10 +37,22 @@ struct FashionMnist {
   std::vector<std::uint8_t> labels;  // count
 };
 
-// The 10k test images and labels. IDX: big-endian magic (0x803 images, 0x801 labels), sizes, data.
-inline FashionMnist load_fashion_mnist_test() {
-  const std::vector<std::uint8_t> img = read_gzip(fashion_mnist_dir() + "/t10k-images-idx3-ubyte.gz");
-  const std::vector<std::uint8_t> lab = read_gzip(fashion_mnist_dir() + "/t10k-labels-idx1-ubyte.gz");
+// The 10k test images and labels from dir (t10k-images-idx3-ubyte.gz, t10k-labels-idx1-ubyte.gz).
+// IDX: big-endian magic (0x803 images, 0x801 labels), sizes, data. A missing file throws one line
+// naming its path.
+inline FashionMnist load_fashion_mnist_test(const std::string& dir = fashion_mnist_dir()) {
+  for (const char* name : {"t10k-images-idx3-ubyte.gz", "t10k-labels-idx1-ubyte.gz"}) {
+    const std::string path = dir + "/" + name;
+    if (std::FILE* f = std::fopen(path.c_str(), "rb")) {
+      std::fclose(f);
+    } else {
+      throw std::runtime_error("Fashion-MNIST test set not found: " + path +
+                               " is missing (point FASHION_MNIST_DIR, or infer-bench --data, at the folder with the "
+                               "t10k-*.gz files, or install dataset-fashion-mnist: tools/install-deps.sh)");
+    }
+  }
+  const std::vector<std::uint8_t> img = read_gzip(dir + "/t10k-images-idx3-ubyte.gz");
+  const std::vector<std::uint8_t> lab = read_gzip(dir + "/t10k-labels-idx1-ubyte.gz");
   auto be32 = [](const std::vector<std::uint8_t>& v, std::size_t at) {
     return static_cast<int>(std::uint32_t(v.at(at)) << 24 | std::uint32_t(v.at(at + 1)) << 16 |
                             std::uint32_t(v.at(at + 2)) << 8 | v.at(at + 3));

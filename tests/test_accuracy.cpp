@@ -1,54 +1,8 @@
-// The accuracy goal, measured the way a user would: the 10,000 Fashion-MNIST test images written
-// as PNG files, classified by the infer executable (PNG decode, preprocessing, network, softmax),
-// its JSON output compared with the labels.
-#include <gtest/gtest.h>
-
-#include <map>
-
-#include <nlohmann/json.hpp>
-#include <stb_image_write.h>
-
-#include "fashion_mnist.h"
-#include "model/errors.h"
-#include "model/gpu_backend.h"
-#include "model/model_file.h"
-#include "process.h"
-#include "test_util.h"
+// The accuracy goal through `infer --device cpu` (accuracy.h).
+#include "accuracy.h"
 
 namespace infer::test {
 namespace {
-
-// The goal from the foundation issue; weights/README.md gives the measured value.
-constexpr double kRequiredAccuracy = 0.930;
-
-ProcessResult classify_test_set(const std::string& device, double& accuracy, const std::string& precision = "fp32") {
-  const FashionMnist data = load_fashion_mnist_test();
-  TempDir dir;
-  std::map<std::string, int> label_of;
-  for (int i = 0; i < data.count; ++i) {
-    char name[32];
-    std::snprintf(name, sizeof name, "%05d.png", i);
-    const std::string path = (dir / name).string();
-    EXPECT_TRUE(stbi_write_png(path.c_str(), 28, 28, 1, data.images.data() + static_cast<std::size_t>(i) * 784, 28));
-    label_of[path] = data.labels[static_cast<std::size_t>(i)];
-  }
-  ProcessResult r = run_process(INFER_EXE, {"--json", "--top-k", "1", "--batch", "256", "--device", device,
-                                            "--precision", precision, dir.path().string()});
-  int correct = 0, seen = 0;
-  for (const std::string& line : r.out_lines()) {
-    const nlohmann::json j = nlohmann::json::parse(line);
-    const auto it = label_of.find(j.at("file").get<std::string>());
-    EXPECT_NE(it, label_of.end()) << line;
-    if (it == label_of.end()) continue;
-    ++seen;
-    correct += j.at("top").at(0).at("index").get<int>() == it->second;
-  }
-  EXPECT_EQ(seen, data.count);
-  accuracy = static_cast<double>(correct) / data.count;
-  std::printf("top-1 accuracy through infer --device %s --precision %s: %d / %d = %.4f\n", device.c_str(),
-              precision.c_str(), correct, data.count, accuracy);
-  return r;
-}
 
 TEST(Accuracy, TestSetThroughInferCpu) {
   double accuracy = 0.0;
@@ -57,28 +11,6 @@ TEST(Accuracy, TestSetThroughInferCpu) {
   RecordProperty("accuracy", std::to_string(accuracy));
   EXPECT_GE(accuracy, kRequiredAccuracy);
 }
-
-// The GPU at each precision; fp16 is held to the same bar as fp32 (the model is 93.94% on the CPU).
-class GpuAccuracy : public ::testing::TestWithParam<const char*> {};
-
-TEST_P(GpuAccuracy, TestSetThroughInferGpu) {
-  // Skipped only when the GPU backend itself says the GPU is unusable (decided in-process, the way
-  // infer decides); a GPU that is usable but gives a failing run is a failure.
-  try {
-    const LoadedModel model = load_model(std::string(INFER_SOURCE_DIR) + "/weights/fashion.toml");
-    make_gpu_backend(model.network, 1);
-  } catch (const GpuUnavailableError& e) {
-    INFER_GPU_UNUSABLE(std::string("no usable GPU: ") + e.what());
-  }
-  double accuracy = 0.0;
-  const ProcessResult r = classify_test_set("gpu", accuracy, GetParam());
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-  RecordProperty("accuracy", std::to_string(accuracy));
-  EXPECT_GE(accuracy, kRequiredAccuracy);
-}
-
-INSTANTIATE_TEST_SUITE_P(Precision, GpuAccuracy, ::testing::Values("fp32", "tf32", "fp16"),
-                         [](const ::testing::TestParamInfo<const char*>& param_info) { return std::string(param_info.param); });
 
 }  // namespace
 }  // namespace infer::test

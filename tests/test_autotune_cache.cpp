@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "process.h"
+#include "test_util.h"
 
 namespace infer::test {
 namespace {
@@ -498,7 +499,7 @@ TEST(AutotuneCache, SaveThatFailsMidWriteKeepsTheOldFile) {
 // The seeds of tests/fuzz/corpus/fuzz_autotune_cache (written by make_corpus.py, which computes the
 // checksum itself): valid-* parse cleanly, every other seed is rejected.
 TEST(AutotuneCache, FuzzSeedsParseAsTheirNamesSay) {
-  const fs::path dir = fs::path(INFER_SOURCE_DIR) / "tests" / "fuzz" / "corpus" / "fuzz_autotune_cache";
+  const fs::path dir = fs::path(test_file("tests/fuzz/corpus/fuzz_autotune_cache"));
   int valid = 0;
   int invalid = 0;
   for (const std::string& name : files_in(dir)) {

@@ -9,12 +9,12 @@
 
 #include "model_cases.h"
 #include "process.h"
+#include "test_util.h"
 
 namespace infer::test {
 namespace {
 
-const std::string kSource = INFER_SOURCE_DIR;
-const std::string kImage = kSource + "/samples/bag.png";
+const std::string kImage = test_file("samples/bag.png");
 
 // A folder holding the tiny model; `run` runs infer on it and checks what every failure must hold.
 class EndToEnd : public ::testing::Test {
@@ -29,7 +29,7 @@ class EndToEnd : public ::testing::Test {
     const std::vector<std::string> before = files_in(dir_.path());
     args.insert(args.begin(), {"--json", "--device", "cpu"});
     args.push_back(kImage);
-    const ProcessResult r = run_process(INFER_EXE, args);
+    const ProcessResult r = run_process(infer_exe(), args);
     EXPECT_EQ(r.exit_code, exit_code) << r.err;
     EXPECT_LT(r.exit_code, 128) << "crashed: " << r.err;
     const std::vector<std::string> lines = ProcessResult::lines(r.err);
@@ -67,7 +67,7 @@ INSTANTIATE_TEST_SUITE_P(Cases, WeightsEndToEnd, ::testing::ValuesIn(weights_cas
 
 TEST_F(EndToEnd, TheTinyModelClassifies) {  // the baseline the cases above break
   write_model(kTinyToml, safetensors_bytes(tiny_tensors(rng_)));
-  const ProcessResult r = run_process(INFER_EXE, {"--json", "--device", "cpu", "--model", path("tiny.toml"), kImage});
+  const ProcessResult r = run_process(infer_exe(), {"--json", "--device", "cpu", "--model", path("tiny.toml"), kImage});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   ASSERT_EQ(r.out_lines().size(), 1u);
   EXPECT_EQ(nlohmann::json::parse(r.out)["top"].size(), 3u);
@@ -95,7 +95,7 @@ TEST_P(ManifestEndToEnd, ExitsWithThreeNamingTheManifest) {
   const ManifestCase& c = GetParam();
   write_file(dir_ / "VERSIONS.toml", c.text);
   expect_failure({"--manifest", path("VERSIONS.toml")}, 3, path("VERSIONS.toml"), c.message);
-  const ProcessResult check = run_process(INFER_EXE, {"--check", "--json", "--manifest", path("VERSIONS.toml")});
+  const ProcessResult check = run_process(infer_exe(), {"--check", "--json", "--manifest", path("VERSIONS.toml")});
   EXPECT_EQ(check.exit_code, 3) << check.err;
   EXPECT_EQ(check.out, "");
   EXPECT_NE(check.err.find(c.message), std::string::npos) << check.err;
@@ -120,7 +120,7 @@ TEST_F(EndToEnd, WriteManifestThatCannotBeWrittenLeavesNothing) {
   std::filesystem::create_directory(dir_ / "taken");
   for (const std::string& target : {path("missing/VERSIONS.toml"), path("taken")}) {
     const std::vector<std::string> before = files_in(dir_.path());
-    const ProcessResult r = run_process(INFER_EXE, {"--write-manifest", target});
+    const ProcessResult r = run_process(infer_exe(), {"--write-manifest", target});
     EXPECT_EQ(r.exit_code, 3) << r.err;
     EXPECT_EQ(r.err.rfind("infer: " + target + ": cannot write: ", 0), 0u) << r.err;
     EXPECT_EQ(r.out, "");

@@ -8,14 +8,14 @@
 #include "model/model_file.h"
 #include "png_writer.h"
 #include "process.h"
+#include "test_util.h"
 
 namespace infer::test {
 namespace {
 
-const std::string kSource = INFER_SOURCE_DIR;
-const std::string kSamples = kSource + "/samples";
+const std::string kSamples = test_file("samples");
 
-ProcessResult infer(std::vector<std::string> args) { return run_process(INFER_EXE, std::move(args)); }
+ProcessResult infer(std::vector<std::string> args) { return run_process(infer_exe(), std::move(args)); }
 
 // The label each bundled sample must get.
 const std::vector<std::pair<std::string, std::string>> kSampleLabels = {
@@ -34,6 +34,28 @@ TEST(Cli, ClassifiesEverySampleCorrectly) {
     EXPECT_EQ(lines[i].rfind(prefix, 0), 0u) << lines[i];
     EXPECT_NE(lines[i].find(" | "), std::string::npos) << lines[i];
     EXPECT_NE(lines[i].find("[cpu]"), std::string::npos) << lines[i];
+  }
+}
+
+// infer finds its model and VERSIONS.toml relative to its own executable (../share/infer), not in
+// a source or build path compiled in: bin/infer and share/infer copied to a fresh folder classify
+// from there, with no notice (a missing manifest or model would say so on stderr).
+TEST(Cli, RunsFromACopyAtAnotherPath) {
+  namespace fs = std::filesystem;
+  TempDir dir;
+  fs::create_directories(dir / "bin");
+  fs::copy_file(infer_exe(), dir / "bin" / "infer");
+  const fs::path shipped = exe_dir().parent_path() / "share" / "infer";
+  ASSERT_TRUE(fs::is_regular_file(shipped / "weights" / "fashion.toml")) << shipped << " (made by the build)";
+  fs::create_directories(dir / "share");
+  fs::copy(shipped, dir / "share" / "infer", fs::copy_options::recursive);
+  const std::string image = (dir / "share" / "infer" / "samples" / "ankle-boot.png").string();
+  for (const char* device : {"cpu", "auto"}) {
+    const ProcessResult r = run_process((dir / "bin" / "infer").string(), {"--device", device, image});
+    ASSERT_EQ(r.exit_code, 0) << device << ": " << r.err;
+    EXPECT_EQ(r.out.rfind(image + ": Ankle boot 0.", 0), 0u) << device << ": " << r.out;
+    if (std::string(device) == "cpu") EXPECT_EQ(r.err, "");
+    EXPECT_EQ(r.err.find("no manifest"), std::string::npos) << device << ": " << r.err;
   }
 }
 
@@ -152,12 +174,12 @@ INSTANTIATE_TEST_SUITE_P(
                  3, "cannot decode image: expected marker"},
         BadInput{"JPEG whose Huffman table overflows",  // fuzz_image: an out-of-bounds write in stb 2.27
                  [](const TempDir& d) {
-                   return write(d, "dht.jpg", slurp(kSource + "/tests/fuzz/corpus/fuzz_image/crash-jpeg-dht-overflow.jpg"));
+                   return write(d, "dht.jpg", slurp(test_file("tests/fuzz/corpus/fuzz_image/crash-jpeg-dht-overflow.jpg")));
                  },
                  3, "cannot decode image: bad DHT header"},
         BadInput{"PNG whose first IDAT chunk is empty",  // fuzz_image: memcpy(NULL, ..., 0) in stb 2.27 (UBSan)
                  [](const TempDir& d) {
-                   return write(d, "idat.png", slurp(kSource + "/tests/fuzz/corpus/fuzz_image/crash-png-empty-idat.png"));
+                   return write(d, "idat.png", slurp(test_file("tests/fuzz/corpus/fuzz_image/crash-png-empty-idat.png")));
                  },
                  // stb names the unknown chunk by its four bytes: non-printable ones are escaped
                  3, "cannot decode image: \\x18\\x06\\xe0\\xf7 PNG chunk not known"},
@@ -266,7 +288,7 @@ TEST(Cli, Fp32AndGpuOnlyOptionsRunOnTheCpu) {
 }
 
 TEST(Cli, CpuFallbackNoticeSaysItRunsFp32) {
-  const LoadedModel model = load_model(kSource + "/weights/fashion.toml");
+  const LoadedModel model = load_model(test_file("weights/fashion.toml"));
   std::string backend_reason;
   try {
     make_gpu_backend(model.network, 1);
@@ -288,10 +310,10 @@ TEST(Cli, BadModelExitsWithThree) {
   EXPECT_EQ(r.err, "infer: /nonexistent/model.toml: model file not found\n");
 
   TempDir dir;
-  std::string toml = slurp(kSource + "/weights/fashion.toml");
+  std::string toml = slurp(test_file("weights/fashion.toml"));
   const std::string from = "type = \"relu\"";
   toml.replace(toml.find(from), from.size(), "type = \"swish\"");
-  toml.replace(toml.find("fashion.safetensors"), 19, kSource + "/weights/fashion.safetensors");
+  toml.replace(toml.find("fashion.safetensors"), 19, test_file("weights/fashion.safetensors"));
   write_file(dir / "m.toml", toml);
   r = infer({"--model", (dir / "m.toml").string(), kSamples + "/bag.png"});
   EXPECT_EQ(r.exit_code, 3);
@@ -315,8 +337,8 @@ TEST(Cli, DeviceGpuFailsWithReasonWhenUnusable) {
   if (!reason.empty()) {
     const ProcessResult r = infer({"--device", "gpu", kSamples + "/bag.png"});
     EXPECT_EQ(r.exit_code, 4);
-    EXPECT_EQ(r.err.rfind("infer: the GPU is unusable (--device gpu): the environment does not match " + kSource +
-                              "/VERSIONS.toml (first: " + reason + ")\n",
+    EXPECT_EQ(r.err.rfind("infer: the GPU is unusable (--device gpu): the environment does not match " +
+                              shipped_file("VERSIONS.toml") + " (first: " + reason + ")\n",
                           0),
               0u)
         << r.err;
@@ -327,7 +349,7 @@ TEST(Cli, DeviceGpuFailsWithReasonWhenUnusable) {
     EXPECT_NE(fallback.out.find("bag.png: Bag"), std::string::npos);
   }
   // Past the check (or with --no-verify), the GPU backend's own reason, decided the way infer decides it.
-  const LoadedModel model = load_model(kSource + "/weights/fashion.toml");
+  const LoadedModel model = load_model(test_file("weights/fashion.toml"));
   std::string backend_reason;
   try {
     make_gpu_backend(model.network, 1);

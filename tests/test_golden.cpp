@@ -14,6 +14,7 @@
 #include "model/image.h"
 #include "model/model_file.h"
 #include "model/safetensors.h"
+#include "test_util.h"
 
 namespace infer::test {
 namespace {
@@ -21,9 +22,9 @@ namespace {
 constexpr double kLogitTolerance = 1e-4;
 
 TEST(Golden, CpuBackendMatchesPyTorch) {
-  const LoadedModel model = load_model(std::string(INFER_SOURCE_DIR) + "/weights/fashion.toml");
+  const LoadedModel model = load_model(test_file("weights/fashion.toml"));
   const Network& net = model.network;
-  const SafetensorsFile golden(std::string(INFER_SOURCE_DIR) + "/tests/data/golden.safetensors");
+  const SafetensorsFile golden(test_file("tests/data/golden.safetensors"));
   const std::vector<std::uint8_t> images = golden.read_u8("images");
   const std::vector<std::uint8_t> labels = golden.read_u8("labels");
   const std::vector<float> want_logits = golden.read_f32("logits");

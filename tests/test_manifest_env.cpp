@@ -11,15 +11,15 @@
 #include <nlohmann/json.hpp>
 
 #include "process.h"
+#include "test_util.h"
 
 namespace infer::test {
 namespace {
 
 namespace fs = std::filesystem;
 
-const std::string kSource = INFER_SOURCE_DIR;
-const std::string kManifest = kSource + "/VERSIONS.toml";
-const fs::path kFakes = INFER_FAKE_LIBRARY_DIR;
+const std::string kManifest = shipped_file("VERSIONS.toml");  // the one infer reads by default
+const fs::path kFakes = (exe_dir() / INFER_FAKE_LIBRARY_DIR).lexically_normal();  // relative to bin/
 
 struct Check {
   ProcessResult process;
@@ -34,7 +34,7 @@ struct Check {
 
 Check check(const std::vector<std::string>& env, const std::string& manifest = kManifest) {
   Check c;
-  c.process = run_process(INFER_EXE, {"--check", "--json", "--manifest", manifest}, env);
+  c.process = run_process(infer_exe(), {"--check", "--json", "--manifest", manifest}, env);
   c.report = nlohmann::json::parse(c.process.out, nullptr, false);
   if (c.report.is_object()) {
     for (const auto& r : c.report["items"]) c.rows[r["item"].get<std::string>()] = r;
@@ -98,7 +98,7 @@ TEST(CheckThisMachine, NoDriverIsReportedAsNotInstalled) {
 }
 
 TEST(CheckThisMachine, TableHasEveryColumnAndAFixPerNonOkRow) {
-  const ProcessResult r = run_process(INFER_EXE, {"--check"});
+  const ProcessResult r = run_process(infer_exe(), {"--check"});
   EXPECT_TRUE(r.exit_code == 0 || r.exit_code == 5) << r.err;
   const std::vector<std::string> lines = r.out_lines();
   ASSERT_GE(lines.size(), 3u);
@@ -217,14 +217,14 @@ TEST(CheckScenario, TwoCudnnCopiesOnThePath) {
 TEST(CheckManifest, MalformedManifestExitsWithThreeNamingFileLineAndKey) {
   TempDir dir;
   write_file(dir / "v.toml", "schema = 1\n[cudnn]\nversion = \">=9.19, <\"\n");
-  const ProcessResult r = run_process(INFER_EXE, {"--check", "--manifest", (dir / "v.toml").string()});
+  const ProcessResult r = run_process(infer_exe(), {"--check", "--manifest", (dir / "v.toml").string()});
   EXPECT_EQ(r.exit_code, 3);
   EXPECT_EQ(r.err, "infer: " + (dir / "v.toml").string() +
                        ": line 3: key 'cudnn.version': bad constraint: '>=9.19, <': '' is not a version; expected forms: "
                        "13.0, 9.19.*, >=580.65.06, \">=9.1, <10\", *\n");
   EXPECT_EQ(r.out, "");
   // Inference refuses to start on it too.
-  const ProcessResult run = run_process(INFER_EXE, {"--manifest", (dir / "v.toml").string(), kSource + "/samples/bag.png"});
+  const ProcessResult run = run_process(infer_exe(), {"--manifest", (dir / "v.toml").string(), test_file("samples/bag.png")});
   EXPECT_EQ(run.exit_code, 3);
 }
 
@@ -253,7 +253,7 @@ TEST(WriteManifest, RoundTripPassesOnThisMachine) {
   write_tiny_model(dir / "model");
   const std::string path = (dir / "deploy" / "VERSIONS.toml").string();
   fs::create_directories(dir / "deploy");
-  const ProcessResult w = run_process(INFER_EXE, {"--write-manifest", path, "--model", (dir / "model" / "tiny.toml").string()});
+  const ProcessResult w = run_process(infer_exe(), {"--write-manifest", path, "--model", (dir / "model" / "tiny.toml").string()});
   ASSERT_EQ(w.exit_code, 0) << w.err;
   const std::string text = slurp(path);
   EXPECT_TRUE(has(text, "path = \"../model/tiny.safetensors\"")) << text;
@@ -266,8 +266,8 @@ TEST(WriteManifest, RoundTripPassesOnThisMachine) {
   EXPECT_EQ(c.report["ok"], true);
   EXPECT_EQ(str(c.row("model:../model/tiny.toml"), "status"), "ok");
   // And a run with that manifest verifies the digests and starts.
-  const ProcessResult run = run_process(INFER_EXE, {"--manifest", path, "--model", (dir / "model" / "tiny.toml").string(),
-                                                    kSource + "/samples/bag.png"});
+  const ProcessResult run = run_process(infer_exe(), {"--manifest", path, "--model", (dir / "model" / "tiny.toml").string(),
+                                                    test_file("samples/bag.png")});
   EXPECT_EQ(run.exit_code, 0) << run.err;
 }
 
@@ -276,8 +276,8 @@ TEST(ModelDigest, WeightsWithAWrongDigestAreRefusedNamingBothDigests) {
   write_tiny_model(dir.path());
   const std::string good(64, '0');
   write_file(dir / "v.toml", "schema = 1\n[[model.files]]\npath = \"tiny.safetensors\"\nsha256 = \"" + good + "\"\n");
-  const std::string image = kSource + "/samples/bag.png";
-  const ProcessResult r = run_process(INFER_EXE, {"--manifest", (dir / "v.toml").string(), "--model",
+  const std::string image = test_file("samples/bag.png");
+  const ProcessResult r = run_process(infer_exe(), {"--manifest", (dir / "v.toml").string(), "--model",
                                                   (dir / "tiny.toml").string(), "--device", "cpu", image});
   EXPECT_EQ(r.exit_code, 3);
   EXPECT_TRUE(has(r.err, (dir / "tiny.safetensors").string() + ": SHA-256 is ")) << r.err;
@@ -288,9 +288,9 @@ TEST(ModelDigest, WeightsWithAWrongDigestAreRefusedNamingBothDigests) {
   EXPECT_EQ(str(c.row("model:tiny.safetensors"), "status"), "FAIL");
   // A model the manifest does not list is not refused, and --no-verify skips the check, saying so.
   write_file(dir / "other.toml", "schema = 1\n");
-  EXPECT_EQ(run_process(INFER_EXE, {"--manifest", (dir / "other.toml").string(), "--model", (dir / "tiny.toml").string(),
+  EXPECT_EQ(run_process(infer_exe(), {"--manifest", (dir / "other.toml").string(), "--model", (dir / "tiny.toml").string(),
                                     "--device", "cpu", image}).exit_code, 0);
-  const ProcessResult skipped = run_process(INFER_EXE, {"--no-verify", "--manifest", (dir / "v.toml").string(), "--model",
+  const ProcessResult skipped = run_process(infer_exe(), {"--no-verify", "--manifest", (dir / "v.toml").string(), "--model",
                                                         (dir / "tiny.toml").string(), "--device", "cpu", image});
   EXPECT_EQ(skipped.exit_code, 0);
   EXPECT_EQ(skipped.err, "infer: notice: --no-verify: the environment and the model digests are not checked\n");
@@ -302,15 +302,15 @@ TEST(StartupCheck, AutoFallsBackNamingTheFirstFailureAndGpuShowsTheReport) {
   const std::vector<std::string> model = {"--model", (dir / "tiny.toml").string()};
   const Check c = check({"LD_LIBRARY_PATH=" + (kFakes / "driver-535").string()});
   ASSERT_EQ(c.process.exit_code, 5);
-  const std::string image = kSource + "/samples/bag.png";
+  const std::string image = test_file("samples/bag.png");
   std::vector<std::string> args = model;
   args.push_back(image);
-  const ProcessResult autorun = run_process(INFER_EXE, args, {"LD_LIBRARY_PATH=" + (kFakes / "driver-535").string()});
+  const ProcessResult autorun = run_process(infer_exe(), args, {"LD_LIBRARY_PATH=" + (kFakes / "driver-535").string()});
   EXPECT_EQ(autorun.exit_code, 0) << autorun.err;
   EXPECT_EQ(autorun.err, "infer: notice: running on the CPU: driver.release: 535.104.05 (supports CUDA 12.2) (expected >=580.65.06)\n");
   EXPECT_TRUE(has(autorun.out, "[cpu]")) << autorun.out;
   args.insert(args.begin(), {"--device", "gpu"});
-  const ProcessResult gpu = run_process(INFER_EXE, args, {"LD_LIBRARY_PATH=" + (kFakes / "driver-535").string()});
+  const ProcessResult gpu = run_process(infer_exe(), args, {"LD_LIBRARY_PATH=" + (kFakes / "driver-535").string()});
   EXPECT_EQ(gpu.exit_code, 4);
   EXPECT_TRUE(has(gpu.err, "infer: the GPU is unusable (--device gpu): the environment does not match " + kManifest +
                                " (first: driver.release: 535.104.05")) << gpu.err;

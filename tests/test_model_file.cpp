@@ -58,7 +58,7 @@ TEST_F(ModelFileTest, ValidModelLoadsWithShapesAndValues) {
 }
 
 TEST_F(ModelFileTest, TheShippedModelLoads) {
-  const LoadedModel m = load_model(std::string(INFER_SOURCE_DIR) + "/weights/fashion.toml");
+  const LoadedModel m = load_model(test_file("weights/fashion.toml"));
   EXPECT_EQ(m.network.input().dims, (Dims{1, 28, 28}));
   EXPECT_EQ(m.network.output_dims(), (Dims{10, 1, 1}));
   EXPECT_EQ(m.network.input().labels.size(), 10u);

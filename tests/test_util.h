@@ -6,6 +6,7 @@
 #include <cctype>
 #include <cmath>
 #include <cstdlib>
+#include <filesystem>
 #include <random>
 #include <string>
 #include <vector>
@@ -13,6 +14,33 @@
 #include "model/network.h"
 
 namespace infer::test {
+
+// The folder of the running test executable (/proc/self/exe).
+inline std::filesystem::path exe_dir() {
+  std::error_code ec;
+  return std::filesystem::read_symlink("/proc/self/exe", ec).parent_path();
+}
+
+// The infer executable under test: the one beside the test executable (build/bin, or a bundle's bin/).
+inline std::string infer_exe() { return (exe_dir() / "infer").string(); }
+
+// A file the shipped infer reads by default, as infer finds it: <exe_dir>/../share/infer/<relative>
+// (app/shipped_file.h), e.g. shipped_file("VERSIONS.toml").
+inline std::string shipped_file(const std::string& relative) {
+  return (exe_dir().parent_path() / "share" / "infer" / relative).string();
+}
+
+// A file of the source tree that a test reads, by its path relative to the source root
+// ("weights/fashion.toml", "tests/data/golden.safetensors", "samples"): under $INFER_TEST_DATA_DIR
+// when set (a source tree, say), else under <exe_dir>/../share/infer-tests, the copy the build
+// makes (infer_test_files in CMakeLists.txt) and a bundle carries. No source path is compiled in,
+// so a build copied elsewhere tests the same files.
+inline std::string test_file(const std::string& relative) {
+  const char* env = std::getenv("INFER_TEST_DATA_DIR");
+  const std::filesystem::path root =
+      env != nullptr && *env != '\0' ? std::filesystem::path(env) : exe_dir().parent_path() / "share" / "infer-tests";
+  return (root / relative).string();
+}
 
 // A generator seeded from std::random_device; the seed is in every failure message via
 // SCOPED_TRACE so a failure can be replayed.
