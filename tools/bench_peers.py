@@ -147,9 +147,9 @@ def infer_bench(exe, device, batches, seconds, threads, precision=None):
     return json.loads(out)
 
 
-def infer_one_image_ms(exe, runs=20):
+def infer_one_image_ms(exe, shipped, runs=20):
     """`infer` on one image, process start to printed result (median wall time)."""
-    image = os.path.join(ROOT, "samples", "ankle-boot.png")
+    image = os.path.join(shipped, "samples", "ankle-boot.png")
     times = []
     for _ in range(runs):
         t = time.perf_counter()
@@ -160,7 +160,8 @@ def infer_one_image_ms(exe, runs=20):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--build", default=os.path.join(ROOT, "build"), help="build folder with bin/infer-bench")
+    ap.add_argument("--build", default=os.path.join(ROOT, "build"),
+                    help="build folder (or unpacked tools/gpu-bundle.sh bundle) with bin/infer-bench and share/infer")
     ap.add_argument("--batch", default="1,64,1024")
     ap.add_argument("--threads", type=int, default=os.cpu_count())
     ap.add_argument("--seconds", type=float, default=3.0)
@@ -172,9 +173,10 @@ def main():
     devices = args.devices.split(",")
     bench_exe = os.path.join(args.build, "bin", "infer-bench")
     infer_exe = os.path.join(args.build, "bin", "infer")
+    shipped = os.path.join(args.build, "share", "infer")  # the model and samples, as infer finds them
 
     torch.set_num_threads(args.threads)
-    model = infer_model.load_model(os.path.join(ROOT, "weights", "fashion.toml"))
+    model = infer_model.load_model(os.path.join(shipped, "weights", "fashion.toml"))
     images, _ = infer_model.load_fashion("t10k")
     inputs = model.preprocess(images).numpy().astype(np.float32)
 
@@ -187,7 +189,7 @@ def main():
         ort_rows, ort_version = bench_onnxruntime(model, inputs, batches, args.seconds, args.threads)
         tables.append(("cpu", "fp32", f"PyTorch {torch.__version__} eager", ours_cpu["results"], torch_rows))
         tables.append(("cpu", "fp32", f"ONNX Runtime {ort_version}", ours_cpu["results"], ort_rows))
-        one_image = infer_one_image_ms(infer_exe)
+        one_image = infer_one_image_ms(infer_exe, shipped)
         notes.append(f"ours (cpu): {ours_cpu['backend']}; start-up {ours_cpu['startup_ms']:.1f} ms; accuracy "
                      f"{ours_cpu['accuracy']:.4f}; peak RSS {ours_cpu['peak_rss_mib']:.1f} MiB; "
                      f"`infer` one image, process start to printed result: {one_image:.1f} ms (median of 20)")
@@ -207,6 +209,9 @@ def main():
         gpu_note = f"GPU: {torch.cuda.get_device_name(0)}, PyTorch {torch.__version__}, cuDNN {torch.backends.cudnn.version()}"
         for precision in args.precision.split(","):
             ours_gpu = infer_bench(bench_exe, "gpu", batches, args.seconds, 0, precision)
+            if "stand-in" in ours_gpu["backend"]:  # tests/standin on LD_LIBRARY_PATH: not a GPU
+                sys.exit(f"bench_peers: our GPU backend runs on the CPU stand-in ({ours_gpu['backend']}); "
+                         "its numbers are not GPU results: take tests/standin off LD_LIBRARY_PATH")
             eager = bench_torch_gpu(model, inputs, batches, args.seconds, False, precision)
             graph = bench_torch_gpu(model, inputs, batches, args.seconds, True, precision)
             tables.append(("gpu", precision, "PyTorch eager (cudnn.benchmark)", ours_gpu["results"], eager))

@@ -20,7 +20,7 @@ import numpy as np
 import torch
 import torch.nn as nn
 
-DATA_DIR = "/usr/share/datasets/fashion-mnist"
+DATA_DIR = os.environ.get("FASHION_MNIST_DIR") or "/usr/share/datasets/fashion-mnist"
 LABELS = ["T-shirt/top", "Trouser", "Pullover", "Dress", "Coat",
           "Sandal", "Shirt", "Sneaker", "Bag", "Ankle boot"]
 

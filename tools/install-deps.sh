@@ -8,6 +8,8 @@
 #                                  also clang 14 and its runtimes (ASan, UBSan, libFuzzer), for the
 #                                  sanitizer build and the fuzz targets (.ci/run, tools/fuzz.sh)
 #   tools/install-deps.sh --fuzz   the same as --sanitizers
+#   tools/install-deps.sh --bundle also patchelf and debootstrap, for tools/gpu-bundle.sh (RUNPATH of
+#                                  the bundled libraries) and tools/rehearse-bundle.sh (a minimal root)
 #
 # The CUDA toolkit and cuDNN are not Debian packages here; they are expected at /usr/local/cuda
 # (the build works without them, CPU only).
@@ -29,7 +31,8 @@ for arg in "$@"; do
   case "$arg" in
     --train) packages+=(python3-torch python3-numpy python3-venv) ;;
     --sanitizers | --fuzz) packages+=(clang-14 libclang-rt-14-dev) ;;
-    *) echo "install-deps: unknown option $arg (known: --train, --sanitizers, --fuzz)" >&2; exit 2 ;;
+    --bundle) packages+=(patchelf debootstrap) ;;
+    *) echo "install-deps: unknown option $arg (known: --train, --sanitizers, --fuzz, --bundle)" >&2; exit 2 ;;
   esac
 done
 

@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# Makes the device-check bundle: a self-contained folder (and a .tar.gz of it) that runs
+# tools/gpu-check.sh from any path on a bare Ubuntu 24.04 with the NVIDIA driver, CUDA 13 and a
+# Python with PyTorch and the nvidia-cudnn-cu13 wheel, where nothing can be installed.
+#
+#   tools/gpu-bundle.sh [BUILD_DIR [OUT_DIR]]    (default: build, and BUILD_DIR)
+#   -> OUT_DIR/infer-gpu-bundle/ and OUT_DIR/infer-gpu-bundle.tar.gz; prints their sizes
+#
+#   bin/    infer, infer-bench and the test executables that matter on a GPU
+#   lib/    libinfer_cudnn.so (infer looks in ../lib too) and the shared libraries the binaries
+#           need that such a machine lacks: OpenBLAS and its libgfortran and libquadmath, toml++,
+#           libcrypto. Never libc, libstdc++, libm, libgcc_s (the system's), never NVIDIA's
+#           libraries (the machine's driver, CUDA and wheels) and never the CPU stand-in.
+#   share/infer, share/infer-tests   the build's copies: the model, VERSIONS.toml, samples, test data
+#   share/fashion-mnist              the Fashion-MNIST test files (t10k-*.gz)
+#   tools/  gpu-check.sh, bench_peers.py and infer_model.py (the benchmark step)
+#
+# The binaries find lib/ through their RUNPATH $ORIGIN/../lib (CMakeLists.txt); the bundled
+# libraries get RUNPATH $ORIGIN here (patchelf), because a library's own dependencies
+# (libopenblas -> libgfortran) are looked up through that library's RUNPATH, not the executable's.
+# The executables are stripped. At most 60 MiB (the folder); more is an error.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+build="$(cd "${1:-$root/build}" && pwd)"
+out="$(mkdir -p "${2:-$build}" && cd "${2:-$build}" && pwd)"
+bundle="$out/infer-gpu-bundle"
+data="${FASHION_MNIST_DIR:-/usr/share/datasets/fashion-mnist}"
+readonly max_mib=60
+
+die() { echo "gpu-bundle: $*" >&2; exit 1; }
+command -v patchelf >/dev/null || "$root/tools/install-deps.sh" --bundle
+for f in infer infer-bench infer_gpu_tests; do
+  [[ -x "$build/bin/$f" ]] || die "$build/bin/$f not built (tools/build.sh)"
+done
+[[ -f "$build/share/infer/weights/fashion.toml" && -d "$build/share/infer-tests" ]] ||
+  die "$build/share/infer{,-tests} missing: rebuild with this CMakeLists.txt (tools/build.sh)"
+[[ -f "$data/t10k-images-idx3-ubyte.gz" ]] || die "no Fashion-MNIST test files in $data (set FASHION_MNIST_DIR)"
+[[ -f "$build/bin/libinfer_cudnn.so" ]] ||
+  echo "gpu-bundle: warning: $build/bin/libinfer_cudnn.so not built (no CUDA here): the bundle has no GPU backend" >&2
+
+rm -rf "$bundle" "$bundle.tar.gz"
+mkdir -p "$bundle"/{bin,lib,share/fashion-mnist,tools}
+exes=(infer infer-bench infer_gpu_tests infer_gpu_accuracy_tests infer_accuracy_tests infer_cudnn_plan_tests
+      infer_cudnn_views_tests)   # those built; the optional ones exist only with CUDA or in newer trees
+for f in "${exes[@]}"; do
+  [[ -x "$build/bin/$f" ]] && cp "$build/bin/$f" "$bundle/bin/"
+done
+[[ -f "$build/bin/libinfer_cudnn.so" ]] && cp "$build/bin/libinfer_cudnn.so" "$bundle/lib/"
+cp -r "$build/share/infer" "$build/share/infer-tests" "$bundle/share/"
+# The tests' copies of shipped files (the model, samples, VERSIONS.toml) become relative links to
+# share/infer's: 2 MiB less, and the bundle stays relocatable.
+(cd "$bundle/share/infer-tests" && find . -type f | while read -r f; do
+  if cmp -s "$f" "../infer/$f"; then ln -sf "$(realpath --relative-to="$(dirname "$f")" "../infer/$f")" "$f"; fi
+done)
+cp "$data"/t10k-images-idx3-ubyte.gz "$data"/t10k-labels-idx1-ubyte.gz "$bundle/share/fashion-mnist/"
+cp "$root/tools/gpu-check.sh" "$root/tools/bench_peers.py" "$root/tools/infer_model.py" "$bundle/tools/"
+
+# The libraries to carry: what the binaries resolve to here, by soname, less the system's own and
+# NVIDIA's. ldd lists the whole closure (libopenblas's libgfortran too).
+keep='^lib(openblas|gfortran|quadmath|tomlplusplus|crypto)\.so'
+# never carried: the target's own (glibc, libstdc++, libgcc_s, zlib: in every Ubuntu and Debian base
+# system) and NVIDIA's (the driver, CUDA and the wheels there; the CPU stand-in in a rehearsal).
+never='^(libc|libstdc\+\+|libm|libgcc_s|libdl|libpthread|librt|libz|ld-linux.*|linux-vdso|libcudart|libcudnn.*|libcuda|libnvidia-ml|libcublas.*)\.so'
+declare -A wanted=()
+for f in "$bundle"/bin/* "$bundle"/lib/libinfer_cudnn.so; do
+  [[ -e "$f" ]] || continue
+  while read -r soname arrow path _; do
+    [[ "$arrow" == "=>" && -f "$path" ]] || continue
+    if [[ "$soname" =~ $keep ]]; then wanted[$soname]="$path"
+    elif [[ ! "$soname" =~ $never && "$path" != "$build"/* ]]; then
+      die "$f needs $soname ($path): neither carried nor known to be on the target; add it to gpu-bundle.sh"
+    fi
+  done < <(ldd "$f" 2>/dev/null)
+done
+for soname in "${!wanted[@]}"; do
+  path="${wanted[$soname]}"
+  [[ "$path" == *standin* ]] && die "$soname resolves to the stand-in ($path): never bundled"
+  cp -L "$path" "$bundle/lib/$soname"
+  chmod u+w "$bundle/lib/$soname"
+  patchelf --set-rpath '$ORIGIN' "$bundle/lib/$soname"
+done
+# The executables: stripped, and RUNPATH only $ORIGIN/../lib (no folder of this build machine).
+strip --strip-unneeded "$bundle"/bin/*
+for f in "$bundle"/bin/*; do patchelf --set-rpath '$ORIGIN/../lib' "$f"; done
+git -C "$root" rev-parse --short HEAD >/dev/null 2>&1 &&
+  echo "infer $(git -C "$root" describe --always --dirty 2>/dev/null), bundled $(date -u +%F)" >"$bundle/BUNDLE"
+
+# Each binary must resolve every library here, with the system's libc/libstdc++ and nothing of
+# the build machine beyond them (NVIDIA's are looked up at run time on the target).
+for f in "$bundle"/bin/* "$bundle"/lib/*; do
+  while read -r soname arrow path _; do
+    [[ "$arrow" == "=>" ]] || continue
+    if [[ "$path" == not ]]; then
+      [[ "$soname" =~ $never ]] || die "$f: $soname not found"
+    elif [[ "$path" != "$bundle"/* && ! "$soname" =~ $never ]]; then
+      die "$f resolves $soname outside the bundle: $path"
+    fi
+  done < <(ldd "$f")
+done
+
+(cd "$out" && tar czf infer-gpu-bundle.tar.gz infer-gpu-bundle)
+size_b=$(du -sb "$bundle" | cut -f1)
+size_mib=$(((size_b + 1048575) / 1048576))
+tar_mib=$(( ($(stat -c %s "$bundle.tar.gz") + 1048575) / 1048576 ))
+echo "gpu-bundle: $bundle: ${size_mib} MiB (${size_b} bytes; limit ${max_mib} MiB); $bundle.tar.gz: ${tar_mib} MiB"
+((size_mib <= max_mib)) || die "the bundle is over ${max_mib} MiB"
