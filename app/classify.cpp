@@ -65,7 +65,8 @@ class Printer {
  public:
   Printer(const Options& options, const LoadedModel& model, const Backend& backend, std::ostream& out,
           std::ostream& err)
-      : options_(options), labels_(model.network.input().labels), out_(out), err_(err), device_(backend.device()) {
+      : options_(options), labels_(model.network.input().labels), out_(out), err_(err), device_(backend.device()),
+        backend_(backend.description()) {
     tag_ = backend.device() == std::string("cpu") ? "[cpu]" : "[" + backend.description() + "]";
   }
 
@@ -85,7 +86,7 @@ class Printer {
         const auto index = static_cast<std::size_t>(classes[i]);
         top.push_back({{"label", label(index)}, {"index", index}, {"prob", probs[i]}});
       }
-      out_ << dump(nlohmann::json{{"file", input.path}, {"device", device_}, {"top", top}}) << '\n' << std::flush;
+      out_ << dump(nlohmann::json{{"file", input.path}, {"device", device_}, {"backend", backend_}, {"top", top}}) << '\n' << std::flush;
       return;
     }
     out_ << input.path << ':';
@@ -111,6 +112,7 @@ class Printer {
   std::ostream& out_;
   std::ostream& err_;
   std::string device_;
+  std::string backend_;  // "gpu: NVIDIA H200 (sm_90), cuDNN 9.19.0, ...": names the GPU, or the CPU stand-in in tests
   std::string tag_;
 };
 

@@ -36,8 +36,10 @@ inline ProcessResult classify_test_set(const std::string& device, double& accura
   ProcessResult r = run_process(infer_exe(), {"--json", "--top-k", "1", "--batch", "256", "--device", device,
                                             "--precision", precision, dir.path().string()});
   int correct = 0, seen = 0;
+  std::string backend;  // as infer names it: on the CPU stand-in, the result is the stand-in's
   for (const std::string& line : r.out_lines()) {
     const nlohmann::json j = nlohmann::json::parse(line);
+    backend = j.value("backend", "");
     const auto it = label_of.find(j.at("file").get<std::string>());
     EXPECT_NE(it, label_of.end()) << line;
     if (it == label_of.end()) continue;
@@ -46,8 +48,8 @@ inline ProcessResult classify_test_set(const std::string& device, double& accura
   }
   EXPECT_EQ(seen, data.count);
   accuracy = static_cast<double>(correct) / data.count;
-  std::printf("top-1 accuracy through infer --device %s --precision %s: %d / %d = %.4f\n", device.c_str(),
-              precision.c_str(), correct, data.count, accuracy);
+  std::printf("top-1 accuracy through infer --device %s --precision %s: %d / %d = %.4f [%s]\n", device.c_str(),
+              precision.c_str(), correct, data.count, accuracy, backend.c_str());
   return r;
 }
 

@@ -67,6 +67,7 @@ TEST(Cli, JsonLinesAreCompleteAndOrdered) {
   const nlohmann::json j = nlohmann::json::parse(lines[1]);
   EXPECT_EQ(j["file"], kSamples + "/trouser.png");
   EXPECT_EQ(j["device"], "cpu");
+  EXPECT_EQ(j["backend"].get<std::string>().rfind("cpu", 0), 0u) << j["backend"];
   ASSERT_EQ(j["top"].size(), 4u);
   EXPECT_EQ(j["top"][0]["label"], "Trouser");
   EXPECT_EQ(j["top"][0]["index"], 1);

@@ -12,15 +12,19 @@
 namespace infer::cudnn {
 namespace {
 
+// Float values as bytes. memcpy is not given the null data() of an empty vector (a layer without
+// a bias): undefined behaviour, which UBSan reported when the GPU tests first ran on the stand-in.
+std::vector<unsigned char> float_bytes(const std::vector<float>& values) {
+  std::vector<unsigned char> out(values.size() * sizeof(float));
+  if (!out.empty()) std::memcpy(out.data(), values.data(), out.size());
+  return out;
+}
+
 // The weight of a conv/linear layer (or its folded form) as the plan stores it: float KCRS, or
 // half KRSC for NHWC (Fp16). Linear weights [out, in] are [K, C, 1, 1].
 std::vector<unsigned char> filter_bytes(const Plan& plan, const Layer& layer, const std::vector<float>& weight) {
+  if (plan.storage_type() == CUDNN_DATA_FLOAT) return float_bytes(weight);
   std::vector<unsigned char> out;
-  if (plan.storage_type() == CUDNN_DATA_FLOAT) {
-    out.resize(weight.size() * sizeof(float));
-    std::memcpy(out.data(), weight.data(), out.size());
-    return out;
-  }
   const std::size_t k = static_cast<std::size_t>(layer.out.c);
   const std::size_t rs = layer.kind == LayerKind::Conv2d
                              ? static_cast<std::size_t>(layer.conv().kernel_h) * layer.conv().kernel_w
@@ -41,23 +45,13 @@ std::vector<unsigned char> filter_bytes(const Plan& plan, const Layer& layer, co
 
 // A bias in the plan's storage type.
 std::vector<unsigned char> bias_bytes(const Plan& plan, const std::vector<float>& bias) {
+  if (plan.storage_type() == CUDNN_DATA_FLOAT) return float_bytes(bias);
   std::vector<unsigned char> out;
-  if (plan.storage_type() == CUDNN_DATA_FLOAT) {
-    out.resize(bias.size() * sizeof(float));
-    std::memcpy(out.data(), bias.data(), out.size());
-    return out;
-  }
   out.resize(bias.size() * sizeof(std::uint16_t));
   for (std::size_t i = 0; i < bias.size(); ++i) {
     const std::uint16_t h = float_to_half(bias[i]);
     std::memcpy(out.data() + i * sizeof h, &h, sizeof h);
   }
-  return out;
-}
-
-std::vector<unsigned char> float_bytes(const std::vector<float>& values) {
-  std::vector<unsigned char> out(values.size() * sizeof(float));
-  if (!out.empty()) std::memcpy(out.data(), values.data(), out.size());
   return out;
 }
 
