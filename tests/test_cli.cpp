@@ -54,7 +54,9 @@ TEST(Cli, RunsFromACopyAtAnotherPath) {
     const ProcessResult r = run_process((dir / "bin" / "infer").string(), {"--device", device, image});
     ASSERT_EQ(r.exit_code, 0) << device << ": " << r.err;
     EXPECT_EQ(r.out.rfind(image + ": Ankle boot 0.", 0), 0u) << device << ": " << r.out;
-    if (std::string(device) == "cpu") EXPECT_EQ(r.err, "");
+    if (std::string(device) == "cpu") {
+      EXPECT_EQ(r.err, "");
+    }
     EXPECT_EQ(r.err.find("no manifest"), std::string::npos) << device << ": " << r.err;
   }
 }
