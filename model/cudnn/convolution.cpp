@@ -170,30 +170,49 @@ const char* algorithm_name(cudnnConvolutionFwdAlgo_t a) {
   return "UNKNOWN";
 }
 
+// The same tensor as `desc` at n samples, in a descriptor of its own: the plan's activations are
+// packed with the batch outermost, so only n changes. Two host calls per batch size, where
+// Plan::set_batch would re-set every descriptor of the plan.
+class BatchResized {
+ public:
+  BatchResized(cudnnTensorDescriptor_t desc, const std::string& context)
+      : context_(context), desc_(TensorDesc::create(context)) {
+    int n = 0;
+    INFER_CUDNN_CHECK(context_, cudnnGetTensor4dDescriptor(desc, &type_, &n, &c_, &h_, &w_, &ns_, &cs_, &hs_, &ws_));
+  }
+  cudnnTensorDescriptor_t at(int n) const {
+    INFER_CUDNN_CHECK(context_, cudnnSetTensor4dDescriptorEx(desc_.get(), type_, n, c_, h_, w_, ns_, cs_, hs_, ws_));
+    return desc_.get();
+  }
+
+ private:
+  std::string context_;
+  TensorDesc desc_;
+  cudnnDataType_t type_{};
+  int c_ = 0, h_ = 0, w_ = 0, ns_ = 0, cs_ = 0, hs_ = 0, ws_ = 0;
+};
+
 // The workspace `algo` needs at the batch size it needs most, of every n in [1, max_batch];
 // kWorkspaceLimitBytes + 1 if cuDNN declines it at any. max_batch host queries (no device work).
-// Leaves the plan at batch max_batch.
-std::size_t workspace_at_every_batch_size(cudnnHandle_t handle, Plan& plan, const Step& step, bool float_fallback,
-                                          cudnnConvolutionFwdAlgo_t algo) {
+std::size_t workspace_at_every_batch_size(cudnnHandle_t handle, const Plan& plan, const Step& step,
+                                          bool float_fallback, cudnnConvolutionFwdAlgo_t algo) {
   const ConvolutionDescs d = descriptors(plan, step, float_fallback);
+  const std::string context = layer_context(plan.network().layers()[step.first_layer]);
+  const BatchResized x(d.x, context), y(d.y, context);
   std::size_t most = 0;
   for (int n = 1; n <= plan.max_batch(); ++n) {
-    plan.set_batch(n);
     std::size_t bytes = 0;
-    const cudnnStatus_t s = cudnnGetConvolutionForwardWorkspaceSize(handle, d.x, d.w, d.convolution, d.y, algo, &bytes);
+    const cudnnStatus_t s =
+        cudnnGetConvolutionForwardWorkspaceSize(handle, x.at(n), d.w, d.convolution, y.at(n), algo, &bytes);
     if (declines(s)) {
       clear_last_error();
-      most = kWorkspaceLimitBytes + 1;
-      break;
+      return kWorkspaceLimitBytes + 1;
     }
     if (s != CUDNN_STATUS_SUCCESS) {
-      plan.set_batch(plan.max_batch());
-      detail::throw_cudnn_error(s, "cudnnGetConvolutionForwardWorkspaceSize",
-                                layer_context(plan.network().layers()[step.first_layer]), __FILE__, __LINE__);
+      detail::throw_cudnn_error(s, "cudnnGetConvolutionForwardWorkspaceSize", context, __FILE__, __LINE__);
     }
     most = std::max(most, bytes);
   }
-  plan.set_batch(plan.max_batch());
   return most;
 }
 

@@ -29,6 +29,26 @@ void set_tensor(const Layer* layer, cudnnTensorDescriptor_t desc, int n, const D
 
 std::size_t type_bytes(cudnnDataType_t type) { return type == CUDNN_DATA_HALF ? 2 : 4; }
 
+// The filter, convolution and bias descriptors of one convolution layer for a data type, layout and
+// math type. Cross-correlation is what PyTorch (and every framework) calls convolution. The compute
+// type is float for every precision: for half data that is cuDNN's PSEUDO_HALF_CONFIG (half
+// storage, float accumulation), which tensor cores run and which keeps sums of many terms accurate.
+void set_convolution(const std::string& context, const Layer& layer, const Conv2dAttrs& a, cudnnDataType_t type,
+                     cudnnTensorFormat_t format, cudnnMathType_t math, FilterDesc& filter,
+                     ConvolutionDesc& convolution, TensorDesc& bias) {
+  filter = FilterDesc::create(context);
+  INFER_CUDNN_CHECK(context, cudnnSetFilter4dDescriptor(filter.get(), type, format, a.out_channels,
+                                                        layer.in.c / a.groups, a.kernel_h, a.kernel_w));
+  convolution = ConvolutionDesc::create(context);
+  INFER_CUDNN_CHECK(context, cudnnSetConvolution2dDescriptor(convolution.get(), a.pad_h, a.pad_w, a.stride_h,
+                                                             a.stride_w, a.dilation_h, a.dilation_w,
+                                                             CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
+  INFER_CUDNN_CHECK(context, cudnnSetConvolutionGroupCount(convolution.get(), a.groups));
+  INFER_CUDNN_CHECK(context, cudnnSetConvolutionMathType(convolution.get(), math));
+  bias = TensorDesc::create(context);
+  INFER_CUDNN_CHECK(context, cudnnSetTensor4dDescriptor(bias.get(), format, type, 1, a.out_channels, 1, 1));
+}
+
 }  // namespace
 
 const char* step_kind_name(StepKind kind) {
@@ -186,28 +206,12 @@ void Plan::plan_convolution(std::size_t index, bool fold_bn, bool fuse_relu) {
   step.fused_relu = fuse_relu;
   step.has_bias = a.bias;
 
-  step.filter = FilterDesc::create(context);
-  INFER_CUDNN_CHECK(context, cudnnSetFilter4dDescriptor(step.filter.get(), storage_type_, storage_format_,
-                                                        a.out_channels, layer.in.c / a.groups, a.kernel_h,
-                                                        a.kernel_w));
-  step.convolution = ConvolutionDesc::create(context);
-  // Cross-correlation is what PyTorch (and every framework) calls convolution. The compute type is
-  // float for every precision: for half data that is cuDNN's PSEUDO_HALF_CONFIG (half storage,
-  // float accumulation), which tensor cores run and which keeps sums of many terms accurate.
-  INFER_CUDNN_CHECK(context, cudnnSetConvolution2dDescriptor(step.convolution.get(), a.pad_h, a.pad_w, a.stride_h,
-                                                             a.stride_w, a.dilation_h, a.dilation_w,
-                                                             CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
-  INFER_CUDNN_CHECK(context, cudnnSetConvolutionGroupCount(step.convolution.get(), a.groups));
   // Fp32: FMA math restricts cuDNN to FP32 FMA kernels. CUDNN_DEFAULT_MATH would allow TF32 tensor
   // cores on Ampere and later (10-bit mantissa products), which breaks FP32 agreement with the CPU.
   // Tf32 and Fp16 ask for tensor cores explicitly (TENSOR_OP_MATH, not ..._ALLOW_CONVERSION: float
   // data is never converted down to half).
   const cudnnMathType_t math = options_.precision == Precision::Fp32 ? CUDNN_FMA_MATH : CUDNN_TENSOR_OP_MATH;
-  INFER_CUDNN_CHECK(context, cudnnSetConvolutionMathType(step.convolution.get(), math));
-
-  step.bias = TensorDesc::create(context);
-  INFER_CUDNN_CHECK(context, cudnnSetTensor4dDescriptor(step.bias.get(), storage_format_, storage_type_, 1,
-                                                        a.out_channels, 1, 1));
+  set_convolution(context, layer, a, storage_type_, storage_format_, math, step.filter, step.convolution, step.bias);
 
   int n = 0, c = 0, h = 0, w = 0;
   INFER_CUDNN_CHECK(context, cudnnGetConvolution2dForwardOutputDim(step.convolution.get(), x.desc.get(),
@@ -238,19 +242,8 @@ void Plan::plan_float_fallback(Step& step, const Conv2dAttrs& a) const {
   set_tensor(&layer, f.x.get(), max_batch_, layer.in, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW);
   f.y = TensorDesc::create(context);
   set_tensor(&layer, f.y.get(), max_batch_, layer.out, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW);
-  f.filter = FilterDesc::create(context);
-  INFER_CUDNN_CHECK(context, cudnnSetFilter4dDescriptor(f.filter.get(), CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW,
-                                                        a.out_channels, layer.in.c / a.groups, a.kernel_h,
-                                                        a.kernel_w));
-  f.convolution = ConvolutionDesc::create(context);
-  INFER_CUDNN_CHECK(context, cudnnSetConvolution2dDescriptor(f.convolution.get(), a.pad_h, a.pad_w, a.stride_h,
-                                                             a.stride_w, a.dilation_h, a.dilation_w,
-                                                             CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
-  INFER_CUDNN_CHECK(context, cudnnSetConvolutionGroupCount(f.convolution.get(), a.groups));
-  INFER_CUDNN_CHECK(context, cudnnSetConvolutionMathType(f.convolution.get(), CUDNN_FMA_MATH));
-  f.bias = TensorDesc::create(context);
-  INFER_CUDNN_CHECK(context, cudnnSetTensor4dDescriptor(f.bias.get(), CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 1,
-                                                        a.out_channels, 1, 1));
+  set_convolution(context, layer, a, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, CUDNN_FMA_MATH, f.filter, f.convolution,
+                  f.bias);
 }
 
 void Plan::plan_batchnorm(std::size_t index) {
