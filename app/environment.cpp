@@ -4,6 +4,7 @@
 
 #include "exit_codes.h"
 #include "manifest/probe.h"
+#include "manifest/report.h"
 #include "manifest/sha256.h"
 #include "manifest/writer.h"
 #include "model/errors.h"

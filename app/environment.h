@@ -6,7 +6,7 @@
 #include <iosfwd>
 #include <optional>
 
-#include "manifest/check.h"
+#include "manifest/report.h"
 #include "manifest/manifest.h"
 #include "model/model_file.h"
 #include "options.h"

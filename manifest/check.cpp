@@ -5,12 +5,12 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <sstream>
 
-#include <nlohmann/json.hpp>
-
+#include "diagnosis.h"
 #include "facts.h"
+#include "library_files.h"
 #include "model/errors.h"
+#include "nvidia_errors.h"
 #include "sha256.h"
 
 namespace infer::manifest {
@@ -23,7 +23,22 @@ enum class Outcome { Holds, Fails, Unknown };
 struct Eval {
   Outcome outcome = Outcome::Unknown;
   std::string found, source, fix;
+  std::string because;             // the row this one follows from (ReportRow::because)
+  std::vector<std::string> notes;
 };
+
+// A root cause shown on a row: the row it belongs to states it; every other row it breaks repeats
+// it (so a manifest without the cause's own row still explains itself) and names it as its cause.
+Eval from_problem(const detail::Problem& p, const std::string& key) {
+  Eval ev{Outcome::Fails, p.found, p.source, p.fix, key == p.item ? "" : p.item, p.notes};
+  return ev;
+}
+
+// The row follows from `cause` when it is not ok.
+Eval follows(Eval ev, const std::string& cause) {
+  if (ev.outcome != Outcome::Holds) ev.because = cause;
+  return ev;
+}
 
 std::string join(const std::vector<std::string>& v, const std::string& sep) {
   std::string s;
@@ -32,20 +47,30 @@ std::string join(const std::vector<std::string>& v, const std::string& sep) {
 }
 
 Eval holds_if(bool ok, std::string found, std::string source, std::string fix) {
-  return {ok ? Outcome::Holds : Outcome::Fails, std::move(found), std::move(source), ok ? "" : std::move(fix)};
+  return {ok ? Outcome::Holds : Outcome::Fails, std::move(found), std::move(source), ok ? "" : std::move(fix), "", {}};
+}
+
+Eval fails(std::string found, std::string source, std::string fix) {
+  return {Outcome::Fails, std::move(found), std::move(source), std::move(fix), "", {}};
 }
 
 Eval unknown(std::string found, std::string source, std::string fix) {
-  return {Outcome::Unknown, std::move(found), std::move(source), std::move(fix)};
+  return {Outcome::Unknown, std::move(found), std::move(source), std::move(fix), "", {}};
 }
 
-bool no_driver(const MachineProbe& m) { return !m.libcuda.loaded && !m.driver_release; }
 
 // The CUDA runtime version that matters for driver floors: the loaded one, else the compiled one.
 std::optional<Version> runtime_version(const MachineProbe& m) {
   if (m.cudart_version) return Version::try_parse(*m.cudart_version);
   if (!m.build.cuda.empty()) return Version::try_parse(m.build.cuda);
   return std::nullopt;
+}
+
+// "CUDA runtime 13.0" when one is loaded, "CUDA 13.0 (the build's; no runtime loaded)" otherwise.
+std::string runtime_text(const MachineProbe& m) {
+  const std::optional<Version> rv = runtime_version(m);
+  if (!rv) return "";
+  return m.cudart_version ? "CUDA runtime " + rv->to_string() : "CUDA " + rv->to_string() + " (the build's; no runtime loaded)";
 }
 
 std::string floor_text(const MachineProbe& m) {
@@ -55,13 +80,6 @@ std::string floor_text(const MachineProbe& m) {
   if (!f) return "";
   return "CUDA " + rv->to_string() + " needs driver >= " + f->min_driver.to_string() +
          (f->verified ? "" : " (unverified fact)");
-}
-
-Eval driver_missing(const MachineProbe& m) {
-  const std::string floor = floor_text(m);
-  return {Outcome::Fails, "not installed (libcuda.so.1 not found)", "dlopen: " + m.libcuda.error,
-          "install the NVIDIA driver" + (floor.empty() ? std::string() : " (" + floor + ")") +
-              "; libcuda.so.1 comes with the driver, not with the CUDA toolkit"};
 }
 
 std::string driver_text(const MachineProbe& m) {
@@ -83,16 +101,73 @@ bool matches_any(const std::vector<std::string>& patterns, const std::string& va
                      [&](const std::string& p) { return fnmatch(p.c_str(), value.c_str(), 0) == 0; });
 }
 
-Eval shadowing(const LibraryProbe& lib, const std::string& what) {
+// Other copies on the loader's path (LD_LIBRARY_PATH, the ldconfig cache) of the library and of
+// the given sub-libraries. Copies in Python environments are not on it and are named apart.
+Eval shadowing(const LibraryProbe& lib, const std::string& what, const std::vector<CudnnSublibrary>& subs = {}) {
+  const std::string source = "LD_LIBRARY_PATH, ldconfig -p; Python environments listed apart";
   if (!lib.loaded) return unknown("not loaded (" + lib.soname + " not found)", "dlopen", "install " + what + " first");
-  if (lib.other_copies.empty()) {
-    return {Outcome::Holds, "one copy: " + lib.path, "LD_LIBRARY_PATH, ldconfig -p, CONDA_PREFIX, pip nvidia/*/lib", ""};
+  std::vector<std::string> others = lib.other_copies();
+  for (const CudnnSublibrary& s : subs) {
+    std::error_code ec;
+    const fs::path mine = fs::canonical(s.loaded_path.empty() ? fs::path(lib.path).parent_path() / s.soname : fs::path(s.loaded_path), ec);
+    for (const FoundFile& f : find_library_files(s.soname)) {
+      if (f.folder.on_loader_path && (ec || fs::path(f.path) != mine)) others.push_back(f.path);
+    }
   }
-  return {Outcome::Fails, "loaded " + lib.path + "; also on the search path: " + join(lib.other_copies, ", "),
-          "LD_LIBRARY_PATH, ldconfig -p, CONDA_PREFIX, pip nvidia/*/lib",
-          "keep one " + lib.soname + " on the search path (a conda env or pip wheel can shadow the system copy): "
-          "fix LD_LIBRARY_PATH or remove the extra copies"};
+  std::vector<std::string> off_path;
+  for (const LibraryCopy& c : lib.copies) {
+    if (!c.on_loader_path) off_path.push_back(c.path + " (" + c.origin + ")");
+  }
+  const std::string aside = off_path.empty() ? "" : "; not on the loader path: " + join(off_path, ", ");
+  if (others.empty()) return {Outcome::Holds, "one copy on the loader path: " + lib.path + aside, source, "", "", {}};
+  return fails("loaded " + lib.path + "; also on the loader path: " + join(others, ", ") + aside, source,
+          "keep one " + lib.soname + (subs.empty() ? "" : " and one of each sub-library") +
+              " on the search path (a conda env or pip wheel can shadow the system copy): fix LD_LIBRARY_PATH or remove the extra copies");
 }
+
+// gpu.compute_capability, gpu.name, gpu.memory_mib over the GPUs CUDA uses.
+Eval evaluate_gpus(const Expectation& e, const MachineProbe& m, const std::string& source) {
+  const std::string& k = e.key;
+  std::vector<std::string> found;
+  bool ok = true, known = true;
+  std::string worst;
+  if (k == "gpu.compute_capability") {
+    for (const GpuProbe& g : m.gpus) {
+      const std::optional<Version> cc = g.compute_capability ? Version::try_parse(*g.compute_capability) : std::nullopt;
+      found.push_back((g.compute_capability ? *g.compute_capability : "?") + " (" + g.name + ")");
+      if (!cc) { known = false; continue; }
+      if (!e.constraint->allows(*cc)) { ok = false; if (worst.empty()) worst = g.name + " has " + *g.compute_capability; }
+    }
+    std::string fix = worst + "; this deployment needs compute capability " + e.want;
+    const std::optional<Version> rv = runtime_version(m);
+    if (rv) {
+      const auto it = facts().cc_floor.find(static_cast<int>(rv->parts()[0]));
+      if (it != facts().cc_floor.end()) fix += "; CUDA " + std::to_string(rv->parts()[0]) + " supports >= " + it->second.first.to_string();
+    }
+    fix += ": use a newer GPU (or a CUDA/cuDNN build that still supports it)";
+    if (!known && ok) return unknown(join(found, ", "), source, "NVML did not report a compute capability");
+    return holds_if(ok, join(found, ", "), source, fix);
+  }
+  if (k == "gpu.name") {
+    for (const GpuProbe& g : m.gpus) {
+      found.push_back(g.name);
+      if (!matches_any(e.patterns, g.name)) ok = false;
+    }
+    return holds_if(ok, join(found, ", "), source, "use a GPU this deployment was validated on (" + e.want + ")");
+  }
+  if (k == "gpu.memory_mib") {
+    std::optional<std::uint64_t> smallest;
+    for (const GpuProbe& g : m.gpus) {
+      if (g.memory_mib && (!smallest || *g.memory_mib < *smallest)) smallest = g.memory_mib;
+    }
+    if (!smallest) return unknown("NVML gave no memory size", source, "check the driver");
+    return check_version(e, std::to_string(*smallest), std::to_string(*smallest) + " MiB", source,
+                         "use a GPU with more memory (" + e.want + " MiB)");
+  }
+    return unknown("not checked by this infer", "", "remove the key or upgrade infer");
+}
+
+Eval evaluate_cudnn(const Expectation& e, const MachineProbe& m, const std::string& cudnn_fix_install);
 
 Eval evaluate(const Expectation& e, const MachineProbe& m) {
   const std::string& k = e.key;
@@ -104,17 +179,24 @@ Eval evaluate(const Expectation& e, const MachineProbe& m) {
     return holds_if(matches_any(e.patterns, m.build.compiler), m.build.compiler, "compile time",
                     "rebuild infer with the validated compiler");
   }
+  const std::optional<detail::Problem> driver = k.rfind("driver.", 0) == 0 || k.rfind("gpu.", 0) == 0
+                                                     ? detail::driver_problem(m, floor) : std::nullopt;
   if (k == "driver.release") {
-    if (no_driver(m)) return driver_missing(m);
+    if (driver && driver->item == k) return from_problem(*driver, k);
     if (!m.driver_release) {
-      return unknown("libcuda.so.1 loaded but no release found", "libnvidia-ml.so.1: " + m.libnvml.error +
-                     "; /proc/driver/nvidia/version unreadable", "install the driver's NVML (libnvidia-ml.so.1), part of the driver");
+      // libcuda answers, NVML does not: the release is unknown, but what libcuda says comes first.
+      return follows(unknown(std::string("unknown: libnvidia-ml.so.1 ") + (m.libnvml.error.empty() ? "unusable" : "not found") +
+                                 " and no /proc/driver/nvidia/version",
+                             "libnvidia-ml.so.1: " + (m.libnvml.broken.empty() ? m.libnvml.error : m.libnvml.broken),
+                             "install the driver's NVML (libnvidia-ml.so.1), part of the driver; in a container add utility to "
+                             "NVIDIA_DRIVER_CAPABILITIES"),
+                     "driver.cuda");
     }
     return check_version(e, m.driver_release, driver_text(m), m.driver_release_source,
                          "upgrade the NVIDIA driver to a release " + e.want + (floor.empty() ? "" : " (" + floor + ")"));
   }
+  if (driver) return from_problem(*driver, k);
   if (k == "driver.cuda") {
-    if (!m.libcuda.loaded) return driver_missing(m);
     if (!m.driver_cuda) return unknown("cuDriverGetVersion failed", m.libcuda.path, "reinstall the NVIDIA driver");
     return check_version(e, cuda_version_string(*m.driver_cuda), cuda_version_string(*m.driver_cuda) + " (driver " +
                          (m.driver_release ? *m.driver_release : std::string("release unknown")) + ")",
@@ -123,13 +205,11 @@ Eval evaluate(const Expectation& e, const MachineProbe& m) {
                              "; upgrade the driver" + (floor.empty() ? "" : " (" + floor + ")"));
   }
   if (k == "driver.runtime_compatible") {
-    if (no_driver(m)) return driver_missing(m);
     const std::optional<Version> rv = runtime_version(m);
     if (!rv) return unknown("no CUDA runtime found", "libcudart", "install the CUDA runtime");
     const DriverFloor* f = facts().driver_floor_for(*rv);
     if (!f) return unknown("no driver floor known for CUDA " + rv->to_string(), "manifest/facts.toml", "add the row to manifest/facts.toml");
-    const std::string found = "driver " + driver_text(m) + "; CUDA runtime " + rv->to_string() + " needs >= " +
-                              f->min_driver.to_string();
+    const std::string found = "driver " + driver_text(m) + "; " + runtime_text(m) + " needs >= " + f->min_driver.to_string();
     const std::string fix = "upgrade the NVIDIA driver to >= " + f->min_driver.to_string() + " for CUDA " +
                             rv->to_string() + ", or use a CUDA runtime this driver supports";
     if (m.driver_release) {
@@ -144,7 +224,6 @@ Eval evaluate(const Expectation& e, const MachineProbe& m) {
     return unknown(found, "facts.toml", "install the driver's NVML to read the release");
   }
   if (k == "gpu.count") {
-    if (no_driver(m)) return unknown("no driver (libcuda.so.1 not found)", "cuDeviceGetCount", "install the NVIDIA driver first");
     if (!m.cuda_device_count) return unknown(m.cuda_init_error.empty() ? "cuDeviceGetCount failed" : m.cuda_init_error, "cuInit (" + m.libcuda.path + ")", "check the driver installation (dmesg, nvidia kernel module)");
     std::string found = std::to_string(*m.cuda_device_count);
     std::string fix = "no GPU visible to CUDA: check that the GPU is attached (containers: --gpus all) and the nvidia kernel module is loaded";
@@ -154,85 +233,92 @@ Eval evaluate(const Expectation& e, const MachineProbe& m) {
         fix = "CUDA_VISIBLE_DEVICES='" + *m.cuda_visible_devices + "' hides every GPU: unset it or set it to a GPU index";
       }
     }
-    if (m.gpus_known) found += "; NVML sees " + std::to_string(m.gpus.size());
+    if (m.gpus_known) found += "; NVML sees " + std::to_string(m.gpus.size() + m.hidden_gpus.size());
     if (!m.cuda_init_error.empty()) found += "; " + m.cuda_init_error;
     return check_version(e, std::to_string(*m.cuda_device_count), found, "cuInit + cuDeviceGetCount (" + m.libcuda.path + ")", fix);
   }
   if (k.rfind("gpu.", 0) == 0) {
     if (!m.gpus_known) {
-      return unknown(no_driver(m) ? "no driver (libcuda.so.1 not found)" : "NVML unavailable: " + m.libnvml.error,
-                     "libnvidia-ml.so.1", "install the NVIDIA driver (it provides libnvidia-ml.so.1)");
+      const std::string why = !m.libnvml.broken.empty() ? m.libnvml.broken
+                              : m.nvml_init          ? "nvmlInit_v2: " + nvml_return_name(*m.nvml_init)
+                                                     : "libnvidia-ml.so.1 not found (" + m.libnvml.error + ")";
+      return unknown("NVML unavailable: " + why, "libnvidia-ml.so.1",
+                     "install the driver's NVML (libnvidia-ml.so.1, part of the driver); in a container add utility to NVIDIA_DRIVER_CAPABILITIES");
     }
-    if (m.gpus.empty()) return unknown("no GPU", "nvmlDeviceGetCount_v2 (" + m.libnvml.path + ")", "attach a GPU");
-    const std::string source = "NVML (" + m.libnvml.path + ")";
-    std::vector<std::string> found;
-    bool ok = true, known = true;
-    std::string worst;
-    if (k == "gpu.compute_capability") {
-      for (const GpuProbe& g : m.gpus) {
-        const std::optional<Version> cc = g.compute_capability ? Version::try_parse(*g.compute_capability) : std::nullopt;
-        found.push_back((g.compute_capability ? *g.compute_capability : "?") + " (" + g.name + ")");
-        if (!cc) { known = false; continue; }
-        if (!e.constraint->allows(*cc)) { ok = false; if (worst.empty()) worst = g.name + " has " + *g.compute_capability; }
-      }
-      std::string fix = worst + "; this deployment needs compute capability " + e.want;
-      const std::optional<Version> rv = runtime_version(m);
-      if (rv) {
-        const auto it = facts().cc_floor.find(static_cast<int>(rv->parts()[0]));
-        if (it != facts().cc_floor.end()) fix += "; CUDA " + std::to_string(rv->parts()[0]) + " supports >= " + it->second.first.to_string();
-      }
-      fix += ": use a newer GPU (or a CUDA/cuDNN build that still supports it)";
-      if (!known && ok) return unknown(join(found, ", "), source, "NVML did not report a compute capability");
-      return holds_if(ok, join(found, ", "), source, fix);
+    if (m.gpus.empty()) return unknown("no GPU visible to CUDA", "NVML (" + m.libnvml.path + ")", "attach a GPU, or check CUDA_VISIBLE_DEVICES");
+    const std::string source = m.gpus.front().source.rfind("CUDA", 0) == 0 ? "driver API (" + m.libcuda.path + ")"
+                                                                             : "NVML (" + m.libnvml.path + "), CUDA_VISIBLE_DEVICES applied";
+    std::vector<std::string> hidden;
+    for (const GpuProbe& g : m.hidden_gpus) {
+      hidden.push_back("not considered, hidden by CUDA_VISIBLE_DEVICES: " + g.name + (g.compute_capability ? " (compute capability " + *g.compute_capability + ")" : ""));
     }
-    if (k == "gpu.name") {
-      for (const GpuProbe& g : m.gpus) {
-        found.push_back(g.name);
-        if (!matches_any(e.patterns, g.name)) ok = false;
-      }
-      return holds_if(ok, join(found, ", "), source, "use a GPU this deployment was validated on (" + e.want + ")");
-    }
-    if (k == "gpu.memory_mib") {
-      std::optional<std::uint64_t> smallest;
-      for (const GpuProbe& g : m.gpus) {
-        if (g.memory_mib && (!smallest || *g.memory_mib < *smallest)) smallest = g.memory_mib;
-      }
-      if (!smallest) return unknown("NVML gave no memory size", source, "check the driver");
-      return check_version(e, std::to_string(*smallest), std::to_string(*smallest) + " MiB", source,
-                           "use a GPU with more memory (" + e.want + " MiB)");
-    }
+    Eval ev = evaluate_gpus(e, m, source);
+    ev.notes = hidden;
+    return ev;
   }
   if (k == "cuda.built" || k == "cudnn.built") {
     const std::string& v = k == "cuda.built" ? m.build.cuda : m.build.cudnn;
     if (v.empty()) {
-      return {Outcome::Fails, "no GPU backend in this build", "compile time",
-              "rebuild with the CUDA toolkit and cuDNN installed (see README.md)"};
+      return fails("no GPU backend in this build", "compile time",
+              "rebuild with the CUDA toolkit and cuDNN installed (see README.md)");
     }
     return check_version(e, v, v, "compile time (CMake found it)", "rebuild against the version in the manifest, or update the manifest");
   }
   if (k == "cuda.runtime") {
+    if (!m.cudart.broken.empty()) {
+      return fails(m.cudart.broken, m.cudart.broken_file, detail::broken_fix(m.cudart.broken_file, "part of the CUDA runtime"));
+    }
     if (!m.cudart.loaded) {
-      return {Outcome::Fails, "not found (" + m.cudart.soname + ")", "dlopen: " + m.cudart.error,
-              "install the CUDA runtime (" + m.cudart.soname + ": CUDA toolkit, cuda-cudart package or pip nvidia-cuda-runtime) and put its lib folder on LD_LIBRARY_PATH"};
+      const std::string install = "install the CUDA runtime (" + m.cudart.soname +
+                                  ": CUDA toolkit, cuda-cudart package or pip nvidia-cuda-runtime) and put its lib folder on LD_LIBRARY_PATH";
+      const detail::Elsewhere other = detail::found_elsewhere(m.cudart, m.cudart_other_majors, install);
+      return fails("not found (" + m.cudart.soname + ")" + (other.found.empty() ? "" : "; " + other.found), "dlopen: " + m.cudart.error,
+                   other.fix.empty() ? install : other.fix);
     }
     return check_version(e, m.cudart_version, m.cudart_version.value_or("unknown"), m.cudart_version_source,
                          "install the CUDA runtime " + e.want + " or put it first on LD_LIBRARY_PATH");
   }
   if (k == "cuda.single_copy") return shadowing(m.cudart, "the CUDA runtime");
-  if (k == "cudnn.single_copy") return shadowing(m.cudnn, "cuDNN");
+  if (k == "cudnn.single_copy") return shadowing(m.cudnn, "cuDNN", m.cudnn_sublibraries);
   const std::string cudnn_fix_install = "install cuDNN " + (m.build.cudnn.empty() ? std::string("9") : m.build.cudnn.substr(0, m.build.cudnn.find('.'))) +
                                         " for CUDA " + (m.build.cuda.empty() ? std::string("13") : m.build.cuda.substr(0, m.build.cuda.find('.'))) +
                                         " (tarball, cudnn9-cuda-13 package or pip nvidia-cudnn-cu13) and put its lib folder on LD_LIBRARY_PATH";
-  if (k.rfind("cudnn.", 0) == 0 && !m.cudnn.loaded) {
-    return {Outcome::Fails, "not found (" + m.cudnn.soname + ")", "dlopen: " + m.cudnn.error, cudnn_fix_install};
+  if (k.rfind("cudnn.", 0) == 0) {
+    const std::optional<detail::Problem> sub = detail::sublibrary_problem(m);
+    if (k == "cudnn.sublibraries" && sub) return from_problem(*sub, k);
+    // A damaged front library, or a nonsense answer: the first cuDNN row names the file.
+    if (!m.cudnn.broken.empty()) {
+      Eval ev = fails(m.cudnn.broken, m.cudnn.broken_file, detail::broken_fix(m.cudnn.broken_file, "part of cuDNN"));
+      ev.notes = m.cudnn.output;
+      return follows(ev, sub ? "cudnn.sublibraries" : k == "cudnn.version" ? "" : "cudnn.version");
+    }
+    if (!m.cudnn.loaded) {
+      const detail::Elsewhere other = detail::found_elsewhere(m.cudnn, m.cudnn_other_majors, cudnn_fix_install);
+      return follows(fails("not found (" + m.cudnn.soname + ")" + (other.found.empty() ? "" : "; " + other.found),
+                           "dlopen: " + m.cudnn.error, other.fix.empty() ? cudnn_fix_install : other.fix),
+                     k == "cudnn.version" ? "" : "cudnn.version");
+    }
+    if (sub && k != "cudnn.sublibraries") {
+      Eval ev = evaluate_cudnn(e, m, cudnn_fix_install);
+      if (k == "cudnn.version" && !m.cudnn_version_from.empty()) {
+        ev.found += " (answered by " + m.cudnn_version_from + ")";
+      }
+      return follows(ev, "cudnn.sublibraries");
+    }
   }
+  return evaluate_cudnn(e, m, cudnn_fix_install);
+}
+
+// cudnn.version, cudnn.runtime_compatible, cudnn.cuda_major, cudnn.sublibraries for a cuDNN that loads.
+Eval evaluate_cudnn(const Expectation& e, const MachineProbe& m, const std::string& cudnn_fix_install) {
+  const std::string& k = e.key;
   if (k == "cudnn.version") {
     const std::optional<std::string> v = m.cudnn_version ? std::optional<std::string>(cudnn_version_string(*m.cudnn_version)) : std::nullopt;
     return check_version(e, v, v.value_or("cudnnGetVersion missing"), "cudnnGetVersion (" + m.cudnn.path + ")",
                          "install cuDNN " + e.want + " or put it first on LD_LIBRARY_PATH");
   }
   if (k == "cudnn.runtime_compatible") {
-    if (m.build.cudnn.empty()) return {Outcome::Fails, "no GPU backend in this build", "compile time", "rebuild with cuDNN installed"};
+    if (m.build.cudnn.empty()) return fails("no GPU backend in this build", "compile time", "rebuild with cuDNN installed");
     if (!m.cudnn_version) return unknown("cudnnGetVersion missing", m.cudnn.path, cudnn_fix_install);
     const Version loaded = Version::parse(cudnn_version_string(*m.cudnn_version));
     const Version built = Version::parse(m.build.cudnn);
@@ -261,7 +347,9 @@ Eval evaluate(const Expectation& e, const MachineProbe& m) {
     const bool ok = e.constraint->allows(Version({static_cast<std::uint64_t>(major)})) && runtime_match;
     return holds_if(ok, found, "cudnnGetCudartVersion (" + m.cudnn.path + ")",
                     "this cuDNN is the build for CUDA " + std::to_string(major) +
-                        (rv ? " but the CUDA runtime is " + rv->to_string() : std::string()) + ": " + cudnn_fix_install);
+                        (m.cudart_version ? " but the CUDA runtime is " + rv->to_string()
+                                          : rv ? " but this build needs CUDA " + std::to_string(rv->parts()[0]) : std::string()) +
+                        ": " + cudnn_fix_install);
   }
   if (k == "cudnn.sublibraries") {
     std::error_code ec;
@@ -313,10 +401,18 @@ const char* to_string(Status s) {
 }
 
 const ReportRow* Report::first_failure() const {
+  auto failing = [&](const std::string& item) {
+    return std::any_of(rows.begin(), rows.end(), [&](const ReportRow& r) {
+      return r.item == item && r.severity == Severity::Required && r.status != Status::Ok;
+    });
+  };
+  const ReportRow* first = nullptr;
   for (const ReportRow& r : rows) {
-    if (r.severity == Severity::Required && r.status != Status::Ok) return &r;
+    if (r.severity != Severity::Required || r.status == Status::Ok) continue;
+    if (r.because.empty() || !failing(r.because)) return &r;
+    if (!first) first = &r;
   }
-  return nullptr;
+  return first;
 }
 
 Report check(const Manifest& manifest, const MachineProbe& machine, bool model_files) {
@@ -324,87 +420,31 @@ Report check(const Manifest& manifest, const MachineProbe& machine, bool model_f
   report.manifest = manifest.path.string();
   for (const Expectation& e : manifest.items) {
     const Eval ev = evaluate(e, machine);
-    report.rows.push_back({e.key, e.want, ev.found, ev.source, status_of(ev.outcome, e.severity), e.severity, ev.fix});
+    report.rows.push_back({e.key, e.want, ev.found, ev.source, status_of(ev.outcome, e.severity), e.severity, ev.fix, ev.because, ev.notes});
   }
   for (const ModelFile& f : manifest.model_files) {
     if (!model_files) break;
     Eval ev;
     std::error_code ec;
     if (!fs::exists(f.resolved, ec)) {
-      ev = {Outcome::Fails, "missing", f.resolved.string(), "restore the model file, or remove its entry from the manifest"};
+      ev = fails("missing", f.resolved.string(), "restore the model file, or remove its entry from the manifest");
     } else {
       try {
         const std::string digest = sha256_file(f.resolved);
         ev = holds_if(digest == f.sha256, "sha256 " + digest, f.resolved.string(),
                       "the file is not the one validated: restore it, or if the change is intended update its sha256 in the manifest");
       } catch (const InputError& err) {
-        ev = {Outcome::Fails, err.problem(), f.resolved.string(), "make the file readable"};
+        ev = fails(err.problem(), f.resolved.string(), "make the file readable");
       }
     }
     report.rows.push_back({"model:" + f.path, "sha256 " + f.sha256, ev.found, ev.source, status_of(ev.outcome, f.severity),
-                           f.severity, ev.fix});
+                           f.severity, ev.fix, "", {}});
   }
   for (const LibraryProbe* lib : {&machine.libcuda, &machine.libnvml, &machine.cudart, &machine.cudnn}) {
     if (!lib->standin.empty()) report.standins.push_back(lib->path + ": " + lib->standin);
   }
   report.ok = report.first_failure() == nullptr;
   return report;
-}
-
-std::string format_table(const Report& report) {
-  const std::vector<std::string> head = {"item", "expected", "found", "source", "status"};
-  std::vector<std::size_t> width(head.size());
-  for (std::size_t i = 0; i < head.size(); ++i) width[i] = head[i].size();
-  for (const ReportRow& r : report.rows) {
-    width[0] = std::max(width[0], r.item.size());
-    width[1] = std::max(width[1], r.expected.size());
-    width[2] = std::max(width[2], std::min<std::size_t>(r.found.size(), 60));
-    width[3] = std::max(width[3], std::min<std::size_t>(r.source.size(), 50));
-  }
-  std::ostringstream out;
-  out << "manifest: " << report.manifest << '\n';
-  if (!report.standins.empty()) {
-    out << "NOTE: the CPU stand-in for NVIDIA's libraries is loaded (test infrastructure): this report describes "
-           "no real GPU, driver, CUDA runtime or cuDNN\n";
-    for (const std::string& s : report.standins) out << "  stand-in: " << s << '\n';
-  }
-  auto cell = [&](const std::string& s, std::size_t i) {
-    out << s;
-    if (i + 1 < head.size()) out << std::string(s.size() < width[i] ? width[i] - s.size() + 2 : 2, ' ');
-  };
-  for (std::size_t i = 0; i < head.size(); ++i) cell(head[i], i);
-  out << '\n';
-  int failed = 0, warned = 0;
-  for (const ReportRow& r : report.rows) {
-    const std::string status = std::string(to_string(r.status)) + (r.severity == Severity::Advisory ? " (advisory)" : "");
-    cell(r.item, 0), cell(r.expected, 1), cell(r.found, 2), cell(r.source, 3), cell(status, 4);
-    out << '\n';
-    if (r.status != Status::Ok) out << "    fix: " << r.fix << '\n';
-    if (r.severity == Severity::Required && r.status != Status::Ok) ++failed;
-    if (r.severity == Severity::Advisory && r.status != Status::Ok) ++warned;
-  }
-  if (report.ok) {
-    out << "result: ok: every required item holds" << (warned ? " (" + std::to_string(warned) + " advisory not ok)" : "") << '\n';
-  } else {
-    out << "result: MISMATCH: " << failed << " required item" << (failed == 1 ? "" : "s")
-        << " not ok (first: " << report.first_failure()->item << ")\n";
-  }
-  return out.str();
-}
-
-std::string to_json(const Report& report) {
-  nlohmann::json items = nlohmann::json::array();
-  for (const ReportRow& r : report.rows) {
-    items.push_back({{"item", r.item}, {"expected", r.expected}, {"found", r.found}, {"source", r.source},
-                     {"status", to_string(r.status)}, {"severity", to_string(r.severity)}, {"fix", r.fix}});
-  }
-  nlohmann::json j = {{"manifest", report.manifest}, {"ok", report.ok}, {"items", items}};
-  if (!report.standins.empty()) j["standin"] = report.standins;  // only then: the schema stays as it was
-  return j.dump(2) + "\n";
-}
-
-std::string one_line(const ReportRow& row) {
-  return row.item + ": " + row.found + " (expected " + row.expected + ")";
 }
 
 }  // namespace infer::manifest

@@ -20,6 +20,12 @@ struct ReportRow {
   Status status = Status::Unknown;
   Severity severity = Severity::Required;
   std::string fix;       // one line; empty when ok
+  // The item whose failure this row's failure follows from ("cudnn.sublibraries"), or empty when the
+  // row is a cause of its own. Such a row is never the first failure while its cause is not ok.
+  std::string because;
+  // Lines under the row: the consequences folded into this root cause, and what the libraries
+  // printed while they were probed (cuDNN's own messages), each one line.
+  std::vector<std::string> notes;
 };
 
 struct Report {
@@ -29,19 +35,13 @@ struct Report {
   // "<path>: <identity>" of each probed library that is the project's CPU stand-in (tests only).
   // Both renderings lead with them: with a stand-in loaded, nothing in the report describes a GPU.
   std::vector<std::string> standins;
-  // The first required row that is not ok, or nullptr.
+  // The root cause: the first required row that is not ok and does not follow from another such
+  // row; nullptr when every required row is ok.
   const ReportRow* first_failure() const;
 };
 
 // model_files = false leaves out the [[model.files]] rows (the start-up check: the loader checks the
 // digest of the model actually loaded).
 Report check(const Manifest& manifest, const MachineProbe& machine, bool model_files = true);
-
-// The table: item, expected, found, source, status, then "fix:" under each row that is not ok.
-std::string format_table(const Report& report);
-// {"manifest": "...", "ok": bool, "items": [{"item","expected","found","source","status","severity","fix"}]}
-std::string to_json(const Report& report);
-// "driver.release: not installed (libcuda.so.1 not found)" for the start-up notice.
-std::string one_line(const ReportRow& row);
 
 }  // namespace infer::manifest

@@ -57,6 +57,17 @@ Facts load() {
       if (const toml::table* checks = t["version_checks"].as_table()) {
         for (const auto& [k, v] : *checks) files.version_checks[std::string(k.str())] = v.value_or(std::string());
       }
+      if (const toml::table* symbols = t["version_symbols"].as_table()) {
+        for (const auto& [k, v] : *symbols) files.version_symbols[std::string(k.str())] = v.value_or(std::string());
+      }
+      files.version_from = t["version_from"].value_or(std::string());
+      if (const toml::table* needs = t["needs"].as_table()) {
+        for (const auto& [k, v] : *needs) {
+          if (const toml::array* a = v.as_array()) {
+            for (const toml::node& item : *a) files.needs[std::string(k.str())].push_back(item.value_or(std::string()));
+          }
+        }
+      }
       f.cudnn_files.push_back(std::move(files));
     }
   }

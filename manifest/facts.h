@@ -24,6 +24,10 @@ struct CudnnFiles {
   std::string main;
   std::vector<std::string> sublibraries;
   std::map<std::string, std::string> version_checks;  // sub-library -> libcudnn function
+  // sub-library -> its own version, a 32-bit data symbol (major << 16 | minor << 8 | patch)
+  std::map<std::string, std::string> version_symbols;
+  std::string version_from;  // the sub-library whose cudnnGetVersion the front library forwards to
+  std::map<std::string, std::vector<std::string>> needs;  // sub-library -> the sub-libraries it links
 };
 
 struct Facts {

@@ -204,10 +204,12 @@ Manifest read_manifest(const fs::path& path) {
   Manifest m;
   m.path = path;
   const fs::path dir = fs::absolute(path).parent_path();
+  bool has_schema = false;
   for (const auto& [k, v] : root) {
     const std::string section(k.str());
     if (section == "schema") {
       if (v.value<std::int64_t>() != std::int64_t{1}) r.fail(v, "schema", "this infer reads schema 1");
+      has_schema = true;
       continue;
     }
     if (section == "model") {
@@ -242,6 +244,11 @@ Manifest read_manifest(const fs::path& path) {
       }
       m.items.push_back(r.item(iv, *s));
     }
+  }
+  // Without it an empty or truncated file would pass --check while checking nothing.
+  if (!has_schema) {
+    throw InputError(file, std::string("key 'schema': missing") + (root.empty() ? " (the file has no keys)" : "") +
+                               ": every manifest says schema = 1");
   }
   std::stable_sort(m.items.begin(), m.items.end(), [](const Expectation& a, const Expectation& b) {
     auto index = [](const std::string& key) {

@@ -40,7 +40,9 @@ struct Expectation {
 };
 
 struct ModelFile {
-  std::string path;               // as written, relative to the manifest's folder
+  // As written: relative to the manifest's folder, or absolute. It may lead outside that folder
+  // (README, "[[model.files]]"); symlinks are followed, and the file must be a regular file.
+  std::string path;
   std::filesystem::path resolved;  // absolute
   std::string sha256;             // 64 lowercase hex digits
   Severity severity = Severity::Required;
@@ -57,7 +59,8 @@ struct Manifest {
 };
 
 // Reads and validates a manifest. Throws InputError "<file>: line N: key 'x': problem" for bad
-// TOML, unknown keys, wrong types and bad constraints, and "<file>: not found" when missing.
+// TOML, unknown keys, wrong types and bad constraints, "<file>: key 'schema': missing: ..." for a
+// file without `schema = 1` (an empty one included), and "<file>: manifest not found" when missing.
 Manifest read_manifest(const std::filesystem::path& path);
 
 }  // namespace infer::manifest

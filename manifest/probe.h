@@ -1,8 +1,8 @@
 // What this machine has, read from the system itself: dlopen/dlsym of the real NVIDIA libraries
-// (libcuda.so.1, libnvidia-ml.so.1, libcudart.so.N, libcudnn.so.N and its sub-libraries),
-// /proc/driver/nvidia/version, uname, glibc. Never nvidia-smi. Nothing here throws or aborts
-// because a library is missing or broken: every value is optional and carries its source or
-// the reason it is unknown.
+// (libcuda.so.1, libnvidia-ml.so.1, libcudart.so.N, libcudnn.so.N and its sub-libraries) in child
+// processes, /proc/driver/nvidia/version, uname, glibc. Never nvidia-smi. Nothing here throws,
+// aborts, crashes or hangs because a library is missing or broken: every value is optional and
+// carries its source or the reason it is unknown.
 //
 // Thread-safety: probe_machine() may be called from one thread at a time.
 #pragma once
@@ -21,30 +21,53 @@ struct BuildInfo {
   std::string compiler;  // e.g. "GNU 12.2.0"
 };
 
-// One shared library as the dynamic loader resolved it.
+// A file with a library's name that the loader does not take, or another major of it.
+struct LibraryCopy {
+  std::string soname;        // its file name: "libcudnn.so.9", or "libcudnn.so.8" for another major
+  std::string path;          // canonical
+  std::string origin;        // the folder's role: "LD_LIBRARY_PATH entry 2", "ldconfig cache", "virtualenv /x", ...
+  bool on_loader_path = false;  // in a folder dlopen(soname) searches (LD_LIBRARY_PATH, ldconfig cache)
+  std::string version;       // what the library says it is, read in a child process; "" when unknown
+  std::string problem;       // why it is unusable (not a library, crashed, ...); "" when fine
+};
+
+// One shared library as the dynamic loader resolved it. Loaded and called in a child process
+// (model/isolated.h): whatever the file holds, the checking process survives.
 struct LibraryProbe {
   std::string soname;                    // what was asked for: "libcudnn.so.9"
   bool loaded = false;
-  std::string path;                      // where the loader found it (dladdr/dl_iterate_phdr)
+  std::string path;                      // where the loader found it (the link map's name)
   std::string error;                     // dlerror() when not loaded
-  std::vector<std::string> other_copies; // other files with this name on the search path (could shadow it)
+  // The file is there but unusable: "not a library: /x/libcudnn.so.9 (empty file)", "crashed with
+  // SIGBUS (Bus error) in /x/libcudnn.so.9 while dlopen libcudnn.so.9", a nonsense version. One line.
+  std::string broken;
+  std::string broken_file;               // the file `broken` is about
+  std::vector<LibraryCopy> copies;       // other files with this name (on the loader path or in Python envs)
+  std::vector<std::string> output;       // lines the library printed on stdout/stderr while probed
   // What the library says it is when it is the project's CPU stand-in (tests/standin/, test
   // infrastructure): its infer_standin_identity(). Empty for NVIDIA's libraries.
   std::string standin;
+  // The copies on the loader's path (LD_LIBRARY_PATH, ldconfig cache) other than the loaded one.
+  std::vector<std::string> other_copies() const;
 };
 
 struct GpuProbe {
   std::string name;
+  std::string uuid;                               // "GPU-8b0c..." (NVML's form)
   std::optional<std::string> compute_capability;  // "9.0"
   std::optional<std::uint64_t> memory_mib;
+  std::string source;                             // "CUDA device 0" or "NVML device 1"
 };
 
 struct CudnnSublibrary {
   std::string soname;
   bool in_cudnn_dir = false;     // a file of this name is next to the loaded libcudnn
-  std::string loaded_path;       // where the loader took it from (empty: not loaded by the checks)
+  std::string loaded_path;       // where the loader took it from (empty: not loaded)
+  std::string origin;            // the search folder's role for loaded_path ("LD_LIBRARY_PATH entry 1"), when not the cuDNN folder
   std::optional<int> check;      // status of the libcudnn <X>VersionCheck() for it; 0 = same build
   std::string check_function;
+  std::optional<long> version;   // its own version (cudnn_<x>_version data symbol), as cudnnGetVersion counts
+  std::string problem;           // not a library, crashed, could not be loaded: one line
 };
 
 struct MachineProbe {
@@ -55,30 +78,34 @@ struct MachineProbe {
   std::optional<int> driver_cuda;           // cuDriverGetVersion, e.g. 12020
   std::optional<std::string> driver_release;  // "580.65.06"
   std::string driver_release_source;
+  std::optional<std::string> kernel_module_release;  // /proc/driver/nvidia/version, when readable
+  std::optional<std::string> user_space_release;     // from libcuda/libnvidia-ml's file names (libcuda.so.580.65.06)
+  std::optional<int> cuda_init;             // cuInit's CUresult, when it ran
+  std::optional<int> nvml_init;             // nvmlInit_v2's nvmlReturn_t, when it ran
   std::optional<int> cuda_device_count;     // cuDeviceGetCount after cuInit (honours CUDA_VISIBLE_DEVICES)
-  std::string cuda_init_error;              // cuInit's error name and string, when it failed
+  std::string cuda_init_error;              // "cuInit: CUDA_ERROR_NO_DEVICE (100): no CUDA-capable device is detected"
   std::optional<std::string> cuda_visible_devices;  // the variable, when set
-  std::vector<GpuProbe> gpus;               // from NVML (every GPU, whatever CUDA_VISIBLE_DEVICES says)
+  std::vector<GpuProbe> gpus;               // the GPUs CUDA uses (CUDA_VISIBLE_DEVICES applied)
+  std::vector<GpuProbe> hidden_gpus;        // GPUs NVML sees that CUDA_VISIBLE_DEVICES hides
   bool gpus_known = false;
   // CUDA runtime.
   LibraryProbe cudart;
   std::optional<std::string> cudart_version;  // "13.0" (cudaRuntimeGetVersion) or the soname's major
   std::string cudart_version_source;
+  std::vector<LibraryCopy> cudart_other_majors;  // libcudart.so.12 ... found by the loader, with versions
   // cuDNN.
   LibraryProbe cudnn;
   std::optional<long> cudnn_version;          // cudnnGetVersion
   std::optional<long> cudnn_cudart_version;   // cudnnGetCudartVersion: the CUDA runtime cuDNN was built for
+  std::string cudnn_version_from;             // the sub-library that answered cudnnGetVersion (cuDNN 9: libcudnn_graph.so.9)
   std::vector<CudnnSublibrary> cudnn_sublibraries;
+  std::vector<LibraryCopy> cudnn_other_majors;   // libcudnn.so.8 ... found by the loader, with versions
   BuildInfo build;
 };
 
-// Probes this machine (about 50 ms with cuDNN present). The result is cached within the process
-// after the first call with the same BuildInfo.
+// Probes this machine. Every library is loaded and called in child processes, all at once, with a
+// deadline (model/isolated.h): about 50-100 ms with cuDNN present. The result is cached within the
+// process after the first call with the same BuildInfo.
 const MachineProbe& probe_machine(const BuildInfo& build);
-
-// The directories a library with this soname may come from, besides the one loaded: LD_LIBRARY_PATH,
-// the loader cache (ldconfig -p), $CONDA_PREFIX/lib, pip nvidia/*/lib folders. Returns the paths of
-// files named `soname` found there, canonical, without duplicates.
-std::vector<std::string> visible_copies(const std::string& soname);
 
 }  // namespace infer::manifest

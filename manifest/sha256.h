@@ -6,7 +6,10 @@
 
 namespace infer::manifest {
 
-// 64 lowercase hex digits. Throws InputError naming the file when it cannot be read.
+// 64 lowercase hex digits. Symlinks are followed; the file they end at must be a regular file.
+// Throws InputError naming the file when it cannot be read, and "not a regular file (a FIFO)"
+// (character device, directory, ...) without reading it: a FIFO would block on open and a device
+// such as /dev/zero never ends.
 std::string sha256_file(const std::filesystem::path& file);
 
 }  // namespace infer::manifest

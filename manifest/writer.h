@@ -17,8 +17,11 @@ namespace infer::manifest {
 std::string manifest_text(const MachineProbe& machine, const std::filesystem::path& manifest_path,
                           const std::vector<std::filesystem::path>& model_files);
 
-// Writes it atomically: a temporary file in the same folder, then rename. Throws InputError
-// naming the path when the folder is not writable.
+// Writes it atomically: a temporary file in the target's folder, fsync, then rename over the
+// target. The target is path, or where path's symlinks end (the links stay links). A file that is
+// replaced keeps its mode (and owner and group where the user may set them); a new one gets 0644
+// less the umask. Throws InputError "<path>: cannot write: ..." when the folder is not writable or
+// the target is not a regular file; nothing is left behind then.
 void write_manifest(const std::filesystem::path& path, const std::string& text);
 
 }  // namespace infer::manifest

@@ -1,10 +1,17 @@
-// The manifest library without child processes: constraints, the compiled-in facts, and the
-// VERSIONS.toml reader on malformed files (one error naming file, line and key).
+// The manifest library without child processes: constraints, the compiled-in facts, the
+// VERSIONS.toml reader on malformed files (one error naming file, line and key), and the layout of
+// the report (table and JSON) on a report built by hand.
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+
+#include "manifest/check.h"
 #include "manifest/constraint.h"
 #include "manifest/facts.h"
 #include "manifest/manifest.h"
+#include "manifest/report.h"
 #include "manifest/sha256.h"
 #include "model/errors.h"
 #include "process.h"
@@ -144,6 +151,10 @@ TEST(ManifestFile, MalformedFilesNameFileLineAndKey) {
        "line 3: key 'model.files.sha256': expected 64 lowercase hexadecimal digits, found \"ABC\""},
       {"[[model.files]]\nsha256 = \"" + sha + "\"\n", "line 1: key 'model.files.path': missing"},
       {"[gpu]\nname = [1]\n", "line 2: key 'gpu.name': patterns must be strings, found an integer"},
+      // Without schema nothing is checked and --check would pass: an empty file must not.
+      {"", "key 'schema': missing (the file has no keys): every manifest says schema = 1"},
+      {"\n  \n# VERSIONS.toml, emptied by a failed copy\n\n", "key 'schema': missing (the file has no keys): every manifest says schema = 1"},
+      {"[driver]\nrelease = \">=580.65.06\"\n", "key 'schema': missing: every manifest says schema = 1"},
   };
   TempDir dir;
   for (const auto& [text, message] : cases) {
@@ -157,6 +168,154 @@ TEST(ManifestFile, MalformedFilesNameFileLineAndKey) {
     }
   }
   EXPECT_THROW(manifest::read_manifest(dir / "missing.toml"), InputError);
+}
+
+// A report as check() builds it on a machine without a driver and with a broken cuDNN folder.
+manifest::Report broken_machine_report() {
+  using manifest::Severity;
+  using manifest::Status;
+  const std::string lib = "/opt/deploy/lib/nvidia/cudnn-9.19.0-cuda13/lib";
+  std::string missing;  // every sub-library missing: a found cell of about 300 characters
+  for (const char* sub : {"cnn", "adv", "ops", "graph", "heuristic", "engines_precompiled", "engines_runtime_compiled"}) {
+    missing += std::string(missing.empty() ? "" : "; ") + "libcudnn_" + sub + ".so.9 missing";
+  }
+  missing += "; libcudnn_ops_infer.so.8 present (a cuDNN 8 name) in " + lib;
+  const std::string digest = "3f0a1c9e5b7d2468ace013579bdf2468ace013579bdf2468ace013579bdf2468";
+  const std::string copy_fix = "remove the other copies from LD_LIBRARY_PATH, or run with a LD_LIBRARY_PATH that names one";
+  manifest::Report r;
+  r.manifest = "/etc/infer/VERSIONS.toml";
+  r.ok = false;
+  r.rows = {
+      {"driver.release", ">=580.65.06", "not installed (libcuda.so.1 not found)",
+       "dlopen: libcuda.so.1: cannot open shared object file: No such file or directory", Status::Fail, Severity::Required,
+       "install the NVIDIA driver (CUDA 13.0 needs driver >= 580.65.06); libcuda.so.1 comes with the driver", "", {}},
+      {"driver.cuda", ">=13.0", "unknown (libcuda.so.1 not found)", "cuDriverGetVersion", Status::Unknown, Severity::Required,
+       "install the NVIDIA driver", "driver.release", {}},
+      {"cuda.runtime", "13.0.*", "13.0.88", "cudaRuntimeGetVersion (" + lib + "/libcudart.so.13)", Status::Ok,
+       Severity::Required, "", "", {}},
+      {"cuda.single_copy", "holds", "2 copies: " + lib + "/libcudart.so.13, /usr/local/cuda-13.0/lib64/libcudart.so.13",
+       "LD_LIBRARY_PATH, ldconfig -p", Status::Warn, Severity::Advisory, copy_fix, "", {}},
+      {"cudnn.version", ">=9.19, <10", "9.18.1", "cudnnGetVersion (" + lib + "/libcudnn.so.9)", Status::Fail,
+       Severity::Required, "install cuDNN 9.19 or later for CUDA 13", "cuda.runtime", {}},
+      {"cudnn.sublibraries", "holds", missing, "readdir " + lib + ", dlopen of each libcudnn_*.so.9 found there",
+       Status::Fail, Severity::Required, "reinstall cuDNN 9.19.0 for CUDA 13 into " + lib + " (all its files)", "",
+       {"cudnn.version: follows from this",
+        "cuDNN: libcudnn_graph.so.9: cannot open shared object file: No such file or directory (needed by " + lib +
+            "/libcudnn.so.9 in cudnnCreate; set CUDNN_LOGERR_DBG=1 and CUDNN_LOGDEST_DBG=stderr for details)"}},
+      {"cudnn.single_copy", "holds", "2 copies: " + lib + "/libcudnn.so.9, /usr/lib/x86_64-linux-gnu/libcudnn.so.9",
+       "LD_LIBRARY_PATH, ldconfig -p", Status::Warn, Severity::Advisory, copy_fix, "", {}},
+      {"model:../models/fashion.safetensors", "sha256 " + digest, "sha256 " + digest, "/opt/deploy/models/fashion.safetensors",
+       Status::Ok, Severity::Required, "", "", {}},
+  };
+  return r;
+}
+
+std::size_t count(const std::string& s, const std::string& part) {
+  std::size_t n = 0;
+  for (std::size_t at = s.find(part); at != std::string::npos; at = s.find(part, at + 1)) ++n;
+  return n;
+}
+
+std::string without_spaces(std::string s) {
+  s.erase(std::remove(s.begin(), s.end(), ' '), s.end());
+  return s;
+}
+
+std::string trim(const std::string& s) {
+  const std::size_t b = s.find_first_not_of(' ');
+  return b == std::string::npos ? "" : s.substr(b, s.find_last_not_of(' ') - b + 1);
+}
+
+TEST(ReportTable, LongCellsWrapInTheirColumnAndLinesStayWithinTheLimit) {
+  const manifest::Report report = broken_machine_report();
+  const std::string& long_found = report.rows[5].found;
+  ASSERT_GE(long_found.size(), 300u);
+  const std::vector<std::string> lines = ProcessResult::lines(manifest::format_table(report));
+  ASSERT_GE(lines.size(), 2u);
+  const std::string& head = lines[1];
+  ASSERT_EQ(head.rfind("item", 0), 0u) << head;
+  std::vector<std::size_t> starts;  // where expected, found, source and status start
+  for (const char* name : {"expected", "found", "source", "status"}) starts.push_back(head.find(name));
+  std::string found_column, source_column;  // the cudnn.sublibraries row's found and source, line by line
+  bool in_long_row = false;
+  for (std::size_t k = 1; k < lines.size(); ++k) {
+    const std::string& line = lines[k];
+    EXPECT_LE(line.size(), 160u) << line;
+    // "    fix: " and "    note: " lines and their continuations (under the text, at 9 or 10).
+    const std::size_t first = line.find_first_not_of(' ');
+    const bool under_row = first == 4 || first == 9 || first == 10;
+    if (under_row || line.rfind("result:", 0) == 0) {
+      in_long_row = false;
+      continue;
+    }
+    // A table line starts with an item or, continuing a cell, at a column start.
+    EXPECT_TRUE(first == 0 || std::find(starts.begin(), starts.end(), first) != starts.end()) << line;
+    for (std::size_t s : starts) {  // a column starts after a gap of two blanks, never inside a cell
+      if (line.size() > s) {
+        EXPECT_EQ(line.substr(s - 2, 2), "  ") << "column at " << s << ":\n" << line;
+      }
+    }
+    if (line[0] != ' ') in_long_row = line.rfind("cudnn.sublibraries ", 0) == 0;
+    if (in_long_row && line.size() > starts[1]) found_column += line.substr(starts[1], starts[2] - starts[1]);
+    if (in_long_row && line.size() > starts[2]) source_column += line.substr(starts[2], starts[3] - starts[2]);
+  }
+  // Nothing of the long cells is lost or printed outside their column.
+  EXPECT_EQ(without_spaces(found_column), without_spaces(long_found));
+  EXPECT_EQ(without_spaces(source_column), without_spaces(report.rows[5].source));
+  // And the row wrapped at a separator: its first line ends at "; ", not inside a name.
+  const auto first = std::find_if(lines.begin(), lines.end(), [](const std::string& l) { return l.rfind("cudnn.sublibraries ", 0) == 0; });
+  ASSERT_NE(first, lines.end());
+  const std::string first_piece = trim(first->substr(starts[1], starts[2] - starts[1]));
+  EXPECT_EQ(first_piece.back(), ';') << first_piece;
+}
+
+TEST(ReportTable, ARepeatedFixIsPrintedOnce) {
+  const manifest::Report report = broken_machine_report();
+  const std::string table = manifest::format_table(report);
+  EXPECT_EQ(count(table, report.rows[3].fix), 1u) << table;
+  EXPECT_EQ(count(table, "    fix: " + report.rows[3].fix + "\n"), 1u) << table;
+  EXPECT_EQ(count(table, "    fix: same as cuda.single_copy\n"), 1u) << table;
+}
+
+TEST(ReportTable, NotesAndCausesAreRendered) {
+  const manifest::Report report = broken_machine_report();
+  const std::string table = manifest::format_table(report);
+  // driver.cuda follows from driver.release, which failed: its own fix is not repeated.
+  EXPECT_NE(table.find("\n    (follows from driver.release)\n"), std::string::npos) << table;
+  EXPECT_EQ(table.find("fix: install the NVIDIA driver\n"), std::string::npos) << table;
+  // cudnn.version names cuda.runtime as its cause, but cuda.runtime is ok: its own fix stands.
+  EXPECT_EQ(table.find("(follows from cuda.runtime)"), std::string::npos) << table;
+  EXPECT_NE(table.find("    fix: install cuDNN 9.19 or later for CUDA 13\n"), std::string::npos) << table;
+  // Notes follow their row's fix, in order.
+  const std::size_t fix = table.find("    fix: reinstall cuDNN 9.19.0");
+  const std::size_t note1 = table.find("    note: cudnn.version: follows from this\n");
+  const std::size_t note2 = table.find("    note: cuDNN: libcudnn_graph.so.9: cannot open shared object file: ");
+  ASSERT_NE(fix, std::string::npos) << table;
+  EXPECT_TRUE(fix < note1 && note1 < note2 && note2 < table.find("cudnn.single_copy ")) << table;
+  // A note longer than a line continues under its first character, nothing lost.
+  const std::vector<std::string> lines = ProcessResult::lines(table.substr(note2));
+  ASSERT_GE(lines.size(), 2u);
+  EXPECT_EQ(lines[1].find_first_not_of(' '), std::string("    note: ").size()) << table;
+  EXPECT_EQ(without_spaces(lines[0].substr(10) + lines[1]), without_spaces(report.rows[5].notes[1]));
+}
+
+TEST(ReportJson, BecauseAndNotesOnlyWhereSet) {
+  const manifest::Report report = broken_machine_report();
+  const nlohmann::json j = nlohmann::json::parse(manifest::to_json(report));
+  ASSERT_EQ(j["items"].size(), report.rows.size());
+  const nlohmann::json& cuda = j["items"][1];
+  EXPECT_EQ(cuda["item"], "driver.cuda");
+  EXPECT_EQ(cuda["because"], "driver.release");
+  EXPECT_FALSE(cuda.contains("notes"));
+  const nlohmann::json& sub = j["items"][5];
+  EXPECT_EQ(sub["item"], "cudnn.sublibraries");
+  EXPECT_EQ(sub["notes"], nlohmann::json(report.rows[5].notes));
+  EXPECT_FALSE(sub.contains("because"));
+  EXPECT_EQ(sub["found"], report.rows[5].found);  // JSON keeps cells whole
+  // A row with neither keeps the schema it always had.
+  std::vector<std::string> keys;
+  for (const auto& [k, v] : j["items"][0].items()) keys.push_back(k);
+  EXPECT_EQ(keys, (std::vector<std::string>{"expected", "fix", "found", "item", "severity", "source", "status"}));
 }
 
 }  // namespace

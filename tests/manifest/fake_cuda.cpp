@@ -1,5 +1,8 @@
-// A fake libcuda.so.1: a driver supporting CUDA 12.2 with one GPU, which (like the real driver)
-// hides every GPU when CUDA_VISIBLE_DEVICES is empty or starts with -1.
+// A fake libcuda.so.1: a driver supporting CUDA 12.2 with one GPU (or one per entry of
+// FAKE_NVML_GPUS, as the fake NVML), which (like the real driver) hides every GPU when
+// CUDA_VISIBLE_DEVICES is empty or starts with -1, and otherwise counts its entries.
+#include <cstdlib>
+
 #include "../standin/visible_devices.h"
 
 
@@ -10,7 +13,16 @@ __attribute__((visibility("default"))) int cuDriverGetVersion(int* v) {
 }
 __attribute__((visibility("default"))) int cuInit(unsigned) { return standin::cuda_devices_hidden() ? 100 : 0; }  // CUDA_ERROR_NO_DEVICE
 __attribute__((visibility("default"))) int cuDeviceGetCount(int* n) {
-  *n = standin::cuda_devices_hidden() ? 0 : 1;
+  int gpus = 1;
+  if (const char* list = std::getenv("FAKE_NVML_GPUS"); list && *list) {
+    for (const char* p = list; *p; ++p) gpus += *p == ',';
+  }
+  if (const char* visible = std::getenv("CUDA_VISIBLE_DEVICES"); visible && *visible) {
+    int entries = 1;
+    for (const char* p = visible; *p; ++p) entries += *p == ',';
+    gpus = entries < gpus ? entries : gpus;
+  }
+  *n = standin::cuda_devices_hidden() ? 0 : gpus;
   return 0;
 }
 __attribute__((visibility("default"))) int cuGetErrorName(int code, const char** s) {

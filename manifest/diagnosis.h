@@ -1,0 +1,43 @@
+// Root causes found in a MachineProbe, before any manifest row is evaluated: what is wrong with
+// the driver, with cuDNN's sub-libraries, and where a library that is not on the loader's path
+// can be found. check.cpp shows each on the row it belongs to and marks the rows that follow from
+// it. Internal to manifest/.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "probe.h"
+
+namespace infer::manifest::detail {
+
+struct Problem {
+  std::string item;   // the row it belongs to: "driver.release", "driver.cuda", "cudnn.sublibraries"
+  std::string found, source, fix;
+  std::vector<std::string> notes;
+};
+
+// The driver's root cause, if any: a damaged or stub libcuda, a kernel module and user-space
+// libraries of different releases, a container without GPU access, NVML without libcuda, no driver.
+// `floor` is "CUDA 13.0 needs driver >= 580.65.06" or "".
+std::optional<Problem> driver_problem(const MachineProbe& m, const std::string& floor);
+
+// cuDNN's sub-libraries: missing, damaged, loaded from another folder (named, with the search
+// entry that supplied it), or of another release. Their consequences (a genuine library whose
+// check fails because a stray one it needs) become notes. nullopt when all are fine.
+std::optional<Problem> sublibrary_problem(const MachineProbe& m);
+
+// When `lib` did not load: what else was found ("found libcudnn.so.8 8.9.6 at /x (LD_LIBRARY_PATH
+// entry 1)", "libcudnn.so.9 9.19.0 is in /venv/.../nvidia/cudnn/lib (virtualenv /venv), which the
+// loader does not search") and the fix it makes possible (an exact LD_LIBRARY_PATH line), else "".
+struct Elsewhere {
+  std::string found;
+  std::string fix;
+};
+Elsewhere found_elsewhere(const LibraryProbe& lib, const std::vector<LibraryCopy>& other_majors, const std::string& needed);
+
+// The fix for a library file that crashed, hung or is not a library.
+std::string broken_fix(const std::string& file, const std::string& what);
+
+}  // namespace infer::manifest::detail
