@@ -8,7 +8,6 @@
 
 #include "diagnosis.h"
 #include "facts.h"
-#include "library_files.h"
 #include "model/errors.h"
 #include "nvidia_errors.h"
 #include "sha256.h"
@@ -107,13 +106,7 @@ Eval shadowing(const LibraryProbe& lib, const std::string& what, const std::vect
   const std::string source = "LD_LIBRARY_PATH, ldconfig -p; Python environments listed apart";
   if (!lib.loaded) return unknown("not loaded (" + lib.soname + " not found)", "dlopen", "install " + what + " first");
   std::vector<std::string> others = lib.other_copies();
-  for (const CudnnSublibrary& s : subs) {
-    std::error_code ec;
-    const fs::path mine = fs::canonical(s.loaded_path.empty() ? fs::path(lib.path).parent_path() / s.soname : fs::path(s.loaded_path), ec);
-    for (const FoundFile& f : find_library_files(s.soname)) {
-      if (f.folder.on_loader_path && (ec || fs::path(f.path) != mine)) others.push_back(f.path);
-    }
-  }
+  for (const CudnnSublibrary& s : subs) others.insert(others.end(), s.other_copies.begin(), s.other_copies.end());
   std::vector<std::string> off_path;
   for (const LibraryCopy& c : lib.copies) {
     if (!c.on_loader_path) off_path.push_back(c.path + " (" + c.origin + ")");
@@ -169,7 +162,13 @@ Eval evaluate_gpus(const Expectation& e, const MachineProbe& m, const std::strin
 
 Eval evaluate_cudnn(const Expectation& e, const MachineProbe& m, const std::string& cudnn_fix_install);
 
-Eval evaluate(const Expectation& e, const MachineProbe& m) {
+// The root causes, worked out once for all rows.
+struct Diagnoses {
+  std::optional<detail::Problem> driver;        // shown on the driver.* and gpu.* rows
+  std::optional<detail::Problem> sublibraries;  // shown on the cudnn.* rows
+};
+
+Eval evaluate(const Expectation& e, const MachineProbe& m, const Diagnoses& d) {
   const std::string& k = e.key;
   const std::string floor = floor_text(m);
   if (k == "system.os") return holds_if(matches_any(e.patterns, m.os), m.os, "/etc/os-release", "use the OS this deployment was validated on, or update the manifest");
@@ -179,8 +178,7 @@ Eval evaluate(const Expectation& e, const MachineProbe& m) {
     return holds_if(matches_any(e.patterns, m.build.compiler), m.build.compiler, "compile time",
                     "rebuild infer with the validated compiler");
   }
-  const std::optional<detail::Problem> driver = k.rfind("driver.", 0) == 0 || k.rfind("gpu.", 0) == 0
-                                                     ? detail::driver_problem(m, floor) : std::nullopt;
+  const detail::Problem* driver = (k.rfind("driver.", 0) == 0 || k.rfind("gpu.", 0) == 0) && d.driver ? &*d.driver : nullptr;
   if (k == "driver.release") {
     if (driver && driver->item == k) return from_problem(*driver, k);
     if (!m.driver_release) {
@@ -284,7 +282,7 @@ Eval evaluate(const Expectation& e, const MachineProbe& m) {
                                         " for CUDA " + (m.build.cuda.empty() ? std::string("13") : m.build.cuda.substr(0, m.build.cuda.find('.'))) +
                                         " (tarball, cudnn9-cuda-13 package or pip nvidia-cudnn-cu13) and put its lib folder on LD_LIBRARY_PATH";
   if (k.rfind("cudnn.", 0) == 0) {
-    const std::optional<detail::Problem> sub = detail::sublibrary_problem(m);
+    const std::optional<detail::Problem>& sub = d.sublibraries;
     if (k == "cudnn.sublibraries" && sub) return from_problem(*sub, k);
     // A damaged front library, or a nonsense answer: the first cuDNN row names the file.
     if (!m.cudnn.broken.empty()) {
@@ -418,8 +416,9 @@ const ReportRow* Report::first_failure() const {
 Report check(const Manifest& manifest, const MachineProbe& machine, bool model_files) {
   Report report;
   report.manifest = manifest.path.string();
+  const Diagnoses diagnoses{detail::driver_problem(machine, floor_text(machine)), detail::sublibrary_problem(machine)};
   for (const Expectation& e : manifest.items) {
-    const Eval ev = evaluate(e, machine);
+    const Eval ev = evaluate(e, machine, diagnoses);
     report.rows.push_back({e.key, e.want, ev.found, ev.source, status_of(ev.outcome, e.severity), e.severity, ev.fix, ev.because, ev.notes});
   }
   for (const ModelFile& f : manifest.model_files) {

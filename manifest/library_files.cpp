@@ -14,6 +14,8 @@
 #include <memory>
 #include <set>
 
+#include "file_kind.h"
+
 namespace infer::manifest {
 namespace {
 
@@ -62,15 +64,6 @@ std::string read_head(int fd, std::size_t n, off_t at = 0) {
   const ssize_t got = pread(fd, buf.data(), n, at);
   buf.resize(got > 0 ? static_cast<std::size_t>(got) : 0);
   return buf;
-}
-
-std::string file_kind(mode_t mode) {
-  if (S_ISDIR(mode)) return "a directory";
-  if (S_ISFIFO(mode)) return "a FIFO";
-  if (S_ISCHR(mode)) return "a character device";
-  if (S_ISBLK(mode)) return "a block device";
-  if (S_ISSOCK(mode)) return "a socket";
-  return "not a regular file";
 }
 
 // What the ELF headers of a 64-bit file say about it; "" when it is a complete shared object here.

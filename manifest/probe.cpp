@@ -159,9 +159,12 @@ const MachineProbe& probe_machine(const BuildInfo& build) {
   for (auto& j : detail::cudart_jobs(*m)) jobs.push_back(std::move(j));
   for (auto& j : detail::cudnn_jobs(*m)) jobs.push_back(std::move(j));
   std::vector<ChildBody> bodies;
-  for (const detail::Job& j : jobs) bodies.push_back(j.body);
+  for (const detail::Job& j : jobs) {
+    if (j.body) bodies.push_back(j.body);
+  }
   const std::vector<IsolatedResult> results = run_isolated(bodies, probe_timeout());
-  for (std::size_t i = 0; i < jobs.size(); ++i) jobs[i].read(results[i], *m);
+  std::size_t next = 0;
+  for (const detail::Job& j : jobs) j.read(j.body ? results[next++] : IsolatedResult{}, *m);
   detail::finish_driver(*m);
   detail::finish_runtime(*m);
   cached = std::move(m);

@@ -68,6 +68,7 @@ struct CudnnSublibrary {
   std::string check_function;
   std::optional<long> version;   // its own version (cudnn_<x>_version data symbol), as cudnnGetVersion counts
   std::string problem;           // not a library, crashed, could not be loaded: one line
+  std::vector<std::string> other_copies;  // other files of this name on the loader's path, canonical
 };
 
 struct MachineProbe {

@@ -13,7 +13,8 @@
 
 namespace infer::manifest::detail {
 
-// A child body and what reads its result back, in the checking process.
+// A child body and what reads its result back, in the checking process. A job without a body
+// runs no child: its read gets an empty result.
 struct Job {
   ChildBody body;
   std::function<void(const IsolatedResult&, MachineProbe&)> read;

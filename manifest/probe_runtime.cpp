@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 
 #include "constraint.h"
 #include "facts.h"
@@ -83,6 +84,34 @@ bool plausible_cudnn(long long v, int major) { return v >= major * 10000LL && v 
 // A cudaRuntimeGetVersion / cudnnGetCudartVersion value of the given major (13.0 = 13000).
 bool plausible_cuda(long long v, int major) { return v >= major * 1000LL && v < (major + 1) * 1000LL; }
 
+// Jobs for every file named `name` the loader or a Python environment could provide, at most
+// kMaxCopies. `body` says in a child what the file at a path is; `version_of` reads that back.
+// Copies of the build's own major on the loader path are only listed (cuda/cudnn.single_copy
+// shows their paths): probing them would load the same library again at every start.
+void add_copy_jobs(const std::string& name, bool other_major, std::vector<Job>& jobs,
+                   std::function<void(const ChildChannel&, const std::string&)> body,
+                   std::function<std::string(const IsolatedResult&)> version_of,
+                   std::function<std::vector<LibraryCopy>&(MachineProbe&)> list) {
+  std::vector<FoundFile> files = find_library_files(name);
+  if (files.size() > kMaxCopies) files.resize(kMaxCopies);
+  for (const FoundFile& f : files) {
+    LibraryCopy copy{name, f.path, f.folder.origin + " (" + f.folder.path + ")", f.folder.on_loader_path, "", ""};
+    if (const std::string what = describe_non_library(copy.path); !what.empty()) copy.problem = "not a library (" + what + ")";
+    if (!other_major && copy.on_loader_path) {
+      jobs.push_back({nullptr, [copy, list](const IsolatedResult&, MachineProbe& m) { list(m).push_back(copy); }});
+      continue;
+    }
+    const std::string path = f.path;
+    jobs.push_back({[body, path](const ChildChannel& ch) { body(ch, path); },
+                    [copy, version_of, list](const IsolatedResult& r, MachineProbe& m) mutable {
+                      if (copy.problem.empty() && !r.finished()) copy.problem = r.failure();
+                      else if (copy.problem.empty() && r.has("dlerror")) copy.problem = r.value("dlerror");
+                      copy.version = version_of(r);
+                      list(m).push_back(copy);
+                    }});
+  }
+}
+
 }  // namespace
 
 std::vector<Job> cudart_jobs(const MachineProbe& machine) {
@@ -112,23 +141,12 @@ std::vector<Job> cudart_jobs(const MachineProbe& machine) {
     return v && *v > 0 && *v < 1000000 ? cuda_version_string(static_cast<int>(*v)) : std::string();
   };
   for (const int other : {major, major + 1, major - 1, major - 2}) {
-    const std::string name = "libcudart.so." + std::to_string(other);
     const bool other_major = other != major;
-    auto body = [](const ChildChannel& ch, const std::string& path) { cudart_version_body(ch, path); };
-    std::vector<FoundFile> files = find_library_files(name);
-    if (files.size() > kMaxCopies) files.resize(kMaxCopies);
-    for (const FoundFile& f : files) {
-      const std::string path = f.path;
-      LibraryCopy copy{name, path, f.folder.origin + " (" + f.folder.path + ")", f.folder.on_loader_path, "", ""};
-      jobs.push_back({[body, path](const ChildChannel& ch) { body(ch, path); },
-                      [copy, version_of, other_major](const IsolatedResult& r, MachineProbe& m) mutable {
-                        if (const std::string what = describe_non_library(copy.path); !what.empty()) copy.problem = "not a library (" + what + ")";
-                        else if (!r.finished()) copy.problem = r.failure();
-                        else if (r.has("dlerror")) copy.problem = r.value("dlerror");
-                        copy.version = version_of(r);
-                        (other_major ? m.cudart_other_majors : m.cudart.copies).push_back(copy);
-                      }});
-    }
+    add_copy_jobs("libcudart.so." + std::to_string(other), other_major, jobs,
+                  [](const ChildChannel& ch, const std::string& path) { cudart_version_body(ch, path); }, version_of,
+                  [other_major](MachineProbe& m) -> std::vector<LibraryCopy>& {
+                    return other_major ? m.cudart_other_majors : m.cudart.copies;
+                  });
   }
   return jobs;
 }
@@ -234,26 +252,22 @@ std::vector<Job> cudnn_jobs(const MachineProbe& machine) {
     if (other.os != "linux") continue;
     const bool other_major = other.major != major;
     const CudnnFiles* other_files = &other;
-    std::vector<FoundFile> found = find_library_files(other.main);
-    if (found.size() > kMaxCopies) found.resize(kMaxCopies);
-    for (const FoundFile& f : found) {
-      const std::string path = f.path;
-      LibraryCopy copy{other.main, path, f.folder.origin + " (" + f.folder.path + ")", f.folder.on_loader_path, "", ""};
-      const int copy_major = other.major;
-      jobs.push_back({[path, other_files](const ChildChannel& ch) { copy_version_body(ch, path, other_files); },
-                      [copy, other_major, copy_major](const IsolatedResult& r, MachineProbe& m) mutable {
-                        if (const std::string what = describe_non_library(copy.path); !what.empty()) copy.problem = "not a library (" + what + ")";
-                        else if (!r.finished()) copy.problem = r.failure();
-                        else if (r.has("dlerror")) copy.problem = r.value("dlerror");
-                        if (const auto v = number(r, "version"); v && plausible_cudnn(*v, copy_major)) {
-                          copy.version = cudnn_version_string(static_cast<long>(*v));
-                          if (const auto c = number(r, "cudart"); c && *c > 0 && *c < 1000000) {
-                            copy.version += " for CUDA " + cuda_version_string(static_cast<int>(*c));
-                          }
-                        }
-                        (other_major ? m.cudnn_other_majors : m.cudnn.copies).push_back(copy);
-                      }});
-    }
+    const int copy_major = other.major;
+    add_copy_jobs(other.main, other_major, jobs,
+                  [other_files](const ChildChannel& ch, const std::string& path) { copy_version_body(ch, path, other_files); },
+                  [copy_major](const IsolatedResult& r) {
+                    std::string version;
+                    if (const auto v = number(r, "version"); v && plausible_cudnn(*v, copy_major)) {
+                      version = cudnn_version_string(static_cast<long>(*v));
+                      if (const auto c = number(r, "cudart"); c && *c > 0 && *c < 1000000) {
+                        version += " for CUDA " + cuda_version_string(static_cast<int>(*c));
+                      }
+                    }
+                    return version;
+                  },
+                  [other_major](MachineProbe& m) -> std::vector<LibraryCopy>& {
+                    return other_major ? m.cudnn_other_majors : m.cudnn.copies;
+                  });
   }
   return jobs;
 }
@@ -288,6 +302,10 @@ void finish_runtime(MachineProbe& m) {
   for (CudnnSublibrary& s : m.cudnn_sublibraries) {
     std::error_code ec;
     s.in_cudnn_dir = fs::exists(dir / s.soname, ec);
+    const std::string mine = canonical(s.loaded_path.empty() ? (dir / s.soname).string() : s.loaded_path);
+    for (const FoundFile& f : find_library_files(s.soname)) {
+      if (f.folder.on_loader_path && f.path != mine) s.other_copies.push_back(f.path);
+    }
     if (s.loaded_path.empty() || canonical(fs::path(s.loaded_path).parent_path().string()) == canon_dir) continue;
     // Loaded from elsewhere: name the search folder that supplied it.
     const std::string loaded_dir = canonical(fs::path(s.loaded_path).parent_path().string());

@@ -11,19 +11,11 @@
 #include <memory>
 #include <stdexcept>
 
+#include "file_kind.h"
 #include "model/errors.h"
 
 namespace infer::manifest {
 namespace {
-
-const char* file_kind(mode_t mode) {
-  if (S_ISDIR(mode)) return "a directory";
-  if (S_ISFIFO(mode)) return "a FIFO";
-  if (S_ISCHR(mode)) return "a character device";
-  if (S_ISBLK(mode)) return "a block device";
-  if (S_ISSOCK(mode)) return "a socket";
-  return "not a file";
-}
 
 [[noreturn]] void not_regular(const std::filesystem::path& file, mode_t mode) {
   throw InputError(file.string(), std::string("not a regular file (") + file_kind(mode) + ")");
