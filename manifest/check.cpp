@@ -433,7 +433,9 @@ Report check(const Manifest& manifest, const MachineProbe& machine, bool model_f
         ev = holds_if(digest == f.sha256, "sha256 " + digest, f.resolved.string(),
                       "the file is not the one validated: restore it, or if the change is intended update its sha256 in the manifest");
       } catch (const InputError& err) {
-        ev = fails(err.problem(), f.resolved.string(), "make the file readable");
+        const bool special = err.problem().rfind("not a regular file", 0) == 0;
+        ev = fails(err.problem(), f.resolved.string(),
+                   special ? "list a regular file: [[model.files]] hashes regular files only" : "make the file readable");
       }
     }
     report.rows.push_back({"model:" + f.path, "sha256 " + f.sha256, ev.found, ev.source, status_of(ev.outcome, f.severity),

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <filesystem>
 #include <functional>
+#include <optional>
 
 #include "constraint.h"
 #include "facts.h"
@@ -41,7 +42,18 @@ void put_own_version(const ChildChannel& ch, const std::string& path, const std:
   ch.step("read " + symbol + " in " + path);
   std::uint32_t v = 0;
   std::memcpy(&v, p, sizeof v);
-  ch.put(key, std::to_string((v >> 16) * 10000 + ((v >> 8) & 0xff) * 100 + (v & 0xff)));
+  ch.put(key, std::to_string(cudnn_version_code(v >> 16, (v >> 8) & 0xff, v & 0xff)));
+}
+
+// The version in a library's real file name, as cudnnGetVersion counts it: libcudnn.so.8.9.6 -> 8906.
+std::optional<long> version_in_file_name(const std::string& path) {
+  std::error_code ec;
+  const std::string name = fs::canonical(path, ec).filename().string();
+  const std::size_t so = name.find(".so.");
+  if (ec || so == std::string::npos) return std::nullopt;
+  const std::optional<Version> v = Version::try_parse(name.substr(so + 4));
+  if (!v || v->parts().size() < 3) return std::nullopt;
+  return cudnn_version_code(static_cast<long>(v->parts()[0]), static_cast<long>(v->parts()[1]), static_cast<long>(v->parts()[2]));
 }
 
 // The cuDNN version of the copy at `path` without calling into it when its graph library is next
@@ -49,6 +61,13 @@ void put_own_version(const ChildChannel& ch, const std::string& path, const std:
 void copy_version_body(const ChildChannel& ch, const std::string& path, const CudnnFiles* files) {
   void* h = child_open(ch, path);
   if (!h) return;
+  // Tarballs and packages name the real file with the full version (libcudnn.so.8 ->
+  // libcudnn.so.8.9.6): read from there, the front is not called (it aborts without its sub-libraries).
+  if (const std::optional<long> v = version_in_file_name(path)) {
+    ch.put("version", std::to_string(*v));
+    ch.put("version_source", "file name");
+    return;
+  }
   if (files && !files->version_from.empty()) {
     const fs::path graph = fs::path(path).parent_path() / files->version_from;
     const auto symbol = files->version_symbols.find(files->version_from);
@@ -79,8 +98,12 @@ void cudart_version_body(const ChildChannel& ch, const std::string& name) {
   }
 }
 
-// A version in cudnnGetVersion's count that could be one of the given major (9.19.0 = 91900).
-bool plausible_cudnn(long long v, int major) { return v >= major * 10000LL && v < (major + 1) * 10000LL; }
+// A version in cudnnGetVersion's count that could be one of the given major (9.19.0 = 91900,
+// 8.9.6 = 8906: cuDNN 8 and older count major * 1000).
+bool plausible_cudnn(long long v, int major) {
+  const long long unit = major >= 9 ? 10000 : 1000;
+  return v >= major * unit && v < (major + 1) * unit;
+}
 // A cudaRuntimeGetVersion / cudnnGetCudartVersion value of the given major (13.0 = 13000).
 bool plausible_cuda(long long v, int major) { return v >= major * 1000LL && v < (major + 1) * 1000LL; }
 

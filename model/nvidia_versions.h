@@ -23,4 +23,9 @@ inline std::string cudnn_version_string(long encoded) {
          std::to_string(encoded % 100);
 }
 
+// The inverse: 9.19.0 -> 91900, 8.9.6 -> 8906.
+inline long cudnn_version_code(long major, long minor, long patch) {
+  return major * (major >= 9 ? 10000 : 1000) + minor * 100 + patch;
+}
+
 }  // namespace infer

@@ -120,6 +120,7 @@ TEST(CheckModelFiles, AFifoOrADeviceIsAFailingRowNotAHang) {
     ASSERT_TRUE(rows.count(item)) << item << "\n" << r.out;
     EXPECT_EQ(rows[item]["status"], "FAIL") << item;
     EXPECT_EQ(rows[item]["found"], found) << item;
+    EXPECT_EQ(rows[item]["fix"], "list a regular file: [[model.files]] hashes regular files only") << item;
   }
 }
 

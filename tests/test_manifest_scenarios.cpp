@@ -94,6 +94,28 @@ ProcessResult infer_in_namespace(const std::string& mounts, const std::vector<st
   return run_process("/usr/bin/unshare", {"-rm", "/bin/sh", "-c", command}, env);
 }
 
+// Mount commands that give the namespace a /proc/driver/nvidia/version of the given kernel module.
+std::string fake_kernel_module(const std::string& release) {
+  return "mount -t tmpfs none /proc/driver && mkdir /proc/driver/nvidia && echo 'NVRM version: NVIDIA UNIX x86_64 Kernel Module  " +
+         release + "  Tue Sep 23 09:00:00 UTC 2025' > /proc/driver/nvidia/version";
+}
+
+// The report of `infer --check --json` run in a namespace, row by row.
+std::map<std::string, nlohmann::json> rows_in_namespace(const std::string& mounts, const std::vector<std::string>& env) {
+  const ProcessResult r = infer_in_namespace(mounts, {"--check", "--json", "--manifest", kManifest}, env);
+  std::map<std::string, nlohmann::json> rows;
+  const nlohmann::json j = nlohmann::json::parse(r.out, nullptr, false);
+  if (j.is_object()) {
+    for (const auto& row : j["items"]) rows[row["item"].get<std::string>()] = row;
+  }
+  return rows;
+}
+
+std::string field(const std::map<std::string, nlohmann::json>& rows, const std::string& item, const char* name) {
+  const auto it = rows.find(item);
+  return it == rows.end() ? "<no row>" : it->second.value(name, std::string());
+}
+
 void write_file(const fs::path& p, const std::string& bytes) {
   std::ofstream out(p, std::ios::binary);
   out << bytes;
@@ -246,6 +268,26 @@ TEST(RealWheel, OnlyAnotherCudaRuntimeIsNamedWithItsVersion) {
   EXPECT_FALSE(has(r.out, "the CUDA runtime is 13")) << r.out;  // never the compile-time version as if loaded
 }
 
+TEST(RealWheel, OnlyCudnn8IsNamedWithItsVersionAndPlace) {
+  const fs::path real = loader_dir("libcudnn.so.9");
+  if (real.empty() || !can_unshare()) GTEST_SKIP() << "needs this machine's cuDNN and unshare -rm";
+  const fs::path front = wheel_file("nvidia-cudnn-cu11", "8.9.6.50", "nvidia/cudnn/lib/libcudnn.so.8");
+  ASSERT_FALSE(front.empty()) << "tools/fetch_wheel.py could not fetch nvidia-cudnn-cu11 8.9.6.50 from PyPI";
+  TempDir dir;
+  fs::create_directories(dir / "empty");
+  fs::create_directories(dir / "cudnn8");
+  // As the tarball and the libcudnn8 package lay it out: the real file carries the full version.
+  fs::copy_file(front, dir / "cudnn8" / "libcudnn.so.8.9.6");
+  fs::create_symlink("libcudnn.so.8.9.6", dir / "cudnn8" / "libcudnn.so.8");
+  const auto rows = rows_in_namespace("mount --bind " + (dir / "empty").string() + " " + real.string(),
+                                      {"LD_LIBRARY_PATH=" + (dir / "cudnn8").string()});
+  const std::string found = field(rows, "cudnn.version", "found");
+  EXPECT_TRUE(has(found, "not found (libcudnn.so.9); found libcudnn.so.8 (8.9.6) at " + (dir / "cudnn8" / "libcudnn.so.8.9.6").string() +
+                             " (LD_LIBRARY_PATH entry 1"))
+      << found;
+  EXPECT_TRUE(has(field(rows, "cudnn.version", "fix"), "cannot replace it: install cuDNN 9")) << field(rows, "cudnn.version", "fix");
+}
+
 TEST(RealWheel, CudnnOnlyInAVirtualenvGetsTheExactLdLibraryPathLine) {
   const fs::path real = loader_dir("libcudnn.so.9");
   if (real.empty() || !can_unshare()) GTEST_SKIP() << "needs this machine's cuDNN and unshare -rm";
@@ -314,6 +356,31 @@ TEST(DriverState, KernelModuleAndLibrariesOfDifferentReleasesAskForAReboot) {
       << found;
   EXPECT_TRUE(has(c.field("driver.release", "fix"), "reboot")) << c.field("driver.release", "fix");
   EXPECT_FALSE(has(c.field("driver.release", "fix"), "upgrade the NVIDIA driver")) << c.field("driver.release", "fix");
+}
+
+TEST(DriverState, AContainerWithoutGpuAccessIsToldToUseTheGpuRuntime) {
+  if (!can_unshare()) GTEST_SKIP() << "needs unshare -rm";
+  if (loader_dir("libcuda.so.1") != fs::path()) GTEST_SKIP() << "this machine has a driver's libcuda.so.1";
+  // The kernel module is loaded (/proc/driver/nvidia/version) but no user-space library is there.
+  const ProcessResult run = infer_in_namespace(fake_kernel_module("580.95.05"), {shipped_file("samples/ankle-boot.png")}, {});
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_TRUE(has(run.err, "infer: notice: running on the CPU: driver.cuda: no NVIDIA user-space library")) << run.err;
+  const auto rows = rows_in_namespace(fake_kernel_module("580.95.05"), {});
+  EXPECT_EQ(field(rows, "driver.release", "status"), "ok");  // 580.95.05, read from /proc
+  EXPECT_TRUE(has(field(rows, "driver.cuda", "fix"), "run it with the GPU runtime (docker run --gpus all"))
+      << field(rows, "driver.cuda", "fix");
+}
+
+TEST(DriverState, KernelModuleOlderThanTheLibrariesAfterAnUpgrade) {
+  if (!can_unshare()) GTEST_SKIP() << "needs unshare -rm";
+  TempDir dir;
+  fs::copy_file(fs::canonical(kFakes / "driver-535" / "libnvidia-ml.so.1"), dir / "libnvidia-ml.so.580.95.05");
+  fs::create_symlink("libnvidia-ml.so.580.95.05", dir / "libnvidia-ml.so.1");
+  fs::create_symlink(fs::canonical(kFakes / "driver-535" / "libcuda.so.1"), dir / "libcuda.so.1");
+  const auto rows = rows_in_namespace(fake_kernel_module("570.86.10"), {"LD_LIBRARY_PATH=" + dir.path().string()});
+  EXPECT_EQ(field(rows, "driver.release", "found"),
+            "the kernel module is 570.86.10 but the user-space driver libraries are 580.95.05");
+  EXPECT_TRUE(has(field(rows, "driver.release", "fix"), "reboot")) << field(rows, "driver.release", "fix");
 }
 
 // ---- 7. Only the GPUs CUDA uses. ----
