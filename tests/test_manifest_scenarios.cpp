@@ -407,5 +407,20 @@ TEST(SearchPath, AnEmptyLdLibraryPathEntryIsTheCurrentFolderAndIsNamed) {
   EXPECT_TRUE(has(r.out, "LD_LIBRARY_PATH entry 1 (empty: the current folder)")) << r.out;
 }
 
+TEST(SearchPath, ACopyInAVirtualenvIsNotCalledOnTheSearchPath) {
+  const fs::path real = loader_dir("libcudnn.so.9");
+  if (real.empty()) GTEST_SKIP() << "no cuDNN on this machine to copy";
+  TempDir dir;
+  const fs::path lib = dir / "venv/lib/python3.11/site-packages/nvidia/cudnn/lib";
+  fs::create_directories(lib);
+  fs::copy_file(real / "libcudnn.so.9", lib / "libcudnn.so.9");
+  const Report c = check_json({"VIRTUAL_ENV=" + (dir / "venv").string()});
+  EXPECT_EQ(c.field("cudnn.single_copy", "status"), "ok") << c.field("cudnn.single_copy", "found");
+  const std::string found = c.field("cudnn.single_copy", "found");
+  EXPECT_TRUE(has(found, "; not on the loader path: " + (lib / "libcudnn.so.9").string() + " (virtualenv " + (dir / "venv").string()))
+      << found;
+  EXPECT_FALSE(has(found, "also on the loader path")) << found;
+}
+
 }  // namespace
 }  // namespace infer::test
