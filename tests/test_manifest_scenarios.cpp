@@ -407,19 +407,29 @@ TEST(SearchPath, AnEmptyLdLibraryPathEntryIsTheCurrentFolderAndIsNamed) {
   EXPECT_TRUE(has(r.out, "LD_LIBRARY_PATH entry 1 (empty: the current folder)")) << r.out;
 }
 
-TEST(SearchPath, ACopyInAVirtualenvIsNotCalledOnTheSearchPath) {
+TEST(SearchPath, CopiesInPythonEnvironmentsAreNotCalledOnTheSearchPath) {
   const fs::path real = loader_dir("libcudnn.so.9");
   if (real.empty()) GTEST_SKIP() << "no cuDNN on this machine to copy";
+  struct Case {
+    std::string env, folder, origin;
+  };
   TempDir dir;
-  const fs::path lib = dir / "venv/lib/python3.11/site-packages/nvidia/cudnn/lib";
-  fs::create_directories(lib);
-  fs::copy_file(real / "libcudnn.so.9", lib / "libcudnn.so.9");
-  const Report c = check_json({"VIRTUAL_ENV=" + (dir / "venv").string()});
-  EXPECT_EQ(c.field("cudnn.single_copy", "status"), "ok") << c.field("cudnn.single_copy", "found");
-  const std::string found = c.field("cudnn.single_copy", "found");
-  EXPECT_TRUE(has(found, "; not on the loader path: " + (lib / "libcudnn.so.9").string() + " (virtualenv " + (dir / "venv").string()))
-      << found;
-  EXPECT_FALSE(has(found, "also on the loader path")) << found;
+  const std::vector<Case> cases = {
+      {"VIRTUAL_ENV=" + (dir / "venv").string(), "venv/lib/python3.11/site-packages", "virtualenv " + (dir / "venv").string()},
+      {"PYENV_ROOT=" + (dir / "pyenv").string(), "pyenv/versions/3.11.4/lib/python3.11/site-packages", "pyenv " + (dir / "pyenv").string()},
+      {"CONDA_PREFIX=" + (dir / "conda").string(), "conda/lib/python3.11/site-packages", "conda env " + (dir / "conda").string()},
+      {"HOME=" + (dir / "home").string(), "home/.local/lib/python3.11/site-packages", "pip --user (~/.local)"}};
+  for (const Case& k : cases) {
+    SCOPED_TRACE(k.env);
+    const fs::path lib = dir / k.folder / "nvidia/cudnn/lib";
+    fs::create_directories(lib);
+    fs::copy_file(real / "libcudnn.so.9", lib / "libcudnn.so.9");
+    const Report c = check_json({k.env});
+    EXPECT_EQ(c.field("cudnn.single_copy", "status"), "ok") << c.field("cudnn.single_copy", "found");
+    const std::string found = c.field("cudnn.single_copy", "found");
+    EXPECT_TRUE(has(found, "; not on the loader path: " + (lib / "libcudnn.so.9").string() + " (" + k.origin)) << found;
+    EXPECT_FALSE(has(found, "also on the loader path")) << found;
+  }
 }
 
 }  // namespace
