@@ -239,6 +239,9 @@ TEST(RealWheel, StrayGraphLibraryFromAnotherReleaseIsTheRootCause) {
   const nlohmann::json notes = c.rows.at("cudnn.sublibraries").value("notes", nlohmann::json::array());
   EXPECT_TRUE(has(notes.dump(), "a consequence of libcudnn_graph.so.9")) << notes.dump();
   EXPECT_FALSE(has(c.process.err, "Cannot load symbol")) << c.process.err;  // cuDNN's own lines are captured
+  // Two libcudnn_graph.so.9 on the loader's path: single_copy counts sub-libraries too.
+  EXPECT_TRUE(has(c.field("cudnn.single_copy", "found"), "also on the loader path: " + (real / "libcudnn_graph.so.9").string()))
+      << c.field("cudnn.single_copy", "found");
   EXPECT_TRUE(has(notice(env), "cudnn.sublibraries: libcudnn_graph.so.9: stray 9.1.0")) << notice(env);
 }
 
