@@ -58,6 +58,10 @@ std::optional<Problem> driver_problem(const MachineProbe& m, const std::string& 
     return Problem{"driver.cuda", "libcuda.so.1 is unusable: " + m.libcuda.broken, m.libcuda.broken_file,
                    broken_fix(m.libcuda.broken_file, "it belongs to the NVIDIA driver"), m.libcuda.output};
   }
+  if (!m.libnvml.broken.empty()) {
+    return Problem{"driver.release", "libnvidia-ml.so.1 is unusable: " + m.libnvml.broken, m.libnvml.broken_file,
+                   broken_fix(m.libnvml.broken_file, "it belongs to the NVIDIA driver"), m.libnvml.output};
+  }
   if (m.cuda_init == kCudaErrorStubLibrary) {
     const std::string entry = ld_library_path_entry(m.libcuda.path);
     return Problem{"driver.cuda",

@@ -18,7 +18,7 @@ struct Problem {
   std::vector<std::string> notes;
 };
 
-// The driver's root cause, if any: a damaged or stub libcuda, a kernel module and user-space
+// The driver's root cause, if any: a damaged libcuda or NVML, a stub libcuda, a kernel module and user-space
 // libraries of different releases, a container without GPU access, NVML without libcuda, no driver.
 // `floor` is "CUDA 13.0 needs driver >= 580.65.06" or "".
 std::optional<Problem> driver_problem(const MachineProbe& m, const std::string& floor);

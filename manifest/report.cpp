@@ -167,7 +167,7 @@ std::string to_json(const Report& report) {
   }
   nlohmann::json j = {{"manifest", report.manifest}, {"ok", report.ok}, {"items", items}};
   if (!report.standins.empty()) j["standin"] = report.standins;  // only then: the schema stays as it was
-  return j.dump(2) + "\n";
+  return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
 std::string one_line(const ReportRow& row) {

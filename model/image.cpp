@@ -13,27 +13,16 @@
 #include <stb_image_resize.h>
 
 #include "errors.h"
+#include "printable.h"
 
 namespace infer {
 namespace {
 
 // stb's failure reason, made safe for a one-line message: stb copies bytes of the file into some
-// reasons (an unknown PNG chunk's type, "\x18\x06\xe0\xf7 PNG chunk not known"), so bytes outside
-// printable ASCII are written as \xNN.
+// reasons (an unknown PNG chunk's type, "\x18\x06\xe0\xf7 PNG chunk not known").
 std::string printable_reason() {
-  std::string out;
-  for (const char* p = stbi_failure_reason(); p && *p; ++p) {
-    const unsigned char c = static_cast<unsigned char>(*p);
-    if (c >= 0x20 && c < 0x7f) {
-      out += static_cast<char>(c);
-    } else {
-      static const char kHex[] = "0123456789abcdef";
-      out += "\\x";
-      out += kHex[c >> 4];
-      out += kHex[c & 15];
-    }
-  }
-  return out;
+  const char* reason = stbi_failure_reason();
+  return printable_ascii(reason ? reason : "");
 }
 
 // Pixels darker or lighter than the background by this much (in [0,1]) count as foreground when

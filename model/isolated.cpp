@@ -1,5 +1,7 @@
 #include "isolated.h"
 
+#include "printable.h"
+
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -176,7 +178,8 @@ void parse_records(const std::string& text, IsolatedResult& r) {
     const std::size_t tab = line.find('\t');
     if (tab == std::string::npos) continue;
     const std::string key = line.substr(0, tab);
-    const std::string value = unescape(line.substr(tab + 1));
+    // What a damaged library returned can be any bytes: keep it one line of valid UTF-8.
+    const std::string value = printable_utf8(unescape(line.substr(tab + 1)));
     if (key == "step") r.step = value;
     else if (key == "fault") r.fault_file = value;
     else r.records.emplace_back(key, value);

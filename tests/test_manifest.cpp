@@ -14,6 +14,7 @@
 #include "manifest/report.h"
 #include "manifest/sha256.h"
 #include "model/errors.h"
+#include "model/printable.h"
 #include "process.h"
 
 namespace infer::test {
@@ -316,6 +317,23 @@ TEST(ReportJson, BecauseAndNotesOnlyWhereSet) {
   std::vector<std::string> keys;
   for (const auto& [k, v] : j["items"][0].items()) keys.push_back(k);
   EXPECT_EQ(keys, (std::vector<std::string>{"expected", "fix", "found", "item", "severity", "source", "status"}));
+}
+
+}  // namespace
+}  // namespace infer::test
+
+namespace infer::test {
+namespace {
+
+// What a damaged library returns reaches the report through printable_utf8 (model/isolated.cpp):
+// before, a corrupt libcuda's error text ended `infer --check --json` with an internal error.
+TEST(Printable, KeepsUtf8AndEscapesControlsAndInvalidBytes) {
+  EXPECT_EQ(printable_utf8("/home/jos\xc3\xa9/lib \xe2\x82\xac"), "/home/jos\xc3\xa9/lib \xe2\x82\xac");
+  EXPECT_EQ(printable_utf8("a\x06" "b\n"), "a\\x06b\\x0a");
+  EXPECT_EQ(printable_utf8("\xc0\xaf"), "\\xc0\\xaf");          // overlong '/'
+  EXPECT_EQ(printable_utf8("\xed\xa0\x80"), "\\xed\\xa0\\x80");  // a surrogate
+  EXPECT_EQ(printable_utf8("\xe2\x82"), "\\xe2\\x82");          // cut short
+  EXPECT_EQ(printable_ascii("\xc3\xa9"), "\\xc3\\xa9");
 }
 
 }  // namespace

@@ -128,13 +128,18 @@ struct Damage {
   std::function<std::string(const std::string&)> apply;
 };
 
-std::vector<Damage> damages(std::size_t size) {
+// Five truncations and three corruptions; `few` keeps one of each (for the sub-libraries of up to
+// 245 MB, where every variant is a copy of that size).
+std::vector<Damage> damages(std::size_t size, bool few = false) {
   std::vector<Damage> out;
-  for (const std::size_t at : {std::size_t{0}, std::size_t{100}, std::size_t{3000}, size / 2, size - 100}) {
+  const std::vector<std::size_t> cuts = few ? std::vector<std::size_t>{size / 2}
+                                            : std::vector<std::size_t>{0, 100, 3000, size / 2, size - 100};
+  const std::vector<std::size_t> spots = few ? std::vector<std::size_t>{size / 3} : std::vector<std::size_t>{64, size / 3, size / 2};
+  for (const std::size_t at : cuts) {
     out.push_back({"truncated at " + std::to_string(at), [at](const std::string& b) { return b.substr(0, at); }});
   }
   std::mt19937 rng(std::random_device{}());
-  for (const std::size_t at : {std::size_t{64}, size / 3, size / 2}) {
+  for (const std::size_t at : spots) {
     const auto seed = static_cast<unsigned>(rng());
     out.push_back({"4 KiB of random bytes at " + std::to_string(at), [at, seed](std::string b) {
                      std::mt19937 r(seed);
@@ -151,11 +156,11 @@ void expect_survives(const ProcessResult& r, const std::string& what) {
 }
 
 // Copies the library folder's file `name` damaged into a folder of its own, first on LD_LIBRARY_PATH.
-void run_damaged(const fs::path& real, const std::string& name) {
+void run_damaged(const fs::path& real, const std::string& name, bool few = false) {
   const std::string bytes = slurp(real / name);
   ASSERT_GT(bytes.size(), 4096u);
   int runs = 0;
-  for (const Damage& d : damages(bytes.size())) {
+  for (const Damage& d : damages(bytes.size(), few)) {
     SCOPED_TRACE(name + " " + d.name);
     TempDir dir;
     write_file(dir / name, d.apply(bytes));
@@ -189,6 +194,23 @@ TEST(BrokenLibrary, DamagedCudnnGraphLibraryNeverCrashesInfer) {
   const fs::path real = loader_dir("libcudnn.so.9");
   if (real.empty()) GTEST_SKIP() << "no cuDNN on this machine to damage";
   run_damaged(real, "libcudnn_graph.so.9");
+}
+
+TEST(BrokenLibrary, EveryOtherDamagedCudnnSublibraryIsNamed) {
+  const fs::path real = loader_dir("libcudnn.so.9");
+  if (real.empty()) GTEST_SKIP() << "no cuDNN on this machine to damage";
+  for (const char* sub : {"libcudnn_ops.so.9", "libcudnn_cnn.so.9", "libcudnn_adv.so.9", "libcudnn_heuristic.so.9",
+                          "libcudnn_engines_precompiled.so.9", "libcudnn_engines_runtime_compiled.so.9"}) {
+    run_damaged(real, sub, /*few=*/true);
+  }
+}
+
+TEST(BrokenLibrary, DamagedDriverLibrariesNeverCrashInfer) {
+  if (!fs::exists(kStandin / "libcuda.so.1")) GTEST_SKIP() << "no stand-in driver libraries built (no CUDA toolkit)";
+  // The stand-in's libcuda.so.1 and libnvidia-ml.so.1 are ELF libraries with the driver's sonames
+  // and symbols: damaged, they are what a broken driver install looks like to the probe.
+  run_damaged(kStandin, "libcuda.so.1");
+  run_damaged(kStandin, "libnvidia-ml.so.1");
 }
 
 TEST(BrokenLibrary, DamagedCudaRuntimeNeverCrashesInfer) {
