@@ -9,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -217,6 +218,23 @@ TEST(BrokenLibrary, DamagedCudaRuntimeNeverCrashesInfer) {
   const fs::path real = loader_dir("libcudart.so.13");
   if (real.empty()) GTEST_SKIP() << "no CUDA runtime on this machine to damage";
   run_damaged(real, "libcudart.so.13");
+}
+
+TEST(BrokenLibrary, ALibraryThatNeverFinishesLoadingIsNamedAtTheDeadline) {
+  const std::vector<std::string> env = {"LD_LIBRARY_PATH=" + (kFakes / "hang").string(), "INFER_PROBE_TIMEOUT_MS=1500"};
+  const auto start = std::chrono::steady_clock::now();
+  const Report c = check_json(env);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_EQ(c.process.exit_code, 5) << c.process.err;
+  EXPECT_EQ(c.field("cudnn.version", "found"), "libcudnn.so.9: did not finish within 1500 ms while dlopen libcudnn.so.9");
+  EXPECT_LT(seconds, 30.0);  // the deadline, not forever (generous: this machine is shared)
+  // --version and a run end too (this fake lacks cuDNN's symbols, so the GPU backend's own load
+  // fails before the constructor would run; the probe is what meets the hang).
+  const ProcessResult version = run_process(infer_exe(), {"--version"}, env);
+  EXPECT_EQ(version.exit_code, 0) << version.err;
+  EXPECT_TRUE(has(version.out, "GPU backend not loadable")) << version.out;
+  const ProcessResult run = run_process(infer_exe(), {shipped_file("samples/ankle-boot.png")}, env);
+  EXPECT_EQ(run.exit_code, 0) << run.err;
 }
 
 TEST(BrokenLibrary, FilesThatAreNotLibrariesAreNamed) {
