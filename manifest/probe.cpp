@@ -83,6 +83,19 @@ std::string broken_text(const IsolatedResult& r, const std::string& file) {
   return text;
 }
 
+namespace {
+
+// The first file named `soname` in the loader's folders: the one it tried, when it did not say.
+std::string first_on_loader_path(const std::string& soname) {
+  for (const SearchFolder& f : loader_folders(soname)) {
+    std::error_code ec;
+    if (fs::exists(fs::path(f.path) / soname, ec)) return (fs::path(f.path) / soname).string();
+  }
+  return "";
+}
+
+}  // namespace
+
 void read_library(const IsolatedResult& r, const std::string& soname, LibraryProbe& lib) {
   lib.soname = soname;
   lib.path = r.value("path");
@@ -91,8 +104,10 @@ void read_library(const IsolatedResult& r, const std::string& soname, LibraryPro
   lib.standin = r.value("standin");
   lib.output = r.output;
   if (!r.finished()) {
-    lib.broken_file = !r.fault_file.empty() ? r.fault_file : !lib.path.empty() ? lib.path : soname;
-    lib.broken = broken_text(r, lib.path.empty() ? soname : lib.path);
+    // A hang or crash inside dlopen leaves no path: name the file the loader was opening.
+    const std::string file = !lib.path.empty() ? lib.path : first_on_loader_path(soname);
+    lib.broken_file = !r.fault_file.empty() ? r.fault_file : !file.empty() ? file : soname;
+    lib.broken = broken_text(r, file.empty() ? soname : file);
     return;
   }
   // dlopen refused a file the loader found first ("file too short", "invalid ELF header"): say what it is.
@@ -100,13 +115,7 @@ void read_library(const IsolatedResult& r, const std::string& soname, LibraryPro
   if (file.empty() && !lib.error.empty() && lib.error.find("cannot open shared object file") == std::string::npos) {
     // The loader names a file by its bare name when it came from an empty LD_LIBRARY_PATH entry
     // (the current folder): the first file of that name on the search path is the one refused.
-    for (const SearchFolder& f : loader_folders(soname)) {
-      std::error_code ec;
-      if (fs::exists(fs::path(f.path) / soname, ec)) {
-        file = (fs::path(f.path) / soname).string();
-        break;
-      }
-    }
+    file = first_on_loader_path(soname);
   }
   if (!file.empty()) {
     const std::string what = describe_non_library(file);
