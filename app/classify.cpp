@@ -3,8 +3,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cmath>
+#include <cstring>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
@@ -74,8 +76,15 @@ class Printer {
     err_ << "infer: " << message << '\n' << std::flush;
     if (options_.json) {
       nlohmann::json j{{"file", input.path}, {"error", message}};
-      out_ << dump(j) << '\n' << std::flush;
+      out_ << dump(j) << '\n';
     }
+  }
+
+  // Pushes what was printed to the output; throws OutputError when it cannot be written.
+  void flush() {
+    errno = 0;
+    out_.flush();
+    if (!out_) throw OutputError(errno ? std::strerror(errno) : "write failed");
   }
 
   // The k best classes of one image, best first, with their probabilities.
@@ -86,7 +95,7 @@ class Printer {
         const auto index = static_cast<std::size_t>(classes[i]);
         top.push_back({{"label", label(index)}, {"index", index}, {"prob", probs[i]}});
       }
-      out_ << dump(nlohmann::json{{"file", input.path}, {"device", device_}, {"backend", backend_}, {"top", top}}) << '\n' << std::flush;
+      out_ << dump(nlohmann::json{{"file", input.path}, {"device", device_}, {"backend", backend_}, {"top", top}}) << '\n';
       return;
     }
     out_ << input.path << ':';
@@ -176,8 +185,14 @@ RunCounts classify_all(const Options& options, const LoadedModel& model, Backend
   std::vector<float> logits(ends_with_softmax ? 0 : static_cast<std::size_t>(batch) * classes);
   std::vector<int> top_classes(static_cast<std::size_t>(batch) * static_cast<std::size_t>(k));
   std::vector<float> top_probs(top_classes.size());
-  std::vector<const Input*> slots;
-  slots.reserve(static_cast<std::size_t>(batch));
+  // The inputs taken into the current batch, in input order: decoded ones have a slot in `input`,
+  // failed ones their message. Printed together after the batch, so --json keeps input order.
+  struct Taken {
+    const Input* input;
+    std::string error;  // empty: decoded into the next slot
+  };
+  std::vector<Taken> taken;
+  taken.reserve(static_cast<std::size_t>(batch));
 
   Printer printer(options, model, backend, out, err);
   RunCounts counts;
@@ -186,30 +201,26 @@ RunCounts classify_all(const Options& options, const LoadedModel& model, Backend
   std::size_t next = 0;
   while (next < inputs.size()) {
     progress.update(next);
-    slots.clear();
-    while (next < inputs.size() && static_cast<int>(slots.size()) < batch) {
+    taken.clear();
+    int n = 0;
+    while (next < inputs.size() && n < batch) {
       const Input& in = inputs[next++];
       if (!in.error.empty()) {
-        progress.clear();
-        printer.error(in, in.path + ": " + in.error);
-        ++counts.failed;
+        taken.push_back({&in, in.path + ": " + in.error});
         continue;
       }
       try {
         const Image image = load_image(in.path, net.input().dims.c);
-        preprocess(image, net.input(), options.invert, input.data() + slots.size() * sample);
-        slots.push_back(&in);
+        preprocess(image, net.input(), options.invert, input.data() + static_cast<std::size_t>(n) * sample);
+        taken.push_back({&in, ""});
+        ++n;
       } catch (const InputError& e) {
-        progress.clear();
-        printer.error(in, e.what());
-        ++counts.failed;
+        taken.push_back({&in, e.what()});
       }
     }
-    if (slots.empty()) continue;
-    const int n = static_cast<int>(slots.size());
-    if (ends_with_softmax) {
+    if (n > 0 && ends_with_softmax) {
       backend.top_k(input.data(), n, k, top_classes.data(), top_probs.data());
-    } else {
+    } else if (n > 0) {
       backend.forward(input.data(), n, logits.data());
       softmax_rows(logits.data(), n, classes);
       for (int i = 0; i < n; ++i) {
@@ -218,11 +229,19 @@ RunCounts classify_all(const Options& options, const LoadedModel& model, Backend
                      top_probs.data() + at);
       }
     }
-    for (int i = 0; i < n; ++i) {
-      const std::size_t at = static_cast<std::size_t>(i) * static_cast<std::size_t>(k);
-      printer.result(*slots[static_cast<std::size_t>(i)], top_classes.data() + at, top_probs.data() + at, k);
+    int slot = 0;
+    for (const Taken& t : taken) {
+      if (!t.error.empty()) {
+        progress.clear();
+        printer.error(*t.input, t.error);
+        ++counts.failed;
+        continue;
+      }
+      const std::size_t at = static_cast<std::size_t>(slot++) * static_cast<std::size_t>(k);
+      printer.result(*t.input, top_classes.data() + at, top_probs.data() + at, k);
       ++counts.classified;
     }
+    printer.flush();
   }
   return counts;
 }

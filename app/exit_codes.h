@@ -12,6 +12,7 @@ enum ExitCode : int {
                           // (other images are still classified; the count is on stderr)
   kExitGpuUnusable = 4,   // --device gpu and the GPU cannot be used, or the GPU failed during the run
   kExitEnvironment = 5,   // --check: a required manifest item failed or is unknown
+  kExitOutput = 6,        // standard output could not be written (closed, disk full, reader gone)
 };
 
 }  // namespace infer::app

@@ -1,5 +1,7 @@
 // infer: classify images with a small CNN. The only place that prints to the user and picks the
 // exit code (see exit_codes.h); everything below app/ throws typed errors.
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -104,7 +106,6 @@ int run(int argc, char** argv) {
 
   try {
     const RunCounts counts = classify_all(o, *model, *backend, std::cout, std::cerr);
-    std::cout.flush();
     if (counts.failed > 0) {
       std::cerr << "infer: " << counts.failed << " of " << counts.failed + counts.classified
                 << " inputs failed; the others were classified\n";
@@ -119,12 +120,26 @@ int run(int argc, char** argv) {
   return kExitOk;
 }
 
+// Every mode's output reaches stdout or the run fails: the last buffered bytes are written here,
+// and a write that failed on the way (a full disk, a closed pipe with SIGPIPE ignored) is reported.
+int finish_output(int code) {
+  errno = 0;
+  std::cout.flush();
+  if (std::cout) return code;
+  const char* why = errno ? std::strerror(errno) : "write failed";
+  std::cerr << "infer: cannot write to standard output: " << why << '\n';
+  return kExitOutput;
+}
+
 }  // namespace
 }  // namespace infer::app
 
 int main(int argc, char** argv) {
   try {
-    return infer::app::run(argc, argv);
+    return infer::app::finish_output(infer::app::run(argc, argv));
+  } catch (const infer::app::OutputError& e) {
+    std::cerr << "infer: cannot write to standard output: " << e.what() << '\n';
+    return infer::app::kExitOutput;
   } catch (const std::exception& e) {
     std::cerr << "infer: internal error: " << e.what() << '\n';
     return infer::app::kExitInternal;

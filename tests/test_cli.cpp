@@ -13,6 +13,8 @@
 namespace infer::test {
 namespace {
 
+namespace fs = std::filesystem;
+
 const std::string kSamples = test_file("samples");
 
 ProcessResult infer(std::vector<std::string> args) { return run_process(infer_exe(), std::move(args)); }
@@ -41,7 +43,6 @@ TEST(Cli, ClassifiesEverySampleCorrectly) {
 // a source or build path compiled in: bin/infer and share/infer copied to a fresh folder classify
 // from there, with no notice (a missing manifest or model would say so on stderr).
 TEST(Cli, RunsFromACopyAtAnotherPath) {
-  namespace fs = std::filesystem;
   TempDir dir;
   fs::create_directories(dir / "bin");
   fs::copy_file(infer_exe(), dir / "bin" / "infer");
@@ -245,6 +246,68 @@ TEST(Cli, JsonModeReportsErrorsAsWholeLines) {
   EXPECT_EQ(bad["file"], (dir / "bad.png").string());
   EXPECT_NE(bad["error"].get<std::string>().find("not a supported image"), std::string::npos);
   EXPECT_EQ(nlohmann::json::parse(lines[1])["top"][0]["label"], "Dress");
+}
+
+// Issue 11, item 2: a bad input in the middle of a batch keeps its place among the results.
+TEST(Cli, JsonKeepsInputOrderWhenAnInputFailsInsideABatch) {
+  TempDir dir;
+  write_file(dir / "b.png", "garbage");
+  const std::vector<std::string> files = {kSamples + "/bag.png", (dir / "b.png").string(), kSamples + "/dress.png",
+                                          kSamples + "/trouser.png"};
+  std::vector<std::string> args = {"--json", "--device", "cpu", "--batch", "8"};
+  args.insert(args.end(), files.begin(), files.end());
+  const ProcessResult r = infer(args);
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  const auto lines = r.out_lines();
+  ASSERT_EQ(lines.size(), files.size()) << r.out;
+  for (std::size_t i = 0; i < files.size(); ++i) EXPECT_EQ(nlohmann::json::parse(lines[i])["file"], files[i]) << r.out;
+  EXPECT_TRUE(nlohmann::json::parse(lines[1]).contains("error"));
+}
+
+// Issue 11, item 1: a write that fails ends the run with exit 6 and one line, in every mode.
+TEST(Cli, AFullOutputIsAnErrorNotASuccess) {
+  for (const std::vector<std::string>& mode : {std::vector<std::string>{"--json"}, std::vector<std::string>{}}) {
+    std::string command = "exec '" + infer_exe() + "' --device cpu";
+    for (const std::string& m : mode) command += " " + m;
+    const ProcessResult r = run_process("/bin/sh", {"-c", command + " '" + kSamples + "' > /dev/full"});
+    EXPECT_EQ(r.exit_code, 6) << r.err;
+    const auto lines = ProcessResult::lines(r.err);
+    ASSERT_EQ(lines.size(), 1u) << r.err;
+    EXPECT_EQ(lines[0], "infer: cannot write to standard output: No space left on device");
+  }
+  const ProcessResult check = run_process("/bin/sh", {"-c", "exec '" + infer_exe() + "' --version > /dev/full"});
+  EXPECT_EQ(check.exit_code, 6) << check.err;
+}
+
+TEST(Cli, AFullDiskMidRunIsAnErrorAndStopsTheRun) {
+  if (run_process("/usr/bin/unshare", {"-rm", "true"}).exit_code != 0) GTEST_SKIP() << "needs unshare -rm for a small tmpfs";
+  TempDir dir;
+  fs::create_directories(dir / "images");
+  fs::create_directories(dir / "disk");
+  for (int i = 0; i < 300; ++i) {
+    fs::create_symlink(kSamples + "/bag.png", dir / "images" / ("img" + std::to_string(1000 + i) + ".png"));
+  }
+  // A 16 KiB disk holds about 60 of the 300 lines.
+  const ProcessResult r = run_process(
+      "/usr/bin/unshare", {"-rm", "/bin/sh", "-c",
+                           "mount -t tmpfs -o size=16k none '" + (dir / "disk").string() + "' && '" + infer_exe() +
+                               "' --json --device cpu --batch 8 '" + (dir / "images").string() + "' > '" +
+                               (dir / "disk" / "out.jsonl").string() + "'"});
+  EXPECT_EQ(r.exit_code, 6) << r.err;
+  EXPECT_EQ(r.err, "infer: cannot write to standard output: No space left on device\n");
+}
+
+TEST(Cli, AReaderThatLeavesEndsTheRunWhenSigpipeIsIgnored) {
+  TempDir dir;
+  for (int i = 0; i < 2000; ++i) {
+    fs::create_symlink(kSamples + "/bag.png", dir / ("img" + std::to_string(10000 + i) + ".png"));
+  }
+  // As a process supervisor would: SIGPIPE ignored, inherited by infer; the reader takes one line.
+  const ProcessResult r = run_process(
+      "/bin/bash", {"-c", "trap '' PIPE; '" + infer_exe() + "' --json --device cpu --batch 8 '" + dir.path().string() +
+                              "' | head -n 1 > /dev/null; echo \"status ${PIPESTATUS[0]}\""});
+  EXPECT_EQ(r.out, "status 6\n") << r.err;
+  EXPECT_EQ(r.err, "infer: cannot write to standard output: Broken pipe\n");
 }
 
 TEST(Cli, UsageErrorsExitWithTwo) {
