@@ -8,6 +8,7 @@
 #include "manifest/sha256.h"
 #include "manifest/writer.h"
 #include "model/errors.h"
+#include "model/printable.h"
 
 namespace infer::app {
 
@@ -23,7 +24,7 @@ int run_check(const Options& o, std::ostream& out, std::ostream& err) {
   try {
     m = manifest::read_manifest(path);
   } catch (const InputError& e) {
-    err << "infer: " << e.what() << '\n';
+    err << "infer: " << printable_utf8(e.what()) << '\n';
     return kExitInvalidInput;
   }
   const manifest::Report report = manifest::check(m, manifest::probe_machine(build_info()));
@@ -37,13 +38,13 @@ int run_write_manifest(const Options& o, const fs::path& model_path, std::ostrea
   try {
     files.push_back(fs::absolute(load_model(model_path).weights_path));
   } catch (const InputError& e) {
-    err << "infer: notice: the model cannot be loaded, so its weights are not listed: " << e.what() << '\n';
+    err << "infer: notice: the model cannot be loaded, so its weights are not listed: " << printable_utf8(e.what()) << '\n';
   }
   try {
     const std::string text = manifest::manifest_text(manifest::probe_machine(build_info()), path, files);
     manifest::write_manifest(path, text);
   } catch (const InputError& e) {
-    err << "infer: " << e.what() << '\n';
+    err << "infer: " << printable_utf8(e.what()) << '\n';
     return kExitInvalidInput;
   }
   out << "infer: wrote " << path.string() << " (check it with: infer --check --manifest " << path.string() << ")\n";

@@ -10,10 +10,12 @@
 #include "classify.h"
 #include "environment.h"
 #include "exit_codes.h"
+#include "memory_limit.h"
 #include "model/cpu/cpu_backend.h"
 #include "model/errors.h"
 #include "model/gpu_backend.h"
 #include "model/model_file.h"
+#include "model/printable.h"
 #include "options.h"
 #include "version.h"
 
@@ -87,8 +89,9 @@ int run(int argc, char** argv) {
       manifest = manifest_for_run(o, std::cerr);
     }
     model = std::make_unique<LoadedModel>(manifest ? load_model(model_path, digest_check(*manifest)) : load_model(model_path));
+    parsed.options.batch = batch_within_memory_limit(o, *model, std::cerr);
   } catch (const InputError& e) {
-    std::cerr << "infer: " << e.what() << '\n';
+    std::cerr << "infer: " << printable_utf8(e.what()) << '\n';
     return kExitInvalidInput;
   }
   if (manifest && o.device != DeviceChoice::Cpu) report = startup_report(*manifest);
@@ -107,8 +110,8 @@ int run(int argc, char** argv) {
   try {
     const RunCounts counts = classify_all(o, *model, *backend, std::cout, std::cerr);
     if (counts.failed > 0) {
-      std::cerr << "infer: " << counts.failed << " of " << counts.failed + counts.classified
-                << " inputs failed; the others were classified\n";
+      std::cerr << "infer: " << counts.failed << " of " << counts.failed + counts.classified << " inputs failed"
+                << (counts.classified > 0 ? "; the others were classified\n" : "; none was classified\n");
       return kExitInvalidInput;
     }
   } catch (const GpuError& e) {

@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 
 #include "exit_codes.h"
+#include "memory_limit.h"
 
 namespace infer::app {
 
@@ -15,7 +16,8 @@ ParseResult parse_options(int argc, char** argv) {
   CLI::App cli{"infer: classify images with a small CNN, on the GPU through cuDNN when one is usable.\n"
                "Images: PNG, JPEG, BMP, PGM/PPM, GIF, TGA; a directory means every image in it.",
                "infer"};
-  cli.footer("Exit codes: 0 ok, 1 internal error, 2 usage, 3 invalid input (image, model, weights, manifest),\n"
+  cli.footer("Exit codes: 0 ok, 1 internal error, 2 usage, 3 invalid input (image, model, weights, manifest)\n"
+             "            or a model that needs more than --max-memory for one image,\n"
              "            4 GPU demanded but unusable (or failed during the run),\n"
              "            5 the environment does not match the manifest (--check). See README.md.");
   cli.add_option("inputs", o.inputs, "Image files or directories")->type_name("IMAGE|DIR");
@@ -36,6 +38,14 @@ ParseResult parse_options(int argc, char** argv) {
       ->default_str("auto");
   cli.add_option("--top-k", o.top_k, "Classes to print per image")->check(CLI::Range(1, 1000))->default_val(3);
   cli.add_option("--batch", o.batch, "Images per forward pass")->check(CLI::Range(1, 4096))->default_val(64);
+  std::string max_memory;
+  CLI::Option* max_memory_option =
+      cli.add_option("--max-memory", max_memory,
+                     "Memory a run may plan for the model (weights, activations of a batch, workspace): bytes, or "
+                     "with K, M, G, T (powers of 1024). A model over it is refused (exit 3); a batch over it is "
+                     "made smaller")
+          ->type_name("SIZE")
+          ->default_str("4G");
   cli.add_flag("--json", o.json, "One JSON object per image per line on stdout; with --check, the report as one JSON object");
   cli.add_flag("--check", o.check,
                "Check this machine against the manifest (driver, CUDA, cuDNN, GPU, model digests) and exit; "
@@ -72,6 +82,17 @@ ParseResult parse_options(int argc, char** argv) {
     std::cerr << "infer: " << e.what() << "\nRun 'infer --help' for usage.\n";
     result.exit_code = kExitUsage;
     return result;
+  }
+  if (max_memory_option->count() > 0) {
+    const std::optional<std::uint64_t> bytes = parse_size(max_memory);
+    if (!bytes) {
+      std::cerr << "infer: --max-memory: '" << max_memory
+                << "' is not a size (bytes, or a number with K, M, G or T: 512M, 4G, 1.5T)\nRun 'infer --help' for "
+                   "usage.\n";
+      result.exit_code = kExitUsage;
+      return result;
+    }
+    o.max_memory = *bytes;
   }
   if (o.device == DeviceChoice::Cpu && o.precision != Precision::Fp32) {
     std::cerr << "infer: --precision " << precision_name(o.precision)

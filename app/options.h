@@ -1,12 +1,13 @@
 // The command line of `infer`.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "model/backend.h"
-#include "model/image.h"
+#include "model/preprocess.h"
 
 namespace infer::app {
 
@@ -19,6 +20,7 @@ struct Options {
   InvertMode invert = InvertMode::Auto;
   int top_k = 3;
   int batch = 64;
+  std::uint64_t max_memory = std::uint64_t{4} << 30;  // --max-memory: bytes a run may plan for its model
   bool json = false;
   bool version = false;
   bool check = false;          // --check: report the environment against the manifest and exit

@@ -39,6 +39,7 @@
 #include "model/errors.h"
 #include "model/gpu_backend.h"
 #include "model/image.h"
+#include "model/preprocess.h"
 #include "model/model_file.h"
 #include "tests/fashion_mnist.h"
 

@@ -432,10 +432,10 @@ Report check(const Manifest& manifest, const MachineProbe& machine, bool model_f
         const std::string digest = sha256_file(f.resolved);
         ev = holds_if(digest == f.sha256, "sha256 " + digest, f.resolved.string(),
                       "the file is not the one validated: restore it, or if the change is intended update its sha256 in the manifest");
+      } catch (const NotRegularFileError& err) {
+        ev = fails(err.problem(), f.resolved.string(), "list a regular file: [[model.files]] hashes regular files only");
       } catch (const InputError& err) {
-        const bool special = err.problem().rfind("not a regular file", 0) == 0;
-        ev = fails(err.problem(), f.resolved.string(),
-                   special ? "list a regular file: [[model.files]] hashes regular files only" : "make the file readable");
+        ev = fails(err.problem(), f.resolved.string(), "make the file readable");
       }
     }
     report.rows.push_back({"model:" + f.path, "sha256 " + f.sha256, ev.found, ev.source, status_of(ev.outcome, f.severity),

@@ -14,7 +14,7 @@
 #include <memory>
 #include <set>
 
-#include "file_kind.h"
+#include "model/file_kind.h"
 
 namespace infer::manifest {
 namespace {

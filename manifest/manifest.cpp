@@ -7,11 +7,14 @@
 #include <toml++/toml.h>
 
 #include "model/errors.h"
+#include "model/input_file.h"
 
 namespace infer::manifest {
 namespace {
 
 namespace fs = std::filesystem;
+
+constexpr std::uint64_t kMaxManifestBytes = 4u << 20;
 
 const char* type_name(const toml::node& n) {
   switch (n.type()) {
@@ -190,12 +193,11 @@ const ModelFile* Manifest::model_file(const fs::path& file) const {
 
 Manifest read_manifest(const fs::path& path) {
   const std::string file = path.string();
-  std::error_code ec;
-  if (!fs::exists(path, ec)) throw InputError(file, "manifest not found");
-  if (fs::is_directory(path, ec)) throw InputError(file, "is a directory, not a manifest");
+  // A manifest is a few KB; the limit only stops a wrong file (a disk image, /dev/zero) being read.
+  const std::string text = read_text_file(path, kMaxManifestBytes, "a manifest");
   toml::table root;
   try {
-    root = toml::parse_file(file);
+    root = toml::parse(text, file);
   } catch (const toml::parse_error& e) {
     throw InputError(file, "line " + std::to_string(e.source().begin.line) + ": invalid TOML: " +
                                std::string(e.description()));

@@ -60,7 +60,8 @@ struct Manifest {
 
 // Reads and validates a manifest. Throws InputError "<file>: line N: key 'x': problem" for bad
 // TOML, unknown keys, wrong types and bad constraints, "<file>: key 'schema': missing: ..." for a
-// file without `schema = 1` (an empty one included), and "<file>: manifest not found" when missing.
+// file without `schema = 1` (an empty one included), and "<file>: no such file" when missing (see
+// InputFile for the other reasons a file is refused: not a regular file, over 4 MiB, ...).
 Manifest read_manifest(const std::filesystem::path& path);
 
 }  // namespace infer::manifest

@@ -26,6 +26,13 @@ class InputError : public Error {
   std::string problem_;
 };
 
+// A path the user named is not a regular file: a directory, a FIFO, a device, a socket. Such a
+// path is refused without being opened for reading (input_file.h).
+class NotRegularFileError : public InputError {
+ public:
+  using InputError::InputError;
+};
+
 // A network description that is inconsistent (shapes that do not chain, a weight of the wrong
 // shape). Thrown while building a Network; the model loader rethrows it as an InputError.
 class ModelError : public Error {

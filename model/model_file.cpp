@@ -1,17 +1,20 @@
 #include "model_file.h"
 
+#include <cmath>
 #include <set>
 #include <sstream>
 
 #include <toml++/toml.h>
 
 #include "errors.h"
+#include "input_file.h"
 #include "safetensors.h"
 
 namespace infer {
 namespace {
 
 constexpr long long kFormatVersion = 1;
+constexpr std::uint64_t kMaxModelTomlBytes = 16u << 20;
 
 // Reads typed values from one TOML table, reporting problems as "<file>:<line>: ..." and
 // refusing keys that no reader asked for (a misspelt attribute must not be silently ignored).
@@ -103,7 +106,12 @@ class TableReader {
     std::vector<float> out;
     for (const toml::node& v : *a) {
       if (!v.is_number()) fail(&n, "key '" + key + "' must be an array of numbers");
-      out.push_back(static_cast<float>(v.value<double>().value()));
+      const double x = v.value<double>().value();
+      out.push_back(static_cast<float>(x));
+      if (!std::isfinite(out.back())) {  // nan, inf, or beyond float32's range (1e39)
+        fail(&n, "key '" + key + "' has " + value_string(x) + " at index " + std::to_string(out.size() - 1) +
+                     "; every value must be a finite float32 number");
+      }
     }
     return out;
   }
@@ -182,7 +190,9 @@ Layer parse_layer(const std::string& file, const toml::table& t, std::size_t ind
     case LayerKind::BatchNorm: {
       BatchNormAttrs a;
       a.epsilon = named.number("epsilon", 1e-5);
-      if (!(a.epsilon > 0.0)) named.fail(named.find("epsilon"), "epsilon must be positive");
+      if (!(a.epsilon > 0.0) || !std::isfinite(a.epsilon)) {
+        named.fail(named.find("epsilon"), "epsilon must be a positive finite number, found " + value_string(a.epsilon));
+      }
       layer.attrs = a;
       break;
     }
@@ -202,11 +212,10 @@ Layer parse_layer(const std::string& file, const toml::table& t, std::size_t ind
 
 toml::table parse_toml(const std::filesystem::path& toml_path) {
   const std::string file = toml_path.string();
-  std::error_code ec;
-  if (!std::filesystem::exists(toml_path, ec)) throw InputError(file, "model file not found");
-  if (std::filesystem::is_directory(toml_path, ec)) throw InputError(file, "is a directory, not a model file");
+  // A model TOML is a few KB (its labels included); the limit stops a wrong file being read whole.
+  const std::string text = read_text_file(toml_path, kMaxModelTomlBytes, "a model file");
   try {
-    return toml::parse_file(file);
+    return toml::parse(text, file);
   } catch (const toml::parse_error& e) {
     throw InputError(file, "line " + std::to_string(e.source().begin.line) + ": invalid TOML: " +
                                std::string(e.description()));
@@ -280,6 +289,9 @@ LoadedModel load_from_table(const std::filesystem::path& toml_path, const toml::
       layer.params.*(p.field) = weights.read_f32(p.name);
       used.insert(p.name);
     }
+    // NaN or Inf in a parameter made every output "prob": null; refused here, naming the weights.
+    const std::string problem = unusable_params(layer, cur);
+    if (!problem.empty()) throw InputError(wfile, "layer '" + layer.name + "': " + problem);
     cur = out;
   }
   for (const auto& [tensor, entry] : weights.entries()) {

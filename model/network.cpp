@@ -1,9 +1,13 @@
 #include "network.h"
 
+#include <algorithm>
+#include <cfloat>
+#include <cmath>
 #include <limits>
 #include <sstream>
 
 #include "errors.h"
+#include "fold.h"
 
 namespace infer {
 namespace {
@@ -44,7 +48,68 @@ Dims window_dims(const Layer& layer, const Dims& in, int out_c, int kh, int kw, 
   return out;
 }
 
+// The multi-dimensional index of flat index i of a row-major tensor of `shape`: "[1, 0, 2, 2]".
+std::string index_string(std::size_t i, const std::vector<long long>& shape) {
+  std::vector<long long> index(shape.size());
+  for (std::size_t d = shape.size(); d-- > 0;) {
+    const std::size_t extent = static_cast<std::size_t>(shape[d]);
+    index[d] = static_cast<long long>(i % extent);
+    i /= extent;
+  }
+  return shape_string(index);
+}
+
+// The first value of one tensor that no backend can compute with, described; "" when none.
+std::string unusable_value(const ParamShape& spec, const std::vector<float>& values) {
+  const bool variance = spec.field == &LayerParams::running_var;
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    const float v = values[i];
+    const char* why = !std::isfinite(v) ? "every parameter must be a finite number"
+                      : variance && v < 0.0f ? "a variance cannot be negative"
+                                             : nullptr;
+    if (why) {
+      return "tensor '" + spec.name + "' has " + value_string(v) + " at index " + std::to_string(i) + " (" +
+             index_string(i, spec.shape) + "); " + why;
+    }
+  }
+  return "";
+}
+
+// A batch-norm's per-channel affine form (fold.h), which both backends use, must be finite in float32.
+std::string unusable_batchnorm(const Layer& layer) {
+  const LayerParams& p = layer.params;
+  const BatchNormAffine affine = batchnorm_affine(layer);
+  for (std::size_t c = 0; c < affine.scale.size(); ++c) {
+    const char* what = !std::isfinite(affine.scale[c]) ? "weight / sqrt(running_var + epsilon)"
+                       : !std::isfinite(affine.shift[c]) ? "bias - running_mean * weight / sqrt(running_var + epsilon)"
+                                                          : nullptr;
+    if (what) {
+      return "channel " + std::to_string(c) + ": " + what + " overflows float32 (weight " + value_string(p.weight[c]) +
+             ", bias " + value_string(p.bias[c]) + ", running_mean " + value_string(p.running_mean[c]) +
+             ", running_var " + value_string(p.running_var[c]) + ", epsilon " +
+             value_string(layer.batchnorm().epsilon) + ")";
+    }
+  }
+  return "";
+}
+
 }  // namespace
+
+std::string value_string(double v) {
+  if (std::isnan(v)) return "NaN";
+  if (std::isinf(v)) return v > 0 ? "+Inf" : "-Inf";
+  std::ostringstream s;
+  s << v;
+  return s.str();
+}
+
+std::string unusable_params(const Layer& layer, const Dims& in) {
+  for (const ParamShape& spec : expected_params(layer, in)) {
+    const std::string problem = unusable_value(spec, layer.params.*(spec.field));
+    if (!problem.empty()) return problem;
+  }
+  return layer.kind == LayerKind::BatchNorm ? unusable_batchnorm(layer) : "";
+}
 
 std::string shape_string(const std::vector<long long>& shape) {
   std::ostringstream s;
@@ -110,7 +175,13 @@ Dims infer_output_dims(const Layer& layer, const Dims& in) {
       }
       return Dims{a.out_features, 1, 1};
     }
-    case LayerKind::BatchNorm:
+    case LayerKind::BatchNorm: {
+      const double eps = layer.batchnorm().epsilon;
+      if (!(eps > 0.0) || !std::isfinite(eps)) {
+        fail(layer, "epsilon must be a positive finite number, found " + value_string(eps));
+      }
+      return in;
+    }
     case LayerKind::Relu:
     case LayerKind::Softmax: return in;
   }
@@ -151,8 +222,20 @@ Network::Network(std::string name, InputSpec input, std::vector<Layer> layers)
     throw ModelError("input mean and std need one value per channel (" + std::to_string(d.c) + "), found " +
                      std::to_string(input_.mean.size()) + " and " + std::to_string(input_.std.size()));
   }
-  for (float s : input_.std) {
-    if (!(s > 0.0f)) throw ModelError("input std must be positive, found " + std::to_string(s));
+  for (std::size_t c = 0; c < input_.std.size(); ++c) {
+    const double mean = input_.mean[c], scale = input_.std[c];
+    const std::string channel = " of channel " + std::to_string(c);
+    if (!std::isfinite(mean)) throw ModelError("input mean" + channel + " must be a finite number, found " + value_string(mean));
+    if (!(scale > 0.0) || !std::isfinite(scale)) {
+      throw ModelError("input std" + channel + " must be a positive finite number, found " + value_string(scale));
+    }
+    // Pixels are in [0, 1]: the largest |(pixel - mean) / std| is at one of the ends.
+    const double largest = std::max(std::fabs(mean), std::fabs(1.0 - mean)) / scale;
+    if (largest > FLT_MAX) {
+      throw ModelError("input channel " + std::to_string(c) + ": (pixel - mean) / std reaches " + value_string(largest) +
+                       " for pixels in [0, 1] (mean " + value_string(mean) + ", std " + value_string(scale) +
+                       "), beyond float32");
+    }
   }
   if (layers_.empty()) throw ModelError("the network has no layers");
 
@@ -180,6 +263,8 @@ Network::Network(std::string name, InputSpec input, std::vector<Layer> layers)
                         " values, found " + std::to_string(found));
       }
     }
+    const std::string problem = unusable_params(layer, cur);
+    if (!problem.empty()) fail(layer, problem);
     cur = layer.out;
   }
   if (!input_.labels.empty() && input_.labels.size() != output_dims().size()) {

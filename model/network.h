@@ -25,6 +25,7 @@ struct Dims {
 };
 std::string to_string(const Dims& d);  // "32x14x14"
 std::string shape_string(const std::vector<long long>& shape);  // "[32, 1, 3, 3]"
+std::string value_string(double v);  // for messages: "NaN", "+Inf", "-Inf", or the number ("-0.5", "1e+39")
 
 enum class LayerKind { Conv2d, BatchNorm, Relu, MaxPool, AvgPool, GlobalAvgPool, Flatten, Linear, Softmax };
 const char* layer_kind_name(LayerKind k);  // the model file's spelling: "conv2d", "maxpool", ...
@@ -99,8 +100,10 @@ struct ParamShape {
 
 class Network {
  public:
-  // Validates the chain of layers and every parameter's size, and computes each layer's input and
-  // output shape. Throws ModelError naming the layer, the expected and the found shape.
+  // Validates the chain of layers, every parameter's size and values (unusable_params()) and the
+  // input's mean and std (finite; std positive, and (pixel - mean) / std within float32 for pixels
+  // in [0, 1]), and computes each layer's input and output shape. Throws ModelError naming the layer,
+  // the expected and the found shape or value.
   Network(std::string name, InputSpec input, std::vector<Layer> layers);
 
   const std::string& name() const { return name_; }
@@ -120,6 +123,13 @@ Dims infer_output_dims(const Layer& layer, const Dims& in);
 
 // The parameter tensors a layer needs for a given input shape, in file order.
 std::vector<ParamShape> expected_params(const Layer& layer, const Dims& in);
+
+// Why the values of a layer's parameters (its expected_params() for input shape `in`, already of
+// the right sizes) cannot be computed with, or "" when they can: the first NaN or infinity of a
+// tensor, a negative batch-norm running variance, each with its flat and multi-dimensional index
+// ("tensor 'conv.weight' has NaN at index 17 ([1, 0, 2, 2]); ..."), or a batch-norm whose scale
+// weight / sqrt(running_var + epsilon) or shift is beyond float32 ("channel 3: ...").
+std::string unusable_params(const Layer& layer, const Dims& in);
 
 // Output size of a sliding window along one axis (floor division, as PyTorch and cuDNN).
 inline int window_output_size(int in, int kernel, int stride, int pad, int dilation) {

@@ -40,6 +40,16 @@ std::string printable_ascii(std::string_view text) {
   return out;
 }
 
+bool is_utf8(std::string_view text) {
+  for (std::size_t i = 0; i < text.size();) {
+    const unsigned char c = static_cast<unsigned char>(text[i]);
+    const std::size_t n = c < 0x80 ? 1 : sequence_length(text, i);
+    if (n == 0) return false;
+    i += n;
+  }
+  return true;
+}
+
 std::string printable_utf8(std::string_view text) {
   std::string out;
   for (std::size_t i = 0; i < text.size();) {
@@ -47,7 +57,14 @@ std::string printable_utf8(std::string_view text) {
     if (c >= 0x20 && c < 0x7f) {
       out += text[i++];
     } else if (const std::size_t n = c >= 0x80 ? sequence_length(text, i) : 0) {
-      out.append(text.substr(i, n));
+      // C1 controls (U+0080 to U+009F, encoded C2 80 to C2 9F) are escaped like C0 ones: some
+      // terminals take U+009B for CSI, the start of an escape sequence.
+      if (c == 0xc2 && static_cast<unsigned char>(text[i + 1]) < 0xa0) {
+        append_escaped(out, c);
+        append_escaped(out, static_cast<unsigned char>(text[i + 1]));
+      } else {
+        out.append(text.substr(i, n));
+      }
       i += n;
     } else {
       append_escaped(out, c);

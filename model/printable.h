@@ -10,7 +10,11 @@ namespace infer {
 
 // Printable ASCII kept, every other byte written as \xNN.
 std::string printable_ascii(std::string_view text);
-// Printable ASCII and well-formed UTF-8 sequences (RFC 3629) kept, every other byte written as \xNN.
+// Printable ASCII and well-formed UTF-8 sequences (RFC 3629) kept, every other byte written as \xNN;
+// so are C1 control characters (U+0080 to U+009F), which some terminals obey. Backslashes are kept:
+// the result is for reading, not for parsing back.
 std::string printable_utf8(std::string_view text);
+// Whether text is well-formed UTF-8 (RFC 3629).
+bool is_utf8(std::string_view text);
 
 }  // namespace infer

@@ -2,12 +2,12 @@
 
 #include <algorithm>
 #include <cstring>
-#include <fstream>
 #include <limits>
 
 #include <nlohmann/json.hpp>
 
 #include "errors.h"
+#include "input_file.h"
 
 namespace infer {
 namespace {
@@ -33,19 +33,17 @@ std::size_t safetensors_dtype_size(const std::string& dtype) {
   return it == sizes.end() ? 0 : it->second;
 }
 
-SafetensorsFile::SafetensorsFile(const std::filesystem::path& path) : path_(path) {
-  const std::string file = path.string();
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) throw InputError(file, "is a directory, not a safetensors file");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(file, "cannot open: " + std::string(std::strerror(errno)));
-  in.seekg(0, std::ios::end);
-  const std::streamoff size = in.tellg();
-  in.seekg(0);
-  if (size < 8) throw InputError(file, "not a safetensors file: " + std::to_string(size) + " bytes, need at least 8");
-  bytes_.resize(static_cast<std::size_t>(size));
-  if (!in.read(reinterpret_cast<char*>(bytes_.data()), size)) throw InputError(file, "read error");
-  parse();
+SafetensorsFile::SafetensorsFile(const std::filesystem::path& path) : path_(path), file_(InputFile(path)) {
+  const std::uint64_t size = file_->size();
+  if (size < 8) throw InputError(file_->name(), "not a safetensors file: " + std::to_string(size) + " bytes, need at least 8");
+  // Only the header is read now, after its length is checked; a tensor's bytes are read when it is
+  // asked for, so a file is never read further than the tensors the model uses.
+  std::uint8_t length[8];
+  file_->read_at(0, length, 8);
+  const std::uint64_t header_len = check_header_length(read_le64(length), size - 8);
+  std::string header(static_cast<std::size_t>(header_len), '\0');
+  file_->read_at(8, header.data(), header.size());
+  parse(header, size - 8 - header_len);
 }
 
 SafetensorsFile::SafetensorsFile(const std::string& name, std::vector<std::uint8_t> bytes)
@@ -53,26 +51,31 @@ SafetensorsFile::SafetensorsFile(const std::string& name, std::vector<std::uint8
   if (bytes_.size() < 8) {
     throw InputError(name, "not a safetensors file: " + std::to_string(bytes_.size()) + " bytes, need at least 8");
   }
-  parse();
+  const std::uint64_t header_len = check_header_length(read_le64(bytes_.data()), bytes_.size() - 8);
+  const std::string header(bytes_.begin() + 8, bytes_.begin() + 8 + static_cast<std::ptrdiff_t>(header_len));
+  parse(header, bytes_.size() - 8 - header_len);
 }
 
-void SafetensorsFile::parse() {
+std::uint64_t SafetensorsFile::check_header_length(std::uint64_t header_len, std::uint64_t after) {
   const std::string file = path_.string();
-  const std::uint64_t header_len = read_le64(bytes_.data());
   if (header_len > kMaxHeaderBytes) {
     throw InputError(file, "safetensors header claims " + std::to_string(header_len) + " bytes (limit " +
                                std::to_string(kMaxHeaderBytes) + ")");
   }
-  if (header_len > bytes_.size() - 8) {
+  if (header_len > after) {
     throw InputError(file, "safetensors header claims " + std::to_string(header_len) +
-                               " bytes but the file has only " + std::to_string(bytes_.size() - 8) + " after it");
+                               " bytes but the file has only " + std::to_string(after) + " after it");
   }
   data_start_ = 8 + static_cast<std::size_t>(header_len);
-  const std::size_t data_size = bytes_.size() - data_start_;
+  return header_len;
+}
 
+void SafetensorsFile::parse(const std::string& header_text, std::uint64_t data_bytes) {
+  const std::string file = path_.string();
+  const auto data_size = static_cast<std::size_t>(data_bytes);
   nlohmann::json header;
   try {
-    header = nlohmann::json::parse(bytes_.begin() + 8, bytes_.begin() + static_cast<std::ptrdiff_t>(data_start_));
+    header = nlohmann::json::parse(header_text);
   } catch (const nlohmann::json::exception& e) {
     throw InputError(file, std::string("safetensors header is not valid JSON: ") + e.what());
   }
@@ -155,8 +158,9 @@ const SafetensorsEntry& SafetensorsFile::entry(const std::string& name) const {
 std::vector<float> SafetensorsFile::read_f32(const std::string& name) const {
   const SafetensorsEntry& e = entry(name);
   if (e.dtype != "F32") throw InputError(path_.string(), "tensor '" + name + "' has dtype " + e.dtype + ", expected F32");
-  std::vector<float> out((e.end - e.begin) / 4);
-  const std::uint8_t* p = bytes_.data() + data_start_ + e.begin;
+  const std::vector<std::uint8_t> raw = data(e);
+  std::vector<float> out(raw.size() / 4);
+  const std::uint8_t* p = raw.data();
   for (std::size_t i = 0; i < out.size(); ++i, p += 4) {
     const std::uint32_t bits = std::uint32_t(p[0]) | std::uint32_t(p[1]) << 8 | std::uint32_t(p[2]) << 16 |
                                std::uint32_t(p[3]) << 24;
@@ -168,8 +172,17 @@ std::vector<float> SafetensorsFile::read_f32(const std::string& name) const {
 std::vector<std::uint8_t> SafetensorsFile::read_u8(const std::string& name) const {
   const SafetensorsEntry& e = entry(name);
   if (e.dtype != "U8") throw InputError(path_.string(), "tensor '" + name + "' has dtype " + e.dtype + ", expected U8");
-  const auto first = bytes_.begin() + static_cast<std::ptrdiff_t>(data_start_ + e.begin);
-  return std::vector<std::uint8_t>(first, first + static_cast<std::ptrdiff_t>(e.end - e.begin));
+  return data(e);
+}
+
+std::vector<std::uint8_t> SafetensorsFile::data(const SafetensorsEntry& e) const {
+  std::vector<std::uint8_t> out(e.end - e.begin);
+  if (file_) {
+    file_->read_at(data_start_ + e.begin, out.data(), out.size());
+  } else {
+    std::copy_n(bytes_.begin() + static_cast<std::ptrdiff_t>(data_start_ + e.begin), out.size(), out.begin());
+  }
+  return out;
 }
 
 }  // namespace infer

@@ -8,8 +8,11 @@
 #include <cstdint>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
+
+#include "input_file.h"
 
 namespace infer {
 
@@ -22,7 +25,9 @@ struct SafetensorsEntry {
 
 class SafetensorsFile {
  public:
-  // Reads and validates the whole file. Throws InputError naming the file and the problem.
+  // Reads and validates the header; the file stays open and each tensor's bytes are read when it is
+  // asked for. Throws InputError naming the file and the problem (also for a file that is not a
+  // regular one: see InputFile).
   explicit SafetensorsFile(const std::filesystem::path& path);
   // Validates bytes already in memory; `name` stands for the file in error messages (the fuzz target).
   SafetensorsFile(const std::string& name, std::vector<std::uint8_t> bytes);
@@ -39,10 +44,16 @@ class SafetensorsFile {
   std::vector<std::uint8_t> read_u8(const std::string& name) const;
 
  private:
-  void parse();  // validates bytes_ and fills entries_ and metadata_
+  // Checks the header's length against kMaxHeaderBytes and the `after` bytes that follow the
+  // length field; sets data_start_. Returns the length.
+  std::uint64_t check_header_length(std::uint64_t header_len, std::uint64_t after);
+  // Validates the JSON header against a data section of data_bytes; fills entries_ and metadata_.
+  void parse(const std::string& header_text, std::uint64_t data_bytes);
+  std::vector<std::uint8_t> data(const SafetensorsEntry& e) const;  // the tensor's raw bytes
 
   std::filesystem::path path_;
-  std::vector<std::uint8_t> bytes_;
+  std::optional<InputFile> file_;    // the file, when read from one
+  std::vector<std::uint8_t> bytes_;  // the whole file, when given in memory
   std::size_t data_start_ = 0;
   std::map<std::string, SafetensorsEntry> entries_;
   std::map<std::string, std::string> metadata_;

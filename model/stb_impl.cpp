@@ -1,10 +1,10 @@
 // The one translation unit that compiles stb's implementation (third-party, warnings off in CMake).
-// Decoders for the formats infer documents; the rest of stb_image is left out.
+// Decoders for the formats infer documents; the rest of stb_image is left out, and so is its PNM
+// reader: Netpbm files are read by pnm.cpp.
 #define STB_IMAGE_IMPLEMENTATION
 #define STBI_ONLY_PNG
 #define STBI_ONLY_JPEG
 #define STBI_ONLY_BMP
-#define STBI_ONLY_PNM
 #define STBI_ONLY_GIF
 #define STBI_ONLY_TGA
 #define STBI_NO_STDIO  // images are read by image.cpp, which reports I/O errors itself

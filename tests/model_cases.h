@@ -4,6 +4,7 @@
 
 #include <cstring>
 #include <functional>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -84,6 +85,24 @@ inline std::string safetensors_bytes(const std::vector<Tensor>& tensors,
   return out + h + data;
 }
 
+constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
+constexpr float kInf = std::numeric_limits<float>::infinity();
+
+// `tensors` with element `index` (flat) of the tensor `name` set to `value`; the others keep their data.
+inline std::vector<Tensor> with_value_tensors(std::vector<Tensor> tensors, const std::string& name, std::size_t index,
+                                              float value) {
+  for (Tensor& t : tensors) {
+    if (t.name == name) std::memcpy(t.bytes.data() + 4 * index, &value, 4);
+  }
+  return tensors;
+}
+
+// The same, serialised.
+inline std::string with_value(const std::vector<Tensor>& tensors, const std::string& name, std::size_t index,
+                              float value) {
+  return safetensors_bytes(with_value_tensors(tensors, name, index, value));
+}
+
 inline std::vector<Tensor> tiny_tensors(Random& rng) {
   return {f32("conv.weight", {2, 1, 3, 3}, rng), f32("conv.bias", {2}, rng), f32("fc.weight", {3, 32}, rng),
           f32("fc.bias", {3}, rng)};
@@ -128,7 +147,15 @@ inline std::vector<TomlCase> toml_cases() {
         TomlCase{"labels do not match", "\"a\", \"b\", \"c\"", "\"a\", \"b\"", "has 2 labels but its output has 3"},
         TomlCase{"duplicate names", "name = \"relu\"", "name = \"conv\"", "two layers are named 'conv'"},
         TomlCase{"unsupported version", "format_version = 1", "format_version = 2", "format_version 2 is not supported"},
-        TomlCase{"mean per channel", "mean = [0.5]", "mean = [0.5, 0.5]", "one value per channel"}};
+        TomlCase{"mean per channel", "mean = [0.5]", "mean = [0.5, 0.5]", "one value per channel"},
+        // Issue 11, item 10: values the preprocessing cannot compute with (the output was "prob": null).
+        TomlCase{"NaN mean", "mean = [0.5]", "mean = [nan]", "line 10: [input]: key 'mean' has NaN at index 0"},
+        TomlCase{"infinite std", "std = [0.25]", "std = [0.25, inf]", "line 11: [input]: key 'std' has +Inf at index 1"},
+        TomlCase{"mean beyond float32", "mean = [0.5]", "mean = [-1e39]", "key 'mean' has -1e+39 at index 0"},
+        TomlCase{"zero std", "std = [0.25]", "std = [0.0]", "input std of channel 0 must be a positive finite number, found 0"},
+        TomlCase{"negative std", "std = [0.25]", "std = [-0.25]", "input std of channel 0 must be a positive finite number, found -0.25"},
+        TomlCase{"std too small", "std = [0.25]", "std = [1e-39]",
+                 "input channel 0: (pixel - mean) / std reaches 5e+38 for pixels in [0, 1]"}};
 }
 
 struct WeightsCase {
@@ -206,7 +233,95 @@ inline std::vector<WeightsCase> weights_cases() {
                       ts[2].shape = {32, 3};
                       return safetensors_bytes(ts);
                     },
-                    "layer 'fc': tensor 'fc.weight' has shape [32, 3], expected [3, 32]"}};
+                    "layer 'fc': tensor 'fc.weight' has shape [32, 3], expected [3, 32]"},
+        // Issue 11, item 10: non-finite parameters, named with their flat and multi-dimensional index.
+        WeightsCase{"NaN in a convolution weight",
+                    [](std::vector<Tensor> ts) { return with_value(ts, "conv.weight", 17, kNaN); },
+                    "layer 'conv': tensor 'conv.weight' has NaN at index 17 ([1, 0, 2, 2])"},
+        WeightsCase{"infinity in a linear weight",
+                    [](std::vector<Tensor> ts) { return with_value(ts, "fc.weight", 70, kInf); },
+                    "layer 'fc': tensor 'fc.weight' has +Inf at index 70 ([2, 6])"},
+        WeightsCase{"negative infinity in a bias",
+                    [](std::vector<Tensor> ts) { return with_value(ts, "fc.bias", 2, -kInf); },
+                    "layer 'fc': tensor 'fc.bias' has -Inf at index 2 ([2])"}};
+}
+
+// A small valid model with a batch-norm: 1x4x4 -> conv(2, 3x3, pad 1) -> batchnorm -> relu ->
+// flatten -> linear(3) -> softmax. Its weights: batchnorm_tensors().
+inline const char* kBatchNormToml = R"(format = "infer-model"
+format_version = 1
+name = "tiny-bn"
+weights = "tiny.safetensors"
+
+[input]
+channels = 1
+height = 4
+width = 4
+mean = [0.5]
+std = [0.25]
+labels = ["a", "b", "c"]
+
+[[layers]]
+name = "conv"
+type = "conv2d"
+out_channels = 2
+kernel = [3, 3]
+padding = [1, 1]
+
+[[layers]]
+name = "bn"
+type = "batchnorm"
+
+[[layers]]
+name = "relu"
+type = "relu"
+
+[[layers]]
+name = "flat"
+type = "flatten"
+
+[[layers]]
+name = "fc"
+type = "linear"
+out_features = 3
+
+[[layers]]
+name = "prob"
+type = "softmax"
+)";
+
+// Fresh random tensors for kBatchNormToml; running variances are positive, as trained ones are.
+inline std::vector<Tensor> batchnorm_tensors(Random& rng) {
+  std::vector<Tensor> ts = tiny_tensors(rng);
+  for (const char* name : {"bn.weight", "bn.bias", "bn.running_mean"}) ts.push_back(f32(name, {2}, rng));
+  Tensor var = f32("bn.running_var", {2}, rng);
+  for (std::size_t i = 0; i < 2; ++i) {
+    const float v = rng.uniform(0.2f, 2.0f);
+    std::memcpy(var.bytes.data() + 4 * i, &v, 4);
+  }
+  ts.push_back(var);
+  return ts;
+}
+
+// Weights files for kBatchNormToml whose values no backend can compute with (issue 11, item 10).
+inline std::vector<WeightsCase> batchnorm_cases() {
+  return {WeightsCase{"negative running variance",
+                      [](std::vector<Tensor> ts) { return with_value(ts, "bn.running_var", 1, -0.5f); },
+                      "layer 'bn': tensor 'bn.running_var' has -0.5 at index 1 ([1]); a variance cannot be negative"},
+          WeightsCase{"NaN running variance",
+                      [](std::vector<Tensor> ts) { return with_value(ts, "bn.running_var", 0, kNaN); },
+                      "layer 'bn': tensor 'bn.running_var' has NaN at index 0 ([0])"},
+          WeightsCase{"infinite running mean",
+                      [](std::vector<Tensor> ts) { return with_value(ts, "bn.running_mean", 1, kInf); },
+                      "layer 'bn': tensor 'bn.running_mean' has +Inf at index 1 ([1])"},
+          WeightsCase{"NaN batch-norm scale",
+                      [](std::vector<Tensor> ts) { return with_value(ts, "bn.weight", 1, kNaN); },
+                      "layer 'bn': tensor 'bn.weight' has NaN at index 1 ([1])"},
+          WeightsCase{"batch-norm scale beyond float32",  // 3e38 / sqrt(0 + 1e-5) ~ 9.5e40
+                      [](std::vector<Tensor> ts) {
+                        return with_value(with_value_tensors(ts, "bn.running_var", 0, 0.0f), "bn.weight", 0, 3e38f);
+                      },
+                      "layer 'bn': channel 0: weight / sqrt(running_var + epsilon) overflows float32 (weight 3e+38, bias "}};
 }
 
 }  // namespace infer::test

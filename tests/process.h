@@ -1,6 +1,7 @@
 // Runs the infer executable as a child process and captures its exit code, stdout and stderr.
 #pragma once
 
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -17,6 +18,7 @@ struct ProcessResult {
   int exit_code = -1;
   std::string out;
   std::string err;
+  long max_rss_kib = 0;  // the child's peak resident set size (getrusage's ru_maxrss)
   std::vector<std::string> out_lines() const { return lines(out); }
   static std::vector<std::string> lines(const std::string& s) {
     std::vector<std::string> v;
@@ -81,8 +83,10 @@ inline ProcessResult run_process(const std::string& exe, const std::vector<std::
     _exit(127);
   }
   int status = 0;
-  waitpid(pid, &status, 0);
+  struct rusage usage {};
+  wait4(pid, &status, 0, &usage);
   ProcessResult r;
+  r.max_rss_kib = usage.ru_maxrss;
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   r.out = slurp(out_path);
   r.err = slurp(err_path);

@@ -4,6 +4,7 @@
 // code and one stderr line naming the file and the problem, print nothing on stdout (with --json:
 // no partial line), not crash (exit code < 128) and leave no file behind.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <nlohmann/json.hpp>
 
@@ -65,12 +66,31 @@ TEST_P(WeightsEndToEnd, ExitsWithThreeNamingTheWeightsFile) {
 
 INSTANTIATE_TEST_SUITE_P(Cases, WeightsEndToEnd, ::testing::ValuesIn(weights_cases()), CaseName());
 
+class BatchNormWeightsEndToEnd : public EndToEnd, public ::testing::WithParamInterface<WeightsCase> {};
+
+TEST_P(BatchNormWeightsEndToEnd, ExitsWithThreeNamingTheWeightsFile) {
+  SCOPED_TRACE(rng_.trace());
+  write_model(kBatchNormToml, GetParam().make(batchnorm_tensors(rng_)));
+  expect_failure({"--model", path("tiny.toml")}, 3, path("tiny.safetensors"), GetParam().message);
+}
+
+INSTANTIATE_TEST_SUITE_P(Cases, BatchNormWeightsEndToEnd, ::testing::ValuesIn(batchnorm_cases()), CaseName());
+
 TEST_F(EndToEnd, TheTinyModelClassifies) {  // the baseline the cases above break
   write_model(kTinyToml, safetensors_bytes(tiny_tensors(rng_)));
   const ProcessResult r = run_process(infer_exe(), {"--json", "--device", "cpu", "--model", path("tiny.toml"), kImage});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   ASSERT_EQ(r.out_lines().size(), 1u);
   EXPECT_EQ(nlohmann::json::parse(r.out)["top"].size(), 3u);
+}
+
+TEST_F(EndToEnd, TheBatchNormModelClassifies) {  // the baseline of BatchNormWeightsEndToEnd
+  SCOPED_TRACE(rng_.trace());
+  write_model(kBatchNormToml, safetensors_bytes(batchnorm_tensors(rng_)));
+  const ProcessResult r = run_process(infer_exe(), {"--json", "--device", "cpu", "--model", path("tiny.toml"), kImage});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  ASSERT_EQ(r.out_lines().size(), 1u);
+  for (const auto& entry : nlohmann::json::parse(r.out)["top"]) EXPECT_TRUE(entry["prob"].is_number()) << r.out;
 }
 
 TEST_F(EndToEnd, WeightsWhoseDigestDiffersFromTheManifest) {
@@ -114,6 +134,25 @@ INSTANTIATE_TEST_SUITE_P(
                                    "expected 64 lowercase hexadecimal digits"},
                       ManifestCase{"wrong schema", "schema = 2\n", "this infer reads schema 1"}),
     CaseName());
+
+// Issue 11, item 3: a model, weights or manifest that is not a regular file, or is too large to be
+// one, is refused without being opened for reading or read (a FIFO blocked forever before).
+TEST_F(EndToEnd, SpecialOrOversizedModelWeightsAndManifestFilesAreRefused) {
+  write_model(kTinyToml, safetensors_bytes(tiny_tensors(rng_)));
+  ASSERT_EQ(mkfifo(path("fifo.toml").c_str(), 0644), 0);
+  expect_failure({"--model", path("fifo.toml")}, 3, path("fifo.toml"), "is a FIFO, not a regular file");
+  write_file(dir_ / "big.toml", "");
+  std::filesystem::resize_file(dir_ / "big.toml", 600ull << 20);
+  expect_failure({"--model", path("big.toml")}, 3, path("big.toml"),
+                 "file is 600 MiB, over the limit of 16 MiB for a model file");
+  expect_failure({"--manifest", path("big.toml")}, 3, path("big.toml"),
+                 "file is 600 MiB, over the limit of 4.0 MiB for a manifest");
+  expect_failure({"--manifest", path("fifo.toml")}, 3, path("fifo.toml"), "is a FIFO, not a regular file");
+  std::filesystem::remove(dir_ / "tiny.safetensors");
+  std::filesystem::create_symlink("/dev/zero", dir_ / "tiny.safetensors");
+  expect_failure({"--model", path("tiny.toml")}, 3, path("tiny.safetensors"),
+                 "is a character device, not a regular file");
+}
 
 TEST_F(EndToEnd, WriteManifestThatCannotBeWrittenLeavesNothing) {
   // A folder that does not exist, and a path that is a folder: a clear error, no file, no temporary.

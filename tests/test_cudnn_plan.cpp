@@ -294,10 +294,14 @@ TEST(CudnnPlan, OnlyABatchNormRightAfterAConvolutionOrLinearFolds) {
   EXPECT_TRUE(plan.steps()[5].folded_bn);
   EXPECT_TRUE(plan.steps()[5].fused_relu);
   // A folded batch-norm is not checked against cuDNN's CUDNN_BN_MIN_EPSILON (the host folds it in
-  // double); an unfolded one is.
-  const Network bad_eps = random_network(rng, {2, 4, 4}, {conv_layer("c", 2, 1), batchnorm_layer("bn", -1.0)});
-  EXPECT_NO_THROW(Plan(bad_eps, 1));
-  EXPECT_THROW(Plan(bad_eps, 1, cudnn::PlanOptions{Precision::Fp32, false}), ModelError);
+  // double); an unfolded one is. The Network refuses an epsilon <= 0 itself, so an epsilon below
+  // cuDNN's minimum exists only where that minimum is positive (cuDNN 8: 1e-5; cuDNN 9: 0).
+  if (CUDNN_BN_MIN_EPSILON > 0.0) {
+    const Network bad_eps =
+        random_network(rng, {2, 4, 4}, {conv_layer("c", 2, 1), batchnorm_layer("bn", CUDNN_BN_MIN_EPSILON / 2)});
+    EXPECT_NO_THROW(Plan(bad_eps, 1));
+    EXPECT_THROW(Plan(bad_eps, 1, cudnn::PlanOptions{Precision::Fp32, false}), ModelError);
+  }
 }
 
 // Every descriptor's data type, layout and math type for each precision (plan.h's table).
@@ -436,14 +440,16 @@ TEST(CudnnPlan, Fp16RejectsAConvolutionAfterASoftmax) {
 TEST(CudnnPlan, ErrorsNameTheLayer) {
   Random rng;
   SCOPED_TRACE(rng.trace());
-  // Below cuDNN's minimum epsilon (the Network itself accepts any value).
-  const Network bad_eps = random_network(rng, {2, 4, 4}, {batchnorm_layer("bn_bad", -1.0)});
-  try {
-    Plan plan(bad_eps, 1);
-    ADD_FAILURE() << "a negative epsilon was accepted";
-  } catch (const ModelError& e) {
-    EXPECT_NE(std::string(e.what()).find("'bn_bad'"), std::string::npos) << e.what();
-    EXPECT_NE(std::string(e.what()).find("CUDNN_BN_MIN_EPSILON"), std::string::npos) << e.what();
+  // Below cuDNN's minimum epsilon, where it is positive (the Network refuses an epsilon <= 0 itself).
+  if (CUDNN_BN_MIN_EPSILON > 0.0) {
+    const Network bad_eps = random_network(rng, {2, 4, 4}, {batchnorm_layer("bn_bad", CUDNN_BN_MIN_EPSILON / 2)});
+    try {
+      Plan plan(bad_eps, 1);
+      ADD_FAILURE() << "an epsilon below CUDNN_BN_MIN_EPSILON was accepted";
+    } catch (const ModelError& e) {
+      EXPECT_NE(std::string(e.what()).find("'bn_bad'"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("CUDNN_BN_MIN_EPSILON"), std::string::npos) << e.what();
+    }
   }
   // An activation of 50001 x 50001 floats: beyond what cuDNN's 4-d tensor descriptors take.
   const Network huge = random_network(rng, {1, 1, 1}, {conv_layer("huge", 1, 1, 1, 25000)});

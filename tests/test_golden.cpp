@@ -11,7 +11,7 @@
 #include <cmath>
 
 #include "model/cpu/cpu_backend.h"
-#include "model/image.h"
+#include "model/preprocess.h"
 #include "model/model_file.h"
 #include "model/safetensors.h"
 #include "test_util.h"

@@ -72,11 +72,11 @@ struct NotRegular {
 TEST(Sha256, RefusesFilesThatAreNotRegularWithoutReadingThem) {
   const NotRegular files;
   const fs::path& d = files.dir.path();
-  EXPECT_EQ(digest_of(d / "weights.fifo"), "error: " + (d / "weights.fifo").string() + ": not a regular file (a FIFO)");
-  EXPECT_EQ(digest_of(d / "link-to-fifo"), "error: " + (d / "link-to-fifo").string() + ": not a regular file (a FIFO)");
-  EXPECT_EQ(digest_of("/dev/zero"), "error: /dev/zero: not a regular file (a character device)");
-  EXPECT_EQ(digest_of(d / "link-to-zero"), "error: " + (d / "link-to-zero").string() + ": not a regular file (a character device)");
-  EXPECT_EQ(digest_of(d / "weights"), "error: " + (d / "weights").string() + ": not a regular file (a directory)");
+  EXPECT_EQ(digest_of(d / "weights.fifo"), "error: " + (d / "weights.fifo").string() + ": is a FIFO, not a regular file");
+  EXPECT_EQ(digest_of(d / "link-to-fifo"), "error: " + (d / "link-to-fifo").string() + ": is a FIFO, not a regular file");
+  EXPECT_EQ(digest_of("/dev/zero"), "error: /dev/zero: is a character device, not a regular file");
+  EXPECT_EQ(digest_of(d / "link-to-zero"), "error: " + (d / "link-to-zero").string() + ": is a character device, not a regular file");
+  EXPECT_EQ(digest_of(d / "weights"), "error: " + (d / "weights").string() + ": is a directory");
 }
 
 TEST(Sha256, FollowsSymlinksToRegularFiles) {
@@ -113,9 +113,9 @@ TEST(CheckModelFiles, AFifoOrADeviceIsAFailingRowNotAHang) {
   ASSERT_EQ(r.exit_code, 5) << r.err << r.out;
   std::map<std::string, nlohmann::json> rows = rows_of(r);
   const std::vector<std::pair<std::string, std::string>> expected = {
-      {"model:weights.fifo", "not a regular file (a FIFO)"},
-      {"model:/dev/zero", "not a regular file (a character device)"},
-      {"model:weights", "not a regular file (a directory)"}};
+      {"model:weights.fifo", "is a FIFO, not a regular file"},
+      {"model:/dev/zero", "is a character device, not a regular file"},
+      {"model:weights", "is a directory"}};
   for (const auto& [item, found] : expected) {
     ASSERT_TRUE(rows.count(item)) << item << "\n" << r.out;
     EXPECT_EQ(rows[item]["status"], "FAIL") << item;

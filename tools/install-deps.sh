@@ -24,7 +24,7 @@ packages=(
   libssl-dev             # SHA-256 of model files (OpenSSL libcrypto EVP), checked against VERSIONS.toml
   libstb-dev             # image decode and resize (header-only)
   libgtest-dev           # tests
-  zlib1g-dev             # tests: reading the gzip'd Fashion-MNIST files, writing PNG headers
+  zlib1g-dev             # PNG decompression-bomb check; tests: gzip'd Fashion-MNIST, writing PNGs
   dataset-fashion-mnist  # tests: the 10k test images for the accuracy check
 )
 for arg in "$@"; do

@@ -23,9 +23,9 @@ using cpu::PackedConv;
 
 // Buffers one worker needs to run a chunk through the network.
 struct ChunkBuffers {
-  std::vector<std::unique_ptr<float[]>> activations;  // one per layer output, kChunk samples
+  std::vector<std::unique_ptr<float[]>> activations;  // one per layer output, min(kChunk, max_batch) samples
   std::unique_ptr<float[]> scratch;                   // im2col matrix, shared by all convolutions
-  std::vector<std::unique_ptr<float[]>> blocked;      // one per BlockedProgram shape, kChunk samples, zeroed
+  std::vector<std::unique_ptr<float[]>> blocked;      // one per BlockedProgram shape, as many samples, zeroed
 };
 
 // The convolutional front of the network on the channel-blocked layout (blocked.h): layers
@@ -123,17 +123,19 @@ class CpuBackend final : public Backend {
       batchnorm_.push_back(layer.kind == LayerKind::BatchNorm ? batchnorm_affine(layer) : BatchNormAffine{});
       if (layer.kind == LayerKind::Conv2d) scratch = std::max(scratch, cpu::conv2d_scratch_size(layer));
     }
-    // A worker only needs its buffers when a batch has more chunks than one.
+    // A worker only needs its buffers when a batch has more chunks than one, and a chunk never
+    // holds more samples than a batch (a model with large activations at --batch 1 needs one).
     const int workers = std::min(threads_, (max_batch + kChunk - 1) / kChunk);
+    const std::size_t chunk = static_cast<std::size_t>(std::min(kChunk, max_batch));
     for (int w = 0; w < workers; ++w) {
       ChunkBuffers b;
       for (const Layer& layer : network.layers()) {
         // Uninitialised on purpose: every element is written before it is read.
-        b.activations.emplace_back(new float[static_cast<std::size_t>(kChunk) * layer.out.size()]);
+        b.activations.emplace_back(new float[chunk * layer.out.size()]);
       }
       b.scratch.reset(new float[std::max<std::size_t>(std::max(scratch, blocked_.scratch), 1)]);
       for (const BlockedShape& shape : blocked_.shapes) {
-        b.blocked.emplace_back(new float[static_cast<std::size_t>(kChunk) * shape.size()]());  // zero halos
+        b.blocked.emplace_back(new float[chunk * shape.size()]());  // zero halos
       }
       buffers_.push_back(std::move(b));
     }
@@ -180,7 +182,7 @@ class CpuBackend final : public Backend {
  private:
   // Samples per pass through the layers: small enough for a chunk's activations to stay in the
   // caches (about 1 MB per sample for the shipped model), large enough to amortise the calls.
-  static constexpr int kChunk = 8;
+  static constexpr int kChunk = kCpuChunk;
 
   void run_chunk(ChunkBuffers& b, int chunk, const float* input, int n, float* output, std::size_t layer_count) {
     const std::size_t in_size = network_.input().dims.size();

@@ -18,6 +18,11 @@ struct CpuOptions {
   bool winograd = true;
 };
 
+// Samples the CPU backend runs through the layers at a time. Each worker thread that a batch of
+// max_batch can keep busy holds activation buffers for min(kCpuChunk, max_batch) samples and one
+// convolution scratch buffer (memory_plan.h counts on it).
+constexpr int kCpuChunk = 8;
+
 // Plans the network for up to max_batch samples and allocates every activation and scratch
 // buffer now. The network must outlive the backend. Uses OpenBLAS with its default thread count
 // (OPENBLAS_NUM_THREADS or the number of cores).

@@ -8,6 +8,7 @@
 #include "fuzz_util.h"
 #include "model/errors.h"
 #include "model/image.h"
+#include "model/preprocess.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const int channels = size % 2 ? 3 : 1;

@@ -3,7 +3,7 @@
 
 #include <sys/stat.h>
 
-namespace infer::manifest {
+namespace infer {
 
 inline const char* file_kind(mode_t mode) {
   if (S_ISDIR(mode)) return "a directory";
@@ -15,4 +15,4 @@ inline const char* file_kind(mode_t mode) {
   return "a special file";
 }
 
-}  // namespace infer::manifest
+}  // namespace infer

@@ -1,0 +1,93 @@
+#include "printer.h"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <ostream>
+
+#include <nlohmann/json.hpp>
+
+#include "classify.h"
+#include "model/printable.h"
+
+namespace infer::app {
+namespace {
+
+std::string dump(const nlohmann::json& j) {
+  // Invalid UTF-8 in a file name is replaced rather than thrown: a line is always whole (the name's
+  // bytes are in "file_bytes").
+  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+// {"file": name}, plus "file_bytes" when the name is not UTF-8: JSON strings hold Unicode text, so
+// such a name's "file" has U+FFFD for each bad byte and "file_bytes" has every byte, in base64.
+nlohmann::json file_fields(const std::string& path) {
+  nlohmann::json j{{"file", path}};
+  if (!is_utf8(path)) j["file_bytes"] = base64(path);
+  return j;
+}
+
+}  // namespace
+
+std::string base64(std::string_view bytes) {
+  static const char kDigits[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  for (std::size_t i = 0; i < bytes.size(); i += 3) {
+    const std::size_t n = std::min<std::size_t>(3, bytes.size() - i);
+    std::uint32_t v = 0;
+    for (std::size_t k = 0; k < 3; ++k) v = v << 8 | (k < n ? static_cast<unsigned char>(bytes[i + k]) : 0u);
+    for (std::size_t k = 0; k < 4; ++k) out += k <= n ? kDigits[v >> (18 - 6 * k) & 63] : '=';
+  }
+  return out;
+}
+
+Printer::Printer(const Options& options, const LoadedModel& model, const Backend& backend, std::ostream& out,
+                 std::ostream& err)
+    : options_(options), labels_(model.network.input().labels), out_(out), err_(err), device_(backend.device()),
+      backend_(backend.description()) {
+  tag_ = backend.device() == std::string("cpu") ? "[cpu]" : "[" + printable_utf8(backend.description()) + "]";
+}
+
+void Printer::error(const Input& input, const std::string& message) {
+  err_ << "infer: " << printable_utf8(message) << '\n' << std::flush;
+  if (options_.json) {
+    nlohmann::json j = file_fields(input.path);
+    j["error"] = message;
+    out_ << dump(j) << '\n';
+  }
+}
+
+void Printer::flush() {
+  errno = 0;
+  out_.flush();
+  if (!out_) throw OutputError(errno ? std::strerror(errno) : "write failed");
+}
+
+void Printer::result(const Input& input, const int* classes, const float* probs, int k) {
+  if (options_.json) {
+    nlohmann::json top = nlohmann::json::array();
+    for (int i = 0; i < k; ++i) {
+      const auto index = static_cast<std::size_t>(classes[i]);
+      top.push_back({{"label", label(index)}, {"index", index}, {"prob", probs[i]}});
+    }
+    nlohmann::json j = file_fields(input.path);
+    j["device"] = device_;
+    j["backend"] = backend_;
+    j["top"] = std::move(top);
+    out_ << dump(j) << '\n';
+    return;
+  }
+  out_ << printable_utf8(input.path) << ':';
+  for (int i = 0; i < k; ++i) {
+    char prob[32];
+    std::snprintf(prob, sizeof prob, "%.3f", static_cast<double>(probs[i]));
+    out_ << (i ? " | " : " ") << printable_utf8(label(static_cast<std::size_t>(classes[i]))) << ' ' << prob;
+  }
+  out_ << "   " << tag_ << '\n';
+}
+
+std::string Printer::label(std::size_t index) const {
+  return index < labels_.size() ? labels_[index] : "class " + std::to_string(index);
+}
+
+}  // namespace infer::app

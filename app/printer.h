@@ -1,0 +1,44 @@
+// Printing results: one line per image on stdout (text or a JSON object), one line per failed
+// input on stderr. Every line is one line: names and labels from outside (a file name with a
+// newline, a label with an escape sequence) are shown with such characters written as \xNN.
+#pragma once
+
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+#include "inputs.h"
+#include "model/backend.h"
+#include "model/model_file.h"
+#include "options.h"
+
+namespace infer::app {
+
+class Printer {
+ public:
+  Printer(const Options& options, const LoadedModel& model, const Backend& backend, std::ostream& out,
+          std::ostream& err);
+
+  // A failed input: its message on stderr, and with --json an error object in its place on stdout.
+  void error(const Input& input, const std::string& message);
+  // The k best classes of one image, best first, with their probabilities.
+  void result(const Input& input, const int* classes, const float* probs, int k);
+  // Pushes what was printed to the output; throws OutputError when it cannot be written.
+  void flush();
+
+ private:
+  std::string label(std::size_t index) const;
+
+  const Options& options_;
+  const std::vector<std::string>& labels_;
+  std::ostream& out_;
+  std::ostream& err_;
+  std::string device_;
+  std::string backend_;  // "gpu: NVIDIA H200 (sm_90), cuDNN 9.19.0, ...": names the GPU, or the CPU stand-in in tests
+  std::string tag_;
+};
+
+// RFC 4648 base64 (with padding): how --json carries a file name that is not UTF-8.
+std::string base64(std::string_view bytes);
+
+}  // namespace infer::app

@@ -1,0 +1,55 @@
+// What running a network costs in memory, computed from its shapes alone: a model whose activations
+// would need gigabytes (a 1x1 convolution to a million channels, a 1000000x1000000 input) is refused
+// with the numbers before anything is allocated (app/memory_limit.h), instead of ending in
+// std::bad_alloc or the kernel's OOM killer.
+//
+// An upper bound of what a backend built for a batch size allocates, plus the app's buffers around
+// it; not an exact count (tests/test_memory_plan.cpp checks the bound against the CPU backend's real
+// allocations). Bytes, float32 throughout:
+//   parameter_bytes  the network's own copy of every tensor, the backend's copy (the CPU's packed
+//                    weights: convolution channels rounded up to 16 (input channels after the first
+//                    layer), a 3x3 convolution's Winograd transform 16 values per 9, linear outputs
+//                    rounded up to 48; the GPU's device copy is no larger), and the largest tensor
+//                    once more (folding makes a temporary)
+//   sample_bytes     per sample: every activation (the input and each layer's output) twice, as the
+//                    backend's buffer and as a copy in another layout (the CPU's channel-blocked
+//                    front: channels after the input rounded up to 16, a halo of the next
+//                    convolution's padding + 1; the GPU's z buffer), plus the app's input, output and
+//                    top-k buffers and the GPU's staging of the largest activation
+//   workspace_bytes  the largest convolution's scratch for one sample (im2col matrix or Winograd
+//                    tiles), held once per chunk of kCpuChunk samples (cpu/cpu_backend.h)
+// Not counted: cuDNN's own workspace (it depends on the algorithm cuDNN picks), decoded images
+// (bounded separately, image.h), the code and the libraries.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "network.h"
+
+namespace infer {
+
+struct MemoryPlan {
+  std::uint64_t parameter_bytes = 0;
+  std::uint64_t sample_bytes = 0;
+  std::uint64_t workspace_bytes = 0;
+
+  // Bytes for a backend built for max_batch >= 1 samples: the parameters, the activations of
+  // max_batch samples (rounded up to whole chunks of kCpuChunk above one chunk: the CPU backend's
+  // workers each hold a chunk) and one workspace per chunk. Saturates at UINT64_MAX, never wraps.
+  std::uint64_t bytes(int max_batch) const;
+};
+
+// The plan of a valid network (its constructor has checked the shapes). Allocates nothing that
+// grows with the network's activations.
+MemoryPlan plan_memory(const Network& network);
+
+// The largest batch size in [1, max_batch] whose bytes() are at most `limit`; 0 when even one
+// sample is over it.
+int largest_batch_within(const MemoryPlan& plan, int max_batch, std::uint64_t limit);
+
+// A size for people, in binary units with one decimal: "0 B", "1023 B", "1.5 KiB", "4.0 GiB",
+// "7.3 TiB" (up to EiB).
+std::string bytes_string(std::uint64_t bytes);
+
+}  // namespace infer

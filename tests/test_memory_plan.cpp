@@ -1,0 +1,149 @@
+// The memory plan (model/memory_plan.h): hand-computed sizes, the bound against what the CPU backend
+// really allocates (glibc's mallinfo2), batch fitting, and sizes beyond 64 bits that must saturate.
+#include <gtest/gtest.h>
+
+#include <malloc.h>
+
+#include <cstdint>
+#include <limits>
+
+#include "model/cpu/blocked.h"
+#include "model/cpu/cpu_backend.h"
+#include "model/memory_plan.h"
+#include "test_util.h"
+
+namespace infer::test {
+namespace {
+
+TEST(MemoryPlan, BytesStringUsesBinaryUnitsWithOneDecimal) {
+  EXPECT_EQ(bytes_string(0), "0 B");
+  EXPECT_EQ(bytes_string(1023), "1023 B");
+  EXPECT_EQ(bytes_string(1024), "1.0 KiB");
+  EXPECT_EQ(bytes_string(1536), "1.5 KiB");
+  EXPECT_EQ(bytes_string(1024 * 1024 - 1), "1.0 MiB");  // not "1024.0 KiB"
+  EXPECT_EQ(bytes_string(std::uint64_t{4} << 30), "4.0 GiB");
+  EXPECT_EQ(bytes_string(std::uint64_t{3} << 40), "3.0 TiB");
+  EXPECT_EQ(bytes_string(std::numeric_limits<std::uint64_t>::max()), "16.0 EiB");
+}
+
+// Input 3x2x2 -> relu: no parameters. Per sample, in floats:
+//   input   12 plain + 12 blocked (the input keeps its channels; relu reads it: no halo)
+//   relu    12 plain + 16 (channels rounded up to 16) x 2 x 2 = 64 blocked
+//   app     12 input + 12 largest activation + 4 x 12 output
+// = 12 + 12 + 12 + 64 + 12 + 12 + 48 = 172 floats = 688 bytes.
+TEST(MemoryPlan, HandComputedReluNetwork) {
+  Random rng;
+  const Network net = random_network(rng, {3, 2, 2}, {plain_layer("relu", LayerKind::Relu)});
+  const MemoryPlan plan = plan_memory(net);
+  EXPECT_EQ(plan.parameter_bytes, 0u);
+  EXPECT_EQ(plan.sample_bytes, 688u);
+  EXPECT_EQ(plan.workspace_bytes, 0u);
+  EXPECT_EQ(plan.bytes(1), 688u);
+  EXPECT_EQ(plan.bytes(8), 8u * 688u);
+  EXPECT_EQ(plan.bytes(9), 16u * 688u);  // the CPU backend's second worker holds a whole chunk of 8
+}
+
+// Input 1x4x4 -> conv(2, 3x3, pad 1) (the tiny model's first layer; no Winograd: 1 input channel).
+//   parameters  18 + 2 as loaded; packed 16 x 1 x 9 + 16 = 160 (outputs rounded up to 16, the first
+//               layer's input channels not); the largest tensor 18 once more: 198 floats = 792 bytes
+//   per sample  input 16 + 1 x (4 + 2 x 2) x (4 + 2 x 2) = 64 blocked with the conv's halo (pad + 1);
+//               conv 32 + 16 x 4 x 4 = 256; app 16 + 32 + 4 x 32 = 176: 544 floats = 2176 bytes
+//   workspace   im2col 1 x 3 x 3 x 4 x 4 = 144 floats = 576 bytes
+TEST(MemoryPlan, HandComputedConvolution) {
+  Random rng;
+  const Network net = random_network(rng, {1, 4, 4}, {conv_layer("conv", 2, 3, 1, 1)});
+  const MemoryPlan plan = plan_memory(net);
+  EXPECT_EQ(plan.parameter_bytes, 792u);
+  EXPECT_EQ(plan.sample_bytes, 2176u);
+  EXPECT_EQ(plan.workspace_bytes, 576u);
+  EXPECT_EQ(plan.bytes(3), 792u + 3u * 2176u + 576u);
+  EXPECT_EQ(plan.bytes(64), 792u + 64u * 2176u + 8u * 576u);
+}
+
+// Bytes the heap holds now (glibc: every arena, plus chunks served by mmap).
+std::uint64_t heap_bytes() {
+  const struct mallinfo2 m = mallinfo2();
+  return m.uordblks + m.hblkhd;
+}
+
+struct PlanCase {
+  const char* what;
+  Dims input;
+  std::vector<Layer> layers;
+};
+
+std::vector<PlanCase> plan_cases() {
+  return {{"fashion-like", {1, 12, 12}, fashion_like_layers()},
+          {"winograd", {16, 9, 9}, {conv_layer("c1", 20, 3, 1, 1), batchnorm_layer("bn"), plain_layer("r", LayerKind::Relu),
+                                    conv_layer("c2", 33, 3, 1, 1), plain_layer("f", LayerKind::Flatten), linear_layer("fc", 5)}},
+          {"wide pointwise", {1, 10, 10}, {conv_layer("c", 300, 1), plain_layer("g", LayerKind::GlobalAvgPool),
+                                           plain_layer("f", LayerKind::Flatten), linear_layer("fc", 3)}},
+          {"large padding", {2, 2, 3}, {conv_layer("c", 5, 3, 1, 9), pool_layer("p", LayerKind::MaxPool, 2, 2),
+                                        conv_layer("c2", 4, 3, 2, 4, 2)}},
+          {"linear heavy", {3, 8, 8}, {plain_layer("f", LayerKind::Flatten), linear_layer("fc1", 1000),
+                                       plain_layer("r", LayerKind::Relu), linear_layer("fc2", 1), plain_layer("s", LayerKind::Softmax)}}};
+}
+
+// The plan is an upper bound of what the CPU backend allocates, with its direct AVX-512 kernels
+// (where the CPU has them) and without, at batch sizes around its chunk of 8. It is also close to it
+// where the CPU allocates most (direct kernels, within one chunk: from two chunks on, how many are
+// held depends on the thread count, and the plan counts a thread per chunk), so that the limit does
+// not refuse what would fit (within 2.5x).
+TEST(MemoryPlan, BoundsWhatTheCpuBackendAllocates) {
+  Random rng;
+  SCOPED_TRACE(rng.trace());
+  for (const PlanCase& c : plan_cases()) {
+    SCOPED_TRACE(c.what);
+    const Network net = random_network(rng, c.input, c.layers);
+    const MemoryPlan plan = plan_memory(net);
+    std::uint64_t own = 0;  // the network's copy, allocated before the backend
+    for (const Layer& l : net.layers()) {
+      own += 4 * (l.params.weight.size() + l.params.bias.size() + l.params.running_mean.size() + l.params.running_var.size());
+    }
+    for (bool direct : {true, false}) {
+      for (int batch : {1, 3, 8, 9, 17, 64}) {
+        SCOPED_TRACE("direct kernels " + std::to_string(direct) + ", batch " + std::to_string(batch));
+        const std::uint64_t before = heap_bytes();
+        CpuOptions options;
+        options.direct_kernels = direct;
+        const std::unique_ptr<Backend> backend = make_cpu_backend(net, batch, options);
+        const std::uint64_t allocated = heap_bytes() - before;
+        const std::uint64_t planned = plan.bytes(batch) - own;
+        EXPECT_LE(allocated, planned);
+        if (direct && cpu::blocked_kernels_supported() && batch <= kCpuChunk) {
+          EXPECT_LE(planned, 5 * allocated / 2 + 65536) << "allocated " << allocated;
+        }
+      }
+    }
+  }
+}
+
+TEST(MemoryPlan, LargestBatchWithinALimit) {
+  Random rng;
+  const Network net = random_network(rng, {1, 4, 4}, {conv_layer("conv", 2, 3, 1, 1), plain_layer("relu", LayerKind::Relu)});
+  const MemoryPlan plan = plan_memory(net);
+  for (int k = 1; k <= 20; ++k) {
+    SCOPED_TRACE(k);
+    // Batches 9 to 16 need the same two chunks of 8.
+    EXPECT_EQ(largest_batch_within(plan, 64, plan.bytes(k)), k > 8 ? (k + 7) / 8 * 8 : k);
+    EXPECT_LT(largest_batch_within(plan, 64, plan.bytes(k) - 1), k);
+  }
+  EXPECT_EQ(largest_batch_within(plan, 64, plan.bytes(64)), 64);
+  EXPECT_EQ(largest_batch_within(plan, 5, std::numeric_limits<std::uint64_t>::max()), 5);
+  EXPECT_EQ(largest_batch_within(plan, 64, plan.bytes(1) - 1), 0);
+}
+
+// 1000000 channels of 1000000x1000000: 4e18 bytes per activation, the sums beyond 2^64. The plan
+// saturates, so no limit lets it through.
+TEST(MemoryPlan, SizesBeyondSixtyFourBitsSaturate) {
+  const Dims huge{1000000, 1000000, 1000000};
+  InputSpec input{huge, std::vector<float>(1000000, 0.5f), std::vector<float>(1000000, 0.25f), {}};
+  const Network net("huge", input, {plain_layer("r1", LayerKind::Relu), plain_layer("r2", LayerKind::Relu)});
+  const MemoryPlan plan = plan_memory(net);
+  EXPECT_EQ(plan.sample_bytes, std::numeric_limits<std::uint64_t>::max());
+  EXPECT_EQ(plan.bytes(1), std::numeric_limits<std::uint64_t>::max());
+  EXPECT_EQ(largest_batch_within(plan, 64, std::numeric_limits<std::uint64_t>::max() - 1), 0);
+}
+
+}  // namespace
+}  // namespace infer::test
