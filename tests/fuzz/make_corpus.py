@@ -69,6 +69,22 @@ def images():
     out("fuzz_image", "small.pgm", b"P5\n3 2\n255\n" + ramp(6))
     out("fuzz_image", "small16.pgm", b"P5\n2 2\n65535\n" + ramp(8))
     out("fuzz_image", "small.ppm", b"P6\n2 2\n255\n" + ramp(12))
+    # Netpbm as pnm.cpp reads it: plain (text) variants, PBM, a comment, maxval not 255 or 65535.
+    out("fuzz_image", "plain.pgm", b"P2\n# comment\n3 2\n15\n0 3 7\n9 12 15\n")
+    out("fuzz_image", "plain.ppm", b"P3 2 1 1023 0 511 1023 1023 0 12\n")
+    out("fuzz_image", "plain.pbm", b"P1\n5 2\n01101\n10010\n")
+    out("fuzz_image", "raw.pbm", b"P4\n10 2\n\xa5\xc0\x5a\x40")
+    out("fuzz_image", "maxval1023.pgm", b"P5\n2 2\n1023\n\x00\x00\x01\xff\x03\xff\x02\x00")
+    # The BMP above stored top-down (negative height).
+    top_down = bytearray(bmp)
+    struct.pack_into("<i", top_down, 22, -2)
+    out("fuzz_image", "top-down.bmp", bytes(top_down))
+    # The JPEG with an EXIF segment after SOI: orientation 6, little-endian.
+    tiff = b"II*\0\x08\0\0\0" + b"\x01\0" + struct.pack("<HHII", 0x0112, 3, 1, 6) + b"\0\0\0\0"
+    app1 = b"Exif\0\0" + tiff
+    out("fuzz_image", "exif-orientation6.jpg", jpeg[:2] + b"\xff\xe1" + struct.pack(">H", len(app1) + 2) + app1 + jpeg[2:])
+    # A 2x2 PNG whose image data inflates to 64 KiB: refused by the inflate bound.
+    out("fuzz_image", "small-bomb.png", png(2, 2, 8, 0, [b"\0" * 32767, b"\0" * 32767]))
     # 1x1 GIF89a with a two-colour table (the classic minimal image).
     out("fuzz_image", "small.gif", bytes.fromhex(
         "47494638396101000100800000000000ffffff21f90401000000002c00000000010001000002024401003b"))
