@@ -52,8 +52,15 @@ std::uint64_t packed_floats(const Layer& layer, std::uint64_t lanes) {
       return add(mul(outputs, layer.in.size()), outputs);
     }
     case LayerKind::BatchNorm: return mul(4, round_up(u(layer.in.c), kLanes));  // scale and shift, twice
-    default: return 0;
+    // No parameters. Listed, not defaulted, so that a new kind is a build error.
+    case LayerKind::Relu:
+    case LayerKind::MaxPool:
+    case LayerKind::AvgPool:
+    case LayerKind::GlobalAvgPool:
+    case LayerKind::Flatten:
+    case LayerKind::Softmax: return 0;
   }
+  return 0;  // a value outside the enum: every kind returns above
 }
 
 // A convolution's scratch for one sample: its im2col matrix, or the Winograd tiles of every channel block.

@@ -204,7 +204,11 @@ Layer parse_layer(const std::string& file, const toml::table& t, std::size_t ind
       layer.attrs = a;
       break;
     }
-    default: break;
+    // No attributes: any key is refused below. Listed, not defaulted, so that a new kind is a build error.
+    case LayerKind::Relu:
+    case LayerKind::GlobalAvgPool:
+    case LayerKind::Flatten:
+    case LayerKind::Softmax: break;
   }
   named.reject_unknown_keys();
   return layer;

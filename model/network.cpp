@@ -210,8 +210,15 @@ std::vector<ParamShape> expected_params(const Layer& layer, const Dims& in) {
       if (a.bias) p.push_back({n + ".bias", {a.out_features}, &LayerParams::bias});
       return p;
     }
-    default: return {};
+    // No parameters. Listed, not defaulted, so that a new kind is a build error.
+    case LayerKind::Relu:
+    case LayerKind::MaxPool:
+    case LayerKind::AvgPool:
+    case LayerKind::GlobalAvgPool:
+    case LayerKind::Flatten:
+    case LayerKind::Softmax: return {};
   }
+  fail(layer, "unknown layer kind");  // a value outside the enum: every kind returns above
 }
 
 Network::Network(std::string name, InputSpec input, std::vector<Layer> layers)

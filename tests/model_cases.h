@@ -130,7 +130,7 @@ inline std::string edited_toml(const TomlCase& c) {
 // kTinyToml edits that make the model invalid.
 inline std::vector<TomlCase> toml_cases() {
   return {TomlCase{"bad TOML", "channels = 1", "channels = = 1", "line 7: invalid TOML"},
-        TomlCase{"unknown layer type", "type = \"relu\"", "type = \"gelu\"", "unknown layer type 'gelu'"},
+        TomlCase{"unknown layer type", "type = \"relu\"", "type = \"no_such_op\"", "unknown layer type 'no_such_op'"},
         TomlCase{"unknown key", "padding = [1, 1]", "padding = [1, 1]\npading = 2", "line 20: layer 'conv': unknown key 'pading'"},
         TomlCase{"missing attribute", "out_features = 3", "", "layer 'fc': missing key 'out_features'"},
         TomlCase{"zero size", "out_channels = 2", "out_channels = 0", "key 'out_channels' = 0 is out of range"},

@@ -378,12 +378,12 @@ TEST(Cli, BadModelExitsWithThree) {
   TempDir dir;
   std::string toml = slurp(test_file("weights/fashion.toml"));
   const std::string from = "type = \"relu\"";
-  toml.replace(toml.find(from), from.size(), "type = \"swish\"");
+  toml.replace(toml.find(from), from.size(), "type = \"no_such_op\"");
   toml.replace(toml.find("fashion.safetensors"), 19, test_file("weights/fashion.safetensors"));
   write_file(dir / "m.toml", toml);
   r = infer({"--model", (dir / "m.toml").string(), kSamples + "/bag.png"});
   EXPECT_EQ(r.exit_code, 3);
-  EXPECT_NE(r.err.find("unknown layer type 'swish'"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("unknown layer type 'no_such_op'"), std::string::npos) << r.err;
   EXPECT_EQ(r.out, "");
 }
 
