@@ -202,7 +202,8 @@ std::shared_ptr<GpuLibrary> GpuLibrary::open(const std::filesystem::path& path) 
   }
   auto entry = reinterpret_cast<InferGpuPluginEntry>(dlsym(handle, "infer_gpu_plugin"));
   const InferGpuPlugin* api = entry ? entry() : nullptr;
-  if (!api || api->abi_version != INFER_GPU_PLUGIN_ABI || api->network_size != sizeof(Network)) {
+  if (!api || api->abi_version != INFER_GPU_PLUGIN_ABI || api->network_size != sizeof(Network) ||
+      api->ops_hash != ops_hash()) {
     dlclose(handle);
     throw GpuUnavailableError(path.string() + " is not a GPU backend of this build of infer (ABI mismatch); "
                               "use the library built with this executable");

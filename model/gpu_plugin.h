@@ -16,8 +16,9 @@ class Network;
 
 extern "C" {
 
-// Bump whenever this table or any type it passes (Network, Layer, ...) changes.
-#define INFER_GPU_PLUGIN_ABI 4
+// Bump whenever this table or any type it passes (Network, Layer, ...) changes. A change to the list
+// of ops (model/ops.h) needs no bump: ops_hash carries it.
+#define INFER_GPU_PLUGIN_ABI 5
 
 // Limits of the device top-k selection (model/cudnn/top_k.cu: one block of threads per sample,
 // k scans of the row). Here, not in the kernel's header, so that the engine can check them without
@@ -65,6 +66,7 @@ struct InferGpuTiming {
 struct InferGpuPlugin {
   std::uint32_t abi_version;     // INFER_GPU_PLUGIN_ABI
   std::uint32_t network_size;    // sizeof(infer::Network) as the library saw it
+  std::uint64_t ops_hash;        // infer::ops_hash() as the library saw it: the same ops in the same order
 
   // Versions; never needs a GPU. Returns INFER_GPU_OK.
   int (*versions)(InferGpuVersions* out);

@@ -144,13 +144,12 @@ class TableReader {
 };
 
 LayerKind parse_kind(TableReader& r, const std::string& type) {
-  for (LayerKind k : {LayerKind::Conv2d, LayerKind::BatchNorm, LayerKind::Relu, LayerKind::MaxPool, LayerKind::AvgPool,
-                      LayerKind::GlobalAvgPool, LayerKind::Flatten, LayerKind::Linear, LayerKind::Softmax}) {
-    if (type == layer_kind_name(k)) return k;
+  for (LayerKind k : kAllOps) {
+    if (type == op_name(k)) return k;
   }
-  r.fail(r.find("type"), "unknown layer type '" + type +
-                             "' (known: conv2d, batchnorm, relu, maxpool, avgpool, global_avgpool, flatten, "
-                             "linear, softmax)");
+  std::string known;
+  for (std::string_view name : kOpNames) known += (known.empty() ? "" : ", ") + std::string(name);
+  r.fail(r.find("type"), "unknown layer type '" + type + "' (known: " + known + ")");
 }
 
 Layer parse_layer(const std::string& file, const toml::table& t, std::size_t index) {

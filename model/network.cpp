@@ -124,18 +124,8 @@ std::string to_string(const Dims& d) {
 }
 
 const char* layer_kind_name(LayerKind k) {
-  switch (k) {
-    case LayerKind::Conv2d: return "conv2d";
-    case LayerKind::BatchNorm: return "batchnorm";
-    case LayerKind::Relu: return "relu";
-    case LayerKind::MaxPool: return "maxpool";
-    case LayerKind::AvgPool: return "avgpool";
-    case LayerKind::GlobalAvgPool: return "global_avgpool";
-    case LayerKind::Flatten: return "flatten";
-    case LayerKind::Linear: return "linear";
-    case LayerKind::Softmax: return "softmax";
-  }
-  return "unknown";
+  const auto i = static_cast<std::size_t>(k);
+  return i < kOpCount ? kOpNames[i].data() : "unknown";  // the names are literals: NUL-terminated
 }
 
 Dims infer_output_dims(const Layer& layer, const Dims& in) {

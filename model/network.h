@@ -12,6 +12,8 @@
 #include <variant>
 #include <vector>
 
+#include "ops.h"
+
 namespace infer {
 
 // Shape of one sample's activation. A flat vector of n features is {n, 1, 1}.
@@ -27,8 +29,7 @@ std::string to_string(const Dims& d);  // "32x14x14"
 std::string shape_string(const std::vector<long long>& shape);  // "[32, 1, 3, 3]"
 std::string value_string(double v);  // for messages: "NaN", "+Inf", "-Inf", or the number ("-0.5", "1e+39")
 
-enum class LayerKind { Conv2d, BatchNorm, Relu, MaxPool, AvgPool, GlobalAvgPool, Flatten, Linear, Softmax };
-const char* layer_kind_name(LayerKind k);  // the model file's spelling: "conv2d", "maxpool", ...
+const char* layer_kind_name(LayerKind k);  // the model file's spelling (ops.h): "conv2d", "maxpool", ...
 
 struct Conv2dAttrs {
   int out_channels = 0;

@@ -10,6 +10,8 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "model/errors.h"
+#include "model/gpu_backend.h"
 #include "process.h"
 #include "test_util.h"
 
@@ -322,6 +324,22 @@ TEST(StartupCheck, AutoFallsBackNamingTheFirstFailureAndGpuShowsTheReport) {
                                " (first: driver.release: 535.104.05")) << gpu.err;
   EXPECT_TRUE(has(gpu.err, "result: MISMATCH")) << gpu.err;  // the whole table
   EXPECT_EQ(gpu.out, "");
+}
+
+// A GPU backend library built from another list of ops (model/ops.h) is refused at load: the
+// plugin reads the Network directly, and sizeof(Network) does not change when an op is added, so
+// before ops_hash a stale library was accepted and then met a kind it did not know.
+TEST(GpuPlugin, ALibraryBuiltFromAnotherOpListIsRefused) {
+  const fs::path other = kFakes / "gpu-plugin" / "libfake_gpu_plugin_1.so";
+  try {
+    GpuLibrary::open(other);
+    ADD_FAILURE() << "a plugin with another ops_hash was loaded";
+  } catch (const GpuUnavailableError& e) {
+    EXPECT_NE(std::string(e.what()).find("is not a GPU backend of this build of infer (ABI mismatch)"), std::string::npos)
+        << e.what();
+  }
+  // The control: the same library with this build's ops_hash loads.
+  EXPECT_NO_THROW(GpuLibrary::open(kFakes / "gpu-plugin" / "libfake_gpu_plugin_0.so"));
 }
 
 }  // namespace
