@@ -29,8 +29,8 @@ void softmax_rows(float* x, int rows, std::size_t classes) {
 
 }  // namespace
 
-RunCounts classify_all(const Options& options, const LoadedModel& model, Backend& backend, std::ostream& out,
-                       std::ostream& err) {
+RunCounts classify_all(const Options& options, const LoadedModel& model, const InputSpec& spec, Backend& backend,
+                       std::ostream& out, std::ostream& err) {
   const Network& net = model.network;
   const std::size_t sample = net.input().dims.size();
   const std::size_t classes = net.output_dims().size();
@@ -71,8 +71,8 @@ RunCounts classify_all(const Options& options, const LoadedModel& model, Backend
         continue;
       }
       try {
-        const Image image = load_image(in.path, net.input().dims.c);
-        preprocess(image, net.input(), options.invert, input.data() + static_cast<std::size_t>(n) * sample);
+        const Image image = load_image(in.path, spec.dims.c);
+        preprocess(image, spec, input.data() + static_cast<std::size_t>(n) * sample);
         taken.push_back({&in, ""});
         ++n;
       } catch (const InputError& e) {

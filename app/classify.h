@@ -29,7 +29,8 @@ class OutputError : public std::runtime_error {
 // results. A bad image does not stop the others. out is flushed after every batch: a write that
 // fails stops the run with OutputError, so a closed output costs at most one batch of work.
 // Throws GpuError if the GPU fails during the run.
-RunCounts classify_all(const Options& options, const LoadedModel& model, Backend& backend, std::ostream& out,
-                       std::ostream& err);
+// `input`: the model's input description with the command line's overrides (input_spec.h).
+RunCounts classify_all(const Options& options, const LoadedModel& model, const InputSpec& input, Backend& backend,
+                       std::ostream& out, std::ostream& err);
 
 }  // namespace infer::app

@@ -10,6 +10,7 @@
 #include "classify.h"
 #include "environment.h"
 #include "exit_codes.h"
+#include "input_spec.h"
 #include "memory_limit.h"
 #include "model/cpu/cpu_backend.h"
 #include "model/errors.h"
@@ -94,6 +95,13 @@ int run(int argc, char** argv) {
     std::cerr << "infer: " << printable_utf8(e.what()) << '\n';
     return kExitInvalidInput;
   }
+  InputSpec input;
+  try {
+    input = effective_input(o, model->network.input());
+  } catch (const std::invalid_argument& e) {
+    std::cerr << "infer: " << e.what() << "\nRun 'infer --help' for usage.\n";
+    return kExitUsage;
+  }
   if (manifest && o.device != DeviceChoice::Cpu) report = startup_report(*manifest);
 
   std::unique_ptr<Backend> backend;
@@ -108,7 +116,7 @@ int run(int argc, char** argv) {
   }
 
   try {
-    const RunCounts counts = classify_all(o, *model, *backend, std::cout, std::cerr);
+    const RunCounts counts = classify_all(o, *model, input, *backend, std::cout, std::cerr);
     if (counts.failed > 0) {
       std::cerr << "infer: " << counts.failed << " of " << counts.failed + counts.classified << " inputs failed"
                 << (counts.classified > 0 ? "; the others were classified\n" : "; none was classified\n");

@@ -2,6 +2,8 @@
 
 #include <iostream>
 #include <map>
+#include <sstream>
+#include <tuple>
 
 #include <CLI/CLI.hpp>
 
@@ -9,6 +11,24 @@
 #include "memory_limit.h"
 
 namespace infer::app {
+namespace {
+
+// "0.485,0.456,0.406" -> three floats; false for anything else (an empty item, trailing text).
+bool parse_floats(const std::string& text, std::vector<float>& out) {
+  std::istringstream in(text);
+  for (std::string item; std::getline(in, item, ',');) {
+    std::size_t used = 0;
+    try {
+      out.push_back(std::stof(item, &used));
+    } catch (const std::exception&) {
+      return false;
+    }
+    if (used != item.size()) return false;
+  }
+  return !out.empty() && text.back() != ',';
+}
+
+}  // namespace
 
 ParseResult parse_options(int argc, char** argv) {
   ParseResult result;
@@ -29,13 +49,37 @@ ParseResult parse_options(int argc, char** argv) {
       ->transform(CLI::CheckedTransformer(devices).description(""))
       ->type_name("auto|gpu|cpu")
       ->default_str("auto");
+  // Preprocessing: each overrides what the model declares ([input] in its TOML).
+  InvertMode invert = InvertMode::No;
   const std::map<std::string, InvertMode> inverts{
       {"auto", InvertMode::Auto}, {"yes", InvertMode::Yes}, {"no", InvertMode::No}};
-  cli.add_option("--invert", o.invert,
-                 "The model expects a light object on a dark background; auto inverts images whose border is light")
-      ->transform(CLI::CheckedTransformer(inverts).description(""))
-      ->type_name("auto|yes|no")
-      ->default_str("auto");
+  CLI::Option* invert_option =
+      cli.add_option("--invert", invert, "Invert images (auto: those whose border is light); default: as the model says")
+          ->transform(CLI::CheckedTransformer(inverts).description(""))
+          ->type_name("auto|yes|no");
+  ResizeMode resize = ResizeMode::Crop;
+  const std::map<std::string, ResizeMode> resizes{
+      {"trim_fit", ResizeMode::TrimFit}, {"stretch", ResizeMode::Stretch}, {"crop", ResizeMode::Crop}};
+  CLI::Option* resize_option =
+      cli.add_option("--resize", resize,
+                     "How an image of another size becomes the input: crop (shorter side to --resize-size, then "
+                     "the centre), stretch, trim_fit (the foreground fitted, as Fashion-MNIST); default: the model's")
+          ->transform(CLI::CheckedTransformer(resizes).description(""))
+          ->type_name("crop|stretch|trim_fit");
+  int resize_size = 0;
+  CLI::Option* resize_size_option =
+      cli.add_option("--resize-size", resize_size, "--resize crop: the shorter side before cropping")
+          ->check(CLI::Range(1, 1'000'000))
+          ->type_name("N");
+  ChannelOrder channel_order = ChannelOrder::Rgb;
+  const std::map<std::string, ChannelOrder> orders{{"rgb", ChannelOrder::Rgb}, {"bgr", ChannelOrder::Bgr}};
+  CLI::Option* order_option = cli.add_option("--channel-order", channel_order, "Colour channel order of the input")
+                                  ->transform(CLI::CheckedTransformer(orders).description(""))
+                                  ->type_name("rgb|bgr");
+  std::string mean_text, std_text;
+  cli.add_option("--mean", mean_text, "Per-channel mean subtracted from pixels in [0, 1] (default: the model's)")
+      ->type_name("M[,M,M]");
+  cli.add_option("--std", std_text, "Per-channel divisor after the mean (default: the model's)")->type_name("S[,S,S]");
   cli.add_option("--top-k", o.top_k, "Classes to print per image")->check(CLI::Range(1, 1000))->default_val(3);
   cli.add_option("--batch", o.batch, "Images per forward pass")->check(CLI::Range(1, 4096))->default_val(64);
   std::string max_memory;
@@ -83,6 +127,18 @@ ParseResult parse_options(int argc, char** argv) {
     result.exit_code = kExitUsage;
     return result;
   }
+  for (auto [name, text, values] : {std::tuple{"--mean", &mean_text, &o.mean}, std::tuple{"--std", &std_text, &o.std}}) {
+    if (!text->empty() && !parse_floats(*text, *values)) {
+      std::cerr << "infer: " << name << ": '" << *text << "' is not a list of numbers (0.485,0.456,0.406)\n"
+                << "Run 'infer --help' for usage.\n";
+      result.exit_code = kExitUsage;
+      return result;
+    }
+  }
+  if (invert_option->count() > 0) o.invert = invert;
+  if (resize_option->count() > 0) o.resize = resize;
+  if (resize_size_option->count() > 0) o.resize_size = resize_size;
+  if (order_option->count() > 0) o.channel_order = channel_order;
   if (max_memory_option->count() > 0) {
     const std::optional<std::uint64_t> bytes = parse_size(max_memory);
     if (!bytes) {

@@ -17,7 +17,12 @@ struct Options {
   std::vector<std::string> inputs;  // image files and directories
   std::string model;                // empty: the shipped model
   DeviceChoice device = DeviceChoice::Auto;
-  InvertMode invert = InvertMode::Auto;
+  // Overrides of the model's preprocessing ([input] in its TOML); unset: the model's.
+  std::optional<InvertMode> invert;
+  std::optional<ResizeMode> resize;
+  std::optional<int> resize_size;
+  std::optional<ChannelOrder> channel_order;
+  std::vector<float> mean, std;  // empty: the model's
   int top_k = 3;
   int batch = 64;
   std::uint64_t max_memory = std::uint64_t{4} << 30;  // --max-memory: bytes a run may plan for its model

@@ -127,10 +127,12 @@ int main(int argc, char** argv) {
     const std::size_t sample = net.input().dims.size();
     const std::size_t classes = net.output_dims().size();
     std::vector<float> inputs(static_cast<std::size_t>(data.count) * sample);
+    infer::InputSpec spec = net.input();
+    spec.preprocessing.invert = infer::InvertMode::No;  // the test set is as the model was trained on
     for (int i = 0; i < data.count; ++i) {
       infer::Image img{28, 28, 1, std::vector<float>(784)};
       for (int j = 0; j < 784; ++j) img.pixels[j] = data.images[static_cast<std::size_t>(i) * 784 + j] / 255.0f;
-      infer::preprocess(img, net.input(), infer::InvertMode::No, inputs.data() + static_cast<std::size_t>(i) * sample);
+      infer::preprocess(img, spec, inputs.data() + static_cast<std::size_t>(i) * sample);
     }
     const int max_batch = std::min(*std::max_element(batches.begin(), batches.end()), data.count);
 

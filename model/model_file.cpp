@@ -1,6 +1,8 @@
 #include "model_file.h"
 
+#include <algorithm>
 #include <cmath>
+#include <initializer_list>
 #include <set>
 #include <sstream>
 
@@ -213,6 +215,36 @@ Layer parse_layer(const std::string& file, const toml::table& t, std::size_t ind
   return layer;
 }
 
+// One of `names` (a value's spelling, as the *_name functions of network.h give it) or `fallback`.
+template <class E>
+E choice(TableReader& in, const std::string& key, std::initializer_list<E> values, const char* (*name)(E), E fallback) {
+  const toml::node* n = in.find(key);
+  if (!n) return fallback;
+  std::string known;
+  for (E v : values) {
+    if (n->is_string() && n->as_string()->get() == name(v)) return v;
+    known += (known.empty() ? "\"" : ", \"") + std::string(name(v)) + "\"";
+  }
+  in.fail(n, "key '" + key + "' must be one of " + known);
+}
+
+// The [input] keys that say how an image becomes the input (network.h, Preprocessing).
+Preprocessing read_preprocessing(TableReader& in, const Dims& dims) {
+  Preprocessing p;
+  p.resize = choice(in, "resize", {ResizeMode::TrimFit, ResizeMode::Stretch, ResizeMode::Crop}, resize_mode_name,
+                    ResizeMode::Crop);
+  p.resize_size = in.int_value("resize_size", 0, 1);
+  if (p.resize_size != 0 && p.resize != ResizeMode::Crop) in.fail(in.find("resize_size"), "resize_size needs resize = \"crop\"");
+  if (p.resize_size != 0 && p.resize_size < std::max(dims.h, dims.w)) {
+    in.fail(in.find("resize_size"), "resize_size " + std::to_string(p.resize_size) +
+                                        " is smaller than the input, which is cropped from it (" + std::to_string(dims.h) +
+                                        "x" + std::to_string(dims.w) + ")");
+  }
+  p.channel_order = choice(in, "channel_order", {ChannelOrder::Rgb, ChannelOrder::Bgr}, channel_order_name, ChannelOrder::Rgb);
+  p.invert = choice(in, "invert", {InvertMode::Auto, InvertMode::Yes, InvertMode::No}, invert_mode_name, InvertMode::No);
+  return p;
+}
+
 toml::table parse_toml(const std::filesystem::path& toml_path) {
   const std::string file = toml_path.string();
   // A model TOML is a few KB (its labels included); the limit stops a wrong file being read whole.
@@ -255,6 +287,7 @@ LoadedModel load_from_table(const std::filesystem::path& toml_path, const toml::
   input.mean = in.floats("mean");
   input.std = in.floats("std");
   input.labels = in.strings("labels");
+  input.preprocessing = read_preprocessing(in, input.dims);
   in.reject_unknown_keys();
 
   const toml::node& layers_node = r.require("layers");

@@ -123,6 +123,32 @@ std::string to_string(const Dims& d) {
   return std::to_string(d.c) + "x" + std::to_string(d.h) + "x" + std::to_string(d.w);
 }
 
+const char* resize_mode_name(ResizeMode m) {
+  switch (m) {
+    case ResizeMode::TrimFit: return "trim_fit";
+    case ResizeMode::Stretch: return "stretch";
+    case ResizeMode::Crop: return "crop";
+  }
+  return "unknown";
+}
+
+const char* channel_order_name(ChannelOrder o) {
+  switch (o) {
+    case ChannelOrder::Rgb: return "rgb";
+    case ChannelOrder::Bgr: return "bgr";
+  }
+  return "unknown";
+}
+
+const char* invert_mode_name(InvertMode m) {
+  switch (m) {
+    case InvertMode::Auto: return "auto";
+    case InvertMode::Yes: return "yes";
+    case InvertMode::No: return "no";
+  }
+  return "unknown";
+}
+
 const char* layer_kind_name(LayerKind k) {
   const auto i = static_cast<std::size_t>(k);
   return i < kOpCount ? kOpNames[i].data() : "unknown";  // the names are literals: NUL-terminated

@@ -85,11 +85,32 @@ struct Layer {
 };
 
 // What the network expects at its input and what its outputs mean.
+// How an image becomes the network's input, as the model declares it ([input] in the model file;
+// preprocess.h does it). The defaults are torchvision's evaluation transform without its
+// hard-coded sizes: no inversion, the shorter side resized, the centre cropped.
+enum class InvertMode { Auto, Yes, No };  // Auto: when the image border is mostly light
+enum class ResizeMode {
+  TrimFit,  // trim to the foreground's bounding box, fit its longer side, centre (Fashion-MNIST)
+  Stretch,  // resize to the input size, aspect ratio not kept
+  Crop,     // resize the shorter side to resize_size (aspect kept), then crop the centre
+};
+enum class ChannelOrder { Rgb, Bgr };
+struct Preprocessing {
+  ResizeMode resize = ResizeMode::Crop;
+  int resize_size = 0;  // Crop: the shorter side before cropping; 0: max(height, width)
+  ChannelOrder channel_order = ChannelOrder::Rgb;
+  InvertMode invert = InvertMode::No;
+};
+const char* resize_mode_name(ResizeMode m);        // "trim_fit", "stretch", "crop"
+const char* channel_order_name(ChannelOrder o);    // "rgb", "bgr"
+const char* invert_mode_name(InvertMode m);        // "auto", "yes", "no"
+
 struct InputSpec {
   Dims dims;                        // C x H x W
   std::vector<float> mean;          // per channel, for pixels scaled to [0,1]
   std::vector<float> std;           // per channel
   std::vector<std::string> labels;  // one per output class
+  Preprocessing preprocessing;
 };
 
 // Named shape of one parameter tensor, as the model file must provide it.

@@ -90,7 +90,8 @@ TEST_F(EndToEnd, TheBatchNormModelClassifies) {  // the baseline of BatchNormWei
   const ProcessResult r = run_process(infer_exe(), {"--json", "--device", "cpu", "--model", path("tiny.toml"), kImage});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   ASSERT_EQ(r.out_lines().size(), 1u);
-  for (const auto& entry : nlohmann::json::parse(r.out)["top"]) EXPECT_TRUE(entry["prob"].is_number()) << r.out;
+  const nlohmann::json result = nlohmann::json::parse(r.out);  // kept: a loop over a temporary's member dangles
+  for (const auto& entry : result["top"]) EXPECT_TRUE(entry["prob"].is_number()) << r.out;
 }
 
 TEST_F(EndToEnd, WeightsWhoseDigestDiffersFromTheManifest) {

@@ -314,13 +314,37 @@ TEST(Cli, UsageErrorsExitWithTwo) {
   for (const std::vector<std::string>& args :
        std::vector<std::vector<std::string>>{{}, {"--top-k", "0", "x.png"}, {"--batch", "0", "x.png"},
                                              {"--device", "tpu", "x.png"}, {"--no-such-option", "x.png"},
-                                             {"--invert", "maybe", "x.png"}}) {
+                                             {"--invert", "maybe", "x.png"}, {"--resize", "zoom", "x.png"},
+                                             {"--channel-order", "grb", "x.png"}}) {
     const ProcessResult r = infer(args);
     EXPECT_EQ(r.exit_code, 2) << r.err;
     EXPECT_EQ(r.out, "");
     EXPECT_EQ(r.err.rfind("infer: ", 0), 0u) << r.err;
   }
   EXPECT_EQ(infer({"--help"}).exit_code, 0);
+}
+
+// Preprocessing overrides that do not fit the model: found after it is read, still usage errors.
+TEST(Cli, PreprocessingOverridesThatDoNotFitTheModelExitWithTwo) {
+  const std::string bag = kSamples + "/bag.png";
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"--mean", "0.1,0.2", bag}, "infer: --mean: the model has 1 channel(s), so give 1 value(s), found 2"},
+      {{"--std", "0", bag}, "infer: --std: values must be positive"},
+      {{"--resize", "crop", "--resize-size", "20", bag}, "infer: --resize-size 20 is smaller than the model's input (28x28)"},
+      {{"--resize", "stretch", "--resize-size", "40", bag}, "infer: --resize-size needs --resize crop"}};
+  for (const auto& [args, message] : cases) {
+    std::vector<std::string> all = {"--device", "cpu"};
+    all.insert(all.end(), args.begin(), args.end());
+    const ProcessResult r = infer(all);
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_EQ(r.err.rfind(message, 0), 0u) << r.err;
+    EXPECT_EQ(r.out, "");
+  }
+  // Overrides that fit are taken: the bag is the input's size, so only --mean/--std change it.
+  const ProcessResult ok = infer({"--device", "cpu", "--resize", "stretch", "--channel-order", "bgr", "--invert", "no",
+                                  "--mean", "0.286", "--std", "0.353", bag});
+  EXPECT_EQ(ok.exit_code, 0) << ok.err;
+  EXPECT_NE(ok.out.find("bag.png: Bag"), std::string::npos) << ok.out;
 }
 
 TEST(Cli, PrecisionUsageErrorsExitWithTwo) {

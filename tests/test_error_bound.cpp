@@ -128,6 +128,7 @@ Network scaled(Random& rng, Dims input, std::vector<Layer> layers) {
   InputSpec spec{input,
                  std::vector<float>(static_cast<std::size_t>(input.c), 0.0f),
                  std::vector<float>(static_cast<std::size_t>(input.c), 1.0f),
+                 {},
                  {}};
   return Network("scaled", spec, std::move(ls));
 }

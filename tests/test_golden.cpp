@@ -36,10 +36,12 @@ TEST(Golden, CpuBackendMatchesPyTorch) {
 
   // The images go through the same preprocessing as files do (28x28 grey: no resize).
   std::vector<float> input(static_cast<std::size_t>(n) * 784);
+  InputSpec spec = net.input();
+  spec.preprocessing.invert = InvertMode::No;  // the test set is as the model was trained on
   for (int i = 0; i < n; ++i) {
     Image img{28, 28, 1, std::vector<float>(784)};
     for (int j = 0; j < 784; ++j) img.pixels[j] = images[static_cast<std::size_t>(i) * 784 + j] / 255.0f;
-    preprocess(img, net.input(), InvertMode::No, input.data() + static_cast<std::size_t>(i) * 784);
+    preprocess(img, spec, input.data() + static_cast<std::size_t>(i) * 784);
   }
 
   auto backend = make_cpu_backend(net, n);

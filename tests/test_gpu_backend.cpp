@@ -197,7 +197,7 @@ Network scaled_random_network(Random& rng, Dims input, std::vector<Layer> layers
     for (float& b : l.params.bias) b *= s;
   }
   InputSpec spec{input, std::vector<float>(static_cast<std::size_t>(input.c), 0.0f),
-                 std::vector<float>(static_cast<std::size_t>(input.c), 1.0f), {}};
+                 std::vector<float>(static_cast<std::size_t>(input.c), 1.0f), {}, {}};
   return Network("scaled", spec, std::move(scaled));
 }
 

@@ -131,7 +131,7 @@ inline Network random_network(Random& rng, Dims input, std::vector<Layer> layers
     cur = infer_output_dims(layer, cur);
   }
   InputSpec spec{input, std::vector<float>(static_cast<std::size_t>(input.c), 0.0f),
-                 std::vector<float>(static_cast<std::size_t>(input.c), 1.0f), {}};
+                 std::vector<float>(static_cast<std::size_t>(input.c), 1.0f), {}, {}};
   return Network("test", spec, std::move(layers));
 }
 

@@ -126,12 +126,17 @@ def _pair(v):
 
 def export(model, toml_path, st_path, meta=None, *, name="fashion-mnist-cnn",
            mean=(0.2860,), std=(0.3530,), input_shape=(1, 28, 28),
-           labels=LABELS, header_comment=""):
+           labels=LABELS, header_comment="", preprocessing=None):
     """Export `model` (its named top-level children, in order) to the infer format.
 
     Supported children: Conv2d, BatchNorm2d, ReLU, MaxPool2d, AvgPool2d,
     AdaptiveAvgPool2d(1), Flatten, Linear, Softmax; Dropout is skipped.
+    preprocessing: [input] keys saying how infer turns an image into the input (README, "Model
+    format"): resize, resize_size, channel_order, invert. None: Fashion-MNIST's own (trim_fit,
+    invert auto) when the name is the default one, else infer's defaults (crop, rgb, no inversion).
     """
+    if preprocessing is None:
+        preprocessing = {"resize": "trim_fit", "invert": "auto"} if name == "fashion-mnist-cnn" else {}
     meta = dict(meta or {})
     lines = []
     for c in header_comment.strip("\n").splitlines():
@@ -144,6 +149,7 @@ def export(model, toml_path, st_path, meta=None, *, name="fashion-mnist-cnn",
               "mean = [" + ", ".join(_f(m) for m in mean) + "]",
               "std = [" + ", ".join(_f(s) for s in std) + "]",
               "labels = [" + ", ".join(json.dumps(l) for l in labels) + "]"]
+    lines += [f"{k} = {json.dumps(v)}" for k, v in preprocessing.items()]
 
     tensors = {}
 

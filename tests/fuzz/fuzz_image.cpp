@@ -16,7 +16,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   infer::InputSpec spec{{channels, 28, 28},
                         std::vector<float>(static_cast<std::size_t>(channels), 0.286f),
                         std::vector<float>(static_cast<std::size_t>(channels), 0.353f),
+                        {},
                         {}};
+  // Every resize mode and channel order, chosen by the input's size.
+  const infer::ResizeMode modes[] = {infer::ResizeMode::TrimFit, infer::ResizeMode::Stretch, infer::ResizeMode::Crop};
+  spec.preprocessing.resize = modes[size / 2 % 3];
+  spec.preprocessing.channel_order = size / 6 % 2 ? infer::ChannelOrder::Bgr : infer::ChannelOrder::Rgb;
+  spec.preprocessing.invert = infer::InvertMode::Auto;
   infer::Image image;
   try {
     image = infer::decode_image("fuzz-input", data, size, channels);
@@ -29,7 +35,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   for (float v : image.pixels) FUZZ_CHECK(v >= 0.0f && v <= 1.0f);
 
   std::vector<float> input(spec.dims.size());
-  infer::preprocess(image, spec, infer::InvertMode::Auto, input.data());
+  infer::preprocess(image, spec, input.data());
   for (float v : input) FUZZ_CHECK(std::isfinite(v));
   return 0;
 }

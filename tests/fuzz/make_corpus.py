@@ -198,7 +198,7 @@ version = "9.19.*"
 sublibraries = "advisory"
 [[model.files]]
 path = "weights/fashion.toml"
-sha256 = "a313b3a1cf6bea11145e6b9bbf907aa5aeedd8dead573aed2685ad944333fcd1"
+sha256 = "e21c6172334f4f8e6159433aedfda3370063687994a561f1188198fac4a3f06f"
 severity = "advisory"
 """
 
