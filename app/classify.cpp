@@ -39,11 +39,15 @@ RunCounts classify_all(const Options& options, const LoadedModel& model, const I
 
   const int k = static_cast<int>(std::min<std::size_t>(static_cast<std::size_t>(options.top_k), classes));
 
-  // Allocated once for the whole run. A network ending with a softmax gives probabilities, and the
-  // backend selects the k best itself (on the GPU only n*k results come back); otherwise every
-  // logit is needed for the softmax denominators.
+  // A network ending with a softmax gives probabilities. Any other gives scores, printed as such
+  // unless --softmax asks for probabilities: no softmax is added silently.
+  const bool host_softmax = !ends_with_softmax && options.softmax;
+  const bool scores = !ends_with_softmax && !options.softmax;
+
+  // Allocated once for the whole run. The backend selects the k best itself (on the GPU only n*k
+  // results come back), except for a softmax on the host, which needs every logit.
   std::vector<float> input(static_cast<std::size_t>(batch) * sample);
-  std::vector<float> logits(ends_with_softmax ? 0 : static_cast<std::size_t>(batch) * classes);
+  std::vector<float> logits(host_softmax ? static_cast<std::size_t>(batch) * classes : 0);
   std::vector<int> top_classes(static_cast<std::size_t>(batch) * static_cast<std::size_t>(k));
   std::vector<float> top_probs(top_classes.size());
   // The inputs taken into the current batch, in input order: decoded ones have a slot in `input`,
@@ -79,7 +83,7 @@ RunCounts classify_all(const Options& options, const LoadedModel& model, const I
         taken.push_back({&in, e.what()});
       }
     }
-    if (n > 0 && ends_with_softmax) {
+    if (n > 0 && !host_softmax) {
       backend.top_k(input.data(), n, k, top_classes.data(), top_probs.data());
     } else if (n > 0) {
       backend.forward(input.data(), n, logits.data());
@@ -99,7 +103,7 @@ RunCounts classify_all(const Options& options, const LoadedModel& model, const I
         continue;
       }
       const std::size_t at = static_cast<std::size_t>(slot++) * static_cast<std::size_t>(k);
-      printer.result(*t.input, top_classes.data() + at, top_probs.data() + at, k);
+      printer.result(*t.input, top_classes.data() + at, top_probs.data() + at, k, scores);
       ++counts.classified;
     }
     printer.flush();

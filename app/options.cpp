@@ -80,6 +80,9 @@ ParseResult parse_options(int argc, char** argv) {
   cli.add_option("--mean", mean_text, "Per-channel mean subtracted from pixels in [0, 1] (default: the model's)")
       ->type_name("M[,M,M]");
   cli.add_option("--std", std_text, "Per-channel divisor after the mean (default: the model's)")->type_name("S[,S,S]");
+  cli.add_flag("--softmax", o.softmax,
+               "A model that does not end with a softmax prints its raw scores; this prints probabilities "
+               "(a softmax over its outputs) instead");
   cli.add_option("--top-k", o.top_k, "Classes to print per image")->check(CLI::Range(1, 1000))->default_val(3);
   cli.add_option("--batch", o.batch, "Images per forward pass")->check(CLI::Range(1, 4096))->default_val(64);
   std::string max_memory;

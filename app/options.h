@@ -27,6 +27,7 @@ struct Options {
   int batch = 64;
   std::uint64_t max_memory = std::uint64_t{4} << 30;  // --max-memory: bytes a run may plan for its model
   bool json = false;
+  bool softmax = false;  // --softmax: a model without a final softmax prints probabilities, not scores
   bool version = false;
   bool check = false;          // --check: report the environment against the manifest and exit
   std::string write_manifest;  // --write-manifest PATH: write a manifest describing this machine and exit

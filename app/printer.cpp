@@ -63,12 +63,12 @@ void Printer::flush() {
   if (!out_) throw OutputError(errno ? std::strerror(errno) : "write failed");
 }
 
-void Printer::result(const Input& input, const int* classes, const float* probs, int k) {
+void Printer::result(const Input& input, const int* classes, const float* values, int k, bool scores) {
   if (options_.json) {
     nlohmann::json top = nlohmann::json::array();
     for (int i = 0; i < k; ++i) {
       const auto index = static_cast<std::size_t>(classes[i]);
-      top.push_back({{"label", label(index)}, {"index", index}, {"prob", probs[i]}});
+      top.push_back({{"label", label(index)}, {"index", index}, {scores ? "score" : "prob", values[i]}});
     }
     nlohmann::json j = file_fields(input.path);
     j["device"] = device_;
@@ -79,11 +79,11 @@ void Printer::result(const Input& input, const int* classes, const float* probs,
   }
   out_ << printable_utf8(input.path) << ':';
   for (int i = 0; i < k; ++i) {
-    char prob[32];
-    std::snprintf(prob, sizeof prob, "%.3f", static_cast<double>(probs[i]));
-    out_ << (i ? " | " : " ") << printable_utf8(label(static_cast<std::size_t>(classes[i]))) << ' ' << prob;
+    char value[32];
+    std::snprintf(value, sizeof value, "%.3f", static_cast<double>(values[i]));
+    out_ << (i ? " | " : " ") << printable_utf8(label(static_cast<std::size_t>(classes[i]))) << ' ' << value;
   }
-  out_ << "   " << tag_ << '\n';
+  out_ << (scores ? "   (scores) " : "   ") << tag_ << '\n';
 }
 
 std::string Printer::label(std::size_t index) const {

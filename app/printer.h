@@ -21,8 +21,10 @@ class Printer {
 
   // A failed input: its message on stderr, and with --json an error object in its place on stdout.
   void error(const Input& input, const std::string& message);
-  // The k best classes of one image, best first, with their probabilities.
-  void result(const Input& input, const int* classes, const float* probs, int k);
+  // The k best classes of one image, best first, with their probabilities, or with the network's
+  // raw scores when `scores` (a model without a final softmax, run without --softmax): JSON says
+  // "score" instead of "prob", the text line ends with "(scores)".
+  void result(const Input& input, const int* classes, const float* values, int k, bool scores);
   // Pushes what was printed to the output; throws OutputError when it cannot be written.
   void flush();
 

@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include <cmath>
+
 #include <nlohmann/json.hpp>
 
 #include "model_cases.h"
@@ -92,6 +94,37 @@ TEST_F(EndToEnd, TheBatchNormModelClassifies) {  // the baseline of BatchNormWei
   ASSERT_EQ(r.out_lines().size(), 1u);
   const nlohmann::json result = nlohmann::json::parse(r.out);  // kept: a loop over a temporary's member dangles
   for (const auto& entry : result["top"]) EXPECT_TRUE(entry["prob"].is_number()) << r.out;
+}
+
+// Issue 12, item 5: a model without a final softmax prints its scores as scores; --softmax turns
+// them into probabilities, and says so by printing "prob". No softmax is added silently.
+TEST_F(EndToEnd, AModelWithoutASoftmaxPrintsScoresUnlessAsked) {
+  SCOPED_TRACE(rng_.trace());
+  std::string toml = kTinyToml;
+  toml.erase(toml.find("[[layers]]\nname = \"prob\""));
+  write_model(toml, safetensors_bytes(tiny_tensors(rng_)));
+  const std::vector<std::string> args = {"--json", "--device", "cpu", "--model", path("tiny.toml"), kImage};
+  const ProcessResult raw = run_process(infer_exe(), args);
+  ASSERT_EQ(raw.exit_code, 0) << raw.err;
+  const nlohmann::json scores = nlohmann::json::parse(raw.out)["top"];
+  ASSERT_EQ(scores.size(), 3u);  // every class: the softmax below can be computed from them
+  for (const auto& s : scores) EXPECT_FALSE(s.contains("prob")) << raw.out;
+  std::vector<std::string> with_softmax = args;
+  with_softmax.insert(with_softmax.begin(), "--softmax");
+  const ProcessResult p = run_process(infer_exe(), with_softmax);
+  ASSERT_EQ(p.exit_code, 0) << p.err;
+  const nlohmann::json probs = nlohmann::json::parse(p.out)["top"];
+  // softmax of the printed scores, in double: the same classes in the same order, and the
+  // probabilities within float rounding of it (a few ulp of values below 1).
+  double sum = 0.0;
+  for (const auto& s : scores) sum += std::exp(s["score"].get<double>() - scores[0]["score"].get<double>());
+  for (std::size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(probs[i]["index"], scores[i]["index"]);
+    const double expected = std::exp(scores[i]["score"].get<double>() - scores[0]["score"].get<double>()) / sum;
+    EXPECT_NEAR(probs[i]["prob"].get<double>(), expected, 1e-6) << p.out;
+  }
+  const ProcessResult text = run_process(infer_exe(), {"--device", "cpu", "--model", path("tiny.toml"), kImage});
+  EXPECT_NE(text.out.find("(scores) [cpu]"), std::string::npos) << text.out;
 }
 
 TEST_F(EndToEnd, WeightsWhoseDigestDiffersFromTheManifest) {
