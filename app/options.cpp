@@ -34,12 +34,13 @@ ParseResult parse_options(int argc, char** argv) {
   ParseResult result;
   Options& o = result.options;
   CLI::App cli{"infer: classify images with a small CNN, on the GPU through cuDNN when one is usable.\n"
-               "Images: PNG, JPEG, BMP, PGM/PPM, GIF, TGA; a directory means every image in it.",
+               "Images: PNG, JPEG, BMP, PBM/PGM/PPM, GIF, TGA; a directory means every image in it.",
                "infer"};
   cli.footer("Exit codes: 0 ok, 1 internal error, 2 usage, 3 invalid input (image, model, weights, manifest)\n"
              "            or a model that needs more than --max-memory for one image,\n"
              "            4 GPU demanded but unusable (or failed during the run),\n"
-             "            5 the environment does not match the manifest (--check). See README.md.");
+             "            5 the environment does not match the manifest (--check),\n"
+             "            6 standard output could not be written. See README.md.");
   cli.add_option("inputs", o.inputs, "Image files or directories")->type_name("IMAGE|DIR");
   cli.add_option("--model", o.model, "Model TOML (default: the shipped Fashion-MNIST model)")->type_name("PATH");
   const std::map<std::string, DeviceChoice> devices{

@@ -324,6 +324,16 @@ TEST(Cli, UsageErrorsExitWithTwo) {
   EXPECT_EQ(infer({"--help"}).exit_code, 0);
 }
 
+// --help's footer names every exit code of app/exit_codes.h (6 was missing).
+TEST(Cli, HelpNamesEveryExitCode) {
+  const ProcessResult r = infer({"--help"});
+  ASSERT_EQ(r.exit_code, 0);
+  for (const char* code : {"0 ok", "1 internal error", "2 usage", "3 invalid input", "4 GPU demanded", "5 the environment",
+                           "6 standard output"}) {
+    EXPECT_NE(r.out.find(code), std::string::npos) << code << "\n" << r.out;
+  }
+}
+
 // Preprocessing overrides that do not fit the model: found after it is read, still usage errors.
 TEST(Cli, PreprocessingOverridesThatDoNotFitTheModelExitWithTwo) {
   const std::string bag = kSamples + "/bag.png";
