@@ -20,6 +20,7 @@ BatchNormAffine batchnorm_affine(const Layer& batchnorm) {
 
 bool batchnorm_foldable(const std::vector<Layer>& layers, std::size_t index) {
   if (index == 0 || index >= layers.size() || layers[index].kind != LayerKind::BatchNorm) return false;
+  if (!feeds_only_next(layers, index - 1)) return false;  // the producer's output is read elsewhere too
   const Layer& producer = layers[index - 1];
   if (producer.kind != LayerKind::Conv2d && producer.kind != LayerKind::Linear) return false;
   return producer.out.c == layers[index].in.c;

@@ -28,7 +28,8 @@ struct BatchNormAffine {
 BatchNormAffine batchnorm_affine(const Layer& batchnorm);
 
 // True when layers[index] is a batch-norm that can be folded into layers[index - 1]: that layer
-// is a Conv2d or a Linear whose output channels are the batch-norm's channels.
+// is a Conv2d or a Linear whose output channels are the batch-norm's channels, read by the
+// batch-norm alone (feeds_only_next, network.h).
 bool batchnorm_foldable(const std::vector<Layer>& layers, std::size_t index);
 
 // The weight and bias of `producer` (Conv2d or Linear) with `batchnorm` folded in. The bias is

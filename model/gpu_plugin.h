@@ -18,7 +18,7 @@ extern "C" {
 
 // Bump whenever this table or any type it passes (Network, Layer, ...) changes. A change to the list
 // of ops (model/ops.h) needs no bump: ops_hash carries it.
-#define INFER_GPU_PLUGIN_ABI 5
+#define INFER_GPU_PLUGIN_ABI 6
 
 // Limits of the device top-k selection (model/cudnn/top_k.cu: one block of threads per sample,
 // k scans of the row). Here, not in the kernel's header, so that the engine can check them without

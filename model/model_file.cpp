@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <initializer_list>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -15,7 +16,9 @@
 namespace infer {
 namespace {
 
-constexpr long long kFormatVersion = 1;
+// Version 1: a chain of the first nine ops. Version 2: a graph (layers name their inputs), more ops,
+// and dropout / identity entries, which are removed at load. Both are read.
+constexpr long long kFormatVersion = 2;
 constexpr std::uint64_t kMaxModelTomlBytes = 16u << 20;
 
 // Reads typed values from one TOML table, reporting problems as "<file>:<line>: ..." and
@@ -154,14 +157,46 @@ LayerKind parse_kind(TableReader& r, const std::string& type) {
   r.fail(r.find("type"), "unknown layer type '" + type + "' (known: " + known + ")");
 }
 
-Layer parse_layer(const std::string& file, const toml::table& t, std::size_t index) {
-  TableReader r(file, t, "layers[" + std::to_string(index) + "]: ");
+// One [[layers]] entry. Dropout and identity compute nothing at inference: they come back as a
+// Layer of kind Relu with `removed` set, to be dropped by the caller (load_layers).
+struct ParsedLayer {
   Layer layer;
+  bool removed = false;
+};
+
+ParsedLayer parse_layer(const std::string& file, const toml::table& t, std::size_t index, long long version) {
+  TableReader r(file, t, "layers[" + std::to_string(index) + "]: ");
+  ParsedLayer parsed;
+  Layer& layer = parsed.layer;
   layer.name = r.string("name");
   if (layer.name.empty()) r.fail(r.find("name"), "layer name must not be empty");
   TableReader named(file, t, "layer '" + layer.name + "': ");
   named.find("name");
-  layer.kind = parse_kind(named, named.string("type"));
+  const std::string type = named.string("type");
+  if (const toml::node* inputs = named.find("inputs")) {
+    if (version < 2) named.fail(inputs, "key 'inputs' needs format_version = 2");
+    if (inputs->is_string()) {
+      layer.inputs.push_back(inputs->as_string()->get());
+    } else {
+      layer.inputs = named.strings("inputs");
+      if (layer.inputs.empty()) named.fail(inputs, "key 'inputs' must name at least one layer");
+    }
+  }
+  if (type == "dropout" || type == "identity") {
+    if (version < 2) named.fail(named.find("type"), "layer type '" + type + "' needs format_version = 2");
+    if (layer.inputs.size() > 1) named.fail(named.find("inputs"), "a " + type + " layer reads one input");
+    if (type == "dropout") {
+      const double p = named.number("p", 0.0);
+      if (!(p >= 0.0 && p < 1.0)) named.fail(named.find("p"), "key 'p' must be in [0, 1), found " + value_string(p));
+    }
+    named.reject_unknown_keys();
+    parsed.removed = true;
+    return parsed;
+  }
+  layer.kind = parse_kind(named, type);
+  if (version < 2 && static_cast<std::size_t>(layer.kind) > static_cast<std::size_t>(LayerKind::Softmax)) {
+    named.fail(named.find("type"), "layer type '" + type + "' needs format_version = 2");
+  }
   switch (layer.kind) {
     case LayerKind::Conv2d: {
       Conv2dAttrs a;
@@ -205,14 +240,75 @@ Layer parse_layer(const std::string& file, const toml::table& t, std::size_t ind
       layer.attrs = a;
       break;
     }
+    case LayerKind::Add: layer.attrs = AddAttrs{named.boolean("relu", false)}; break;
+    case LayerKind::Clip: {
+      named.require("min");
+      named.require("max");
+      ClipAttrs a{static_cast<float>(named.number("min", 0.0)), static_cast<float>(named.number("max", 0.0))};
+      if (!std::isfinite(a.min) || !std::isfinite(a.max) || !(a.min <= a.max)) {
+        named.fail(named.find("min"), "min and max must be finite float32 numbers with min <= max, found " +
+                                          value_string(a.min) + " and " + value_string(a.max));
+      }
+      layer.attrs = a;
+      break;
+    }
+    case LayerKind::HardSigmoid: {
+      HardSigmoidAttrs a;
+      a.alpha = static_cast<float>(named.number("alpha", a.alpha));
+      a.beta = static_cast<float>(named.number("beta", a.beta));
+      if (!std::isfinite(a.alpha) || !std::isfinite(a.beta)) {
+        named.fail(nullptr, "alpha and beta must be finite float32 numbers, found " + value_string(a.alpha) + " and " +
+                                value_string(a.beta));
+      }
+      layer.attrs = a;
+      break;
+    }
+    case LayerKind::HardSwish: layer.attrs = HardSigmoidAttrs{}; break;  // fixed: alpha 1/6, beta 1/2
     // No attributes: any key is refused below. Listed, not defaulted, so that a new kind is a build error.
     case LayerKind::Relu:
     case LayerKind::GlobalAvgPool:
     case LayerKind::Flatten:
-    case LayerKind::Softmax: break;
+    case LayerKind::Softmax:
+    case LayerKind::Mul:
+    case LayerKind::Concat:
+    case LayerKind::Sigmoid:
+    case LayerKind::Silu: break;
   }
   named.reject_unknown_keys();
-  return layer;
+  return parsed;
+}
+
+// The [[layers]] array as the network's layers: dropout and identity entries removed, every layer
+// that read one reading its input instead (by name: an entry that read the one before it by default
+// names it explicitly).
+std::vector<Layer> load_layers(const std::string& file, const toml::array& entries, long long version) {
+  std::vector<Layer> layers;
+  std::map<std::string, std::string> removed;  // a removed entry's name -> the name it passes on
+  std::set<std::string> names;
+  std::string previous = kNetworkInputName;  // what an entry without `inputs` reads
+  auto resolve = [&](const std::string& name) {
+    const auto r = removed.find(name);
+    return r == removed.end() ? name : r->second;
+  };
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    ParsedLayer parsed = parse_layer(file, *entries.get(i)->as_table(), i, version);
+    Layer& layer = parsed.layer;
+    if (!names.insert(layer.name).second) {
+      throw InputError(file, "line " + std::to_string(entries.get(i)->source().begin.line) + ": two layers are named '" +
+                                 layer.name + "'");
+    }
+    const std::string real_previous = layers.empty() ? std::string(kNetworkInputName) : layers.back().name;
+    if (layer.inputs.empty() && previous != real_previous) layer.inputs.push_back(previous);
+    for (std::string& name : layer.inputs) name = resolve(name);
+    if (parsed.removed) {
+      removed[layer.name] = layer.inputs.empty() ? previous : layer.inputs[0];
+      previous = removed[layer.name];
+      continue;
+    }
+    previous = layer.name;
+    layers.push_back(std::move(layer));
+  }
+  return layers;
 }
 
 // One of `names` (a value's spelling, as the *_name functions of network.h give it) or `fallback`.
@@ -263,8 +359,8 @@ LoadedModel load_from_table(const std::filesystem::path& toml_path, const toml::
   TableReader r(file, root, "");
   if (r.string("format") != "infer-model") r.fail(r.find("format"), "key 'format' must be \"infer-model\"");
   const long long version = r.integer("format_version");
-  if (version != kFormatVersion) {
-    r.fail(r.find("format_version"), "format_version " + std::to_string(version) + " is not supported (this build reads " +
+  if (version < 1 || version > kFormatVersion) {
+    r.fail(r.find("format_version"), "format_version " + std::to_string(version) + " is not supported (this build reads 1 to " +
                                          std::to_string(kFormatVersion) + ")");
   }
   const std::string name = r.string("name");
@@ -293,26 +389,21 @@ LoadedModel load_from_table(const std::filesystem::path& toml_path, const toml::
   const toml::node& layers_node = r.require("layers");
   const toml::array* layer_array = layers_node.as_array();
   if (!layer_array || !layer_array->is_array_of_tables()) r.fail(&layers_node, "[[layers]] must be an array of tables");
-  std::vector<Layer> layers;
-  for (std::size_t i = 0; i < layer_array->size(); ++i) {
-    layers.push_back(parse_layer(file, *layer_array->get(i)->as_table(), i));
-  }
+  std::vector<Layer> layers = load_layers(file, *layer_array, version);
   r.reject_unknown_keys();
 
-  // Walk the chain of shapes to know each tensor's expected shape, then read the tensors.
+  // The graph's shapes give each tensor's expected shape; then read the tensors.
+  try {
+    connect(input.dims, layers);
+  } catch (const ModelError& e) {
+    throw InputError(file, e.what());
+  }
   if (check) check(weights_path);
   const SafetensorsFile weights(weights_path);
   const std::string wfile = weights_path.string();
   std::set<std::string> used;
-  Dims cur = input.dims;
   for (Layer& layer : layers) {
-    Dims out;
-    try {
-      out = infer_output_dims(layer, cur);
-    } catch (const ModelError& e) {
-      throw InputError(file, e.what());
-    }
-    for (const ParamShape& p : expected_params(layer, cur)) {
+    for (const ParamShape& p : expected_params(layer, layer.in)) {
       if (!weights.contains(p.name)) {
         throw InputError(wfile, "layer '" + layer.name + "': tensor '" + p.name + "' is missing (expected shape " +
                                     shape_string(p.shape) + ")");
@@ -326,9 +417,8 @@ LoadedModel load_from_table(const std::filesystem::path& toml_path, const toml::
       used.insert(p.name);
     }
     // NaN or Inf in a parameter made every output "prob": null; refused here, naming the weights.
-    const std::string problem = unusable_params(layer, cur);
+    const std::string problem = unusable_params(layer, layer.in);
     if (!problem.empty()) throw InputError(wfile, "layer '" + layer.name + "': " + problem);
-    cur = out;
   }
   for (const auto& [tensor, entry] : weights.entries()) {
     if (!used.count(tensor)) {

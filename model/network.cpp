@@ -4,6 +4,7 @@
 #include <cfloat>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <sstream>
 
 #include "errors.h"
@@ -154,7 +155,10 @@ const char* layer_kind_name(LayerKind k) {
   return i < kOpCount ? kOpNames[i].data() : "unknown";  // the names are literals: NUL-terminated
 }
 
-Dims infer_output_dims(const Layer& layer, const Dims& in) {
+namespace {
+
+// The shape of an op with one input.
+Dims single_output_dims(const Layer& layer, const Dims& in) {
   switch (layer.kind) {
     case LayerKind::Conv2d: {
       const Conv2dAttrs& a = layer.conv();
@@ -198,10 +202,151 @@ Dims infer_output_dims(const Layer& layer, const Dims& in) {
       }
       return in;
     }
+    case LayerKind::Clip: {
+      const ClipAttrs& a = layer.clip();
+      if (!std::isfinite(a.min) || !std::isfinite(a.max) || !(a.min <= a.max)) {
+        fail(layer, "min and max must be finite with min <= max, found " + value_string(a.min) + " and " +
+                        value_string(a.max));
+      }
+      return in;
+    }
+    case LayerKind::HardSigmoid: {
+      const HardSigmoidAttrs& a = layer.hardsigmoid();
+      if (!std::isfinite(a.alpha) || !std::isfinite(a.beta)) {
+        fail(layer, "alpha and beta must be finite, found " + value_string(a.alpha) + " and " + value_string(a.beta));
+      }
+      return in;
+    }
     case LayerKind::Relu:
-    case LayerKind::Softmax: return in;
+    case LayerKind::Softmax:
+    case LayerKind::Sigmoid:
+    case LayerKind::HardSwish:
+    case LayerKind::Silu: return in;
+    case LayerKind::Add:
+    case LayerKind::Mul:
+    case LayerKind::Concat: break;  // several inputs: infer_output_dims
   }
   fail(layer, "unknown layer kind");
+}
+
+std::string input_count_text(Arity arity) {
+  switch (arity) {
+    case Arity::One: return "one input";
+    case Arity::Two: return "two inputs";
+    case Arity::Many: return "two or more inputs";
+  }
+  return "?";
+}
+
+}  // namespace
+
+// Whether the layer's attributes are the ones its kind reads (a Layer built in code can get this
+// wrong; the model file reader cannot).
+bool attrs_fit(const Layer& layer) {
+  switch (layer.kind) {
+    case LayerKind::Conv2d: return std::holds_alternative<Conv2dAttrs>(layer.attrs);
+    case LayerKind::MaxPool:
+    case LayerKind::AvgPool: return std::holds_alternative<Pool2dAttrs>(layer.attrs);
+    case LayerKind::BatchNorm: return std::holds_alternative<BatchNormAttrs>(layer.attrs);
+    case LayerKind::Linear: return std::holds_alternative<LinearAttrs>(layer.attrs);
+    case LayerKind::Add: return std::holds_alternative<AddAttrs>(layer.attrs);
+    case LayerKind::Clip: return std::holds_alternative<ClipAttrs>(layer.attrs);
+    case LayerKind::HardSigmoid:
+    case LayerKind::HardSwish: return std::holds_alternative<HardSigmoidAttrs>(layer.attrs);
+    case LayerKind::Relu:
+    case LayerKind::GlobalAvgPool:
+    case LayerKind::Flatten:
+    case LayerKind::Softmax:
+    case LayerKind::Mul:
+    case LayerKind::Concat:
+    case LayerKind::Sigmoid:
+    case LayerKind::Silu: return std::holds_alternative<std::monostate>(layer.attrs);
+  }
+  return false;
+}
+
+Dims infer_output_dims(const Layer& layer, const std::vector<Dims>& in) {
+  if (!attrs_fit(layer)) fail(layer, "its attributes are another op's");
+  const Arity arity = op_arity(layer.kind);
+  const bool count_ok = arity == Arity::One ? in.size() == 1 : arity == Arity::Two ? in.size() == 2 : in.size() >= 2;
+  if (!count_ok) fail(layer, "reads " + input_count_text(arity) + ", found " + std::to_string(in.size()));
+  switch (layer.kind) {
+    case LayerKind::Add:
+      if (in[0] != in[1]) fail(layer, "adds inputs of the same shape, found " + to_string(in[0]) + " and " + to_string(in[1]));
+      return in[0];
+    case LayerKind::Mul:
+      // The second input is the same shape, or one value per channel (squeeze-and-excitation's scale).
+      if (in[1] != in[0] && in[1] != Dims{in[0].c, 1, 1}) {
+        fail(layer, "multiplies by an input of the same shape or of " + to_string(Dims{in[0].c, 1, 1}) +
+                        " (one value per channel), found " + to_string(in[0]) + " and " + to_string(in[1]));
+      }
+      return in[0];
+    case LayerKind::Concat: {
+      long long channels = 0;
+      for (const Dims& d : in) {
+        if (d.h != in[0].h || d.w != in[0].w) {
+          fail(layer, "joins inputs along the channels, so their heights and widths must agree, found " +
+                          to_string(in[0]) + " and " + to_string(d));
+        }
+        channels += d.c;
+      }
+      if (channels > 1'000'000) fail(layer, "the joined input has " + std::to_string(channels) + " channels, more than 1000000");
+      return Dims{static_cast<int>(channels), in[0].h, in[0].w};
+    }
+    default: return single_output_dims(layer, in[0]);
+  }
+}
+
+void connect(const Dims& input, std::vector<Layer>& layers) {
+  std::map<std::string, std::size_t> index;  // name -> activation it writes (layer i: i + 1)
+  for (std::size_t i = 0; i < layers.size(); ++i) {
+    Layer& layer = layers[i];
+    if (layer.name == kNetworkInputName) {
+      fail(layer, std::string("no layer may be named '") + kNetworkInputName + "': it stands for the network input");
+    }
+    if (index.count(layer.name)) throw ModelError("two layers are named '" + layer.name + "'");
+    layer.sources.clear();
+    layer.in_dims.clear();
+    layer.readers = 0;
+    if (layer.inputs.empty()) {
+      layer.sources.push_back(i);
+    } else {
+      for (const std::string& name : layer.inputs) {
+        if (name == kNetworkInputName) {
+          layer.sources.push_back(0);
+          continue;
+        }
+        const auto found = index.find(name);
+        if (found == index.end()) {
+          bool later = false;
+          for (std::size_t j = i; j < layers.size(); ++j) later = later || layers[j].name == name;
+          fail(layer, later ? "reads '" + name + "', which comes after it; list the layers in the order they run"
+                            : "reads '" + name + "', which is no layer of the model (nor '" + kNetworkInputName + "')");
+        }
+        layer.sources.push_back(found->second);
+      }
+    }
+    for (std::size_t a : layer.sources) {
+      layer.in_dims.push_back(a == 0 ? input : layers[a - 1].out);
+      if (a > 0) ++layers[a - 1].readers;
+    }
+    layer.in = layer.in_dims[0];
+    layer.out = infer_output_dims(layer, layer.in_dims);
+    index[layer.name] = i + 1;
+  }
+  if (layers.empty()) return;
+  ++layers.back().readers;
+  for (const Layer& layer : layers) {
+    if (layer.readers == 0) {
+      fail(layer, "its output is never read: every layer must lead to the last one, whose output is the network's");
+    }
+  }
+}
+
+bool feeds_only_next(const std::vector<Layer>& layers, std::size_t i) {
+  if (i + 1 >= layers.size()) return false;
+  const Layer& next = layers[i + 1];
+  return layers[i].readers == 1 && next.sources.size() == 1 && next.sources[0] == i + 1;
 }
 
 std::vector<ParamShape> expected_params(const Layer& layer, const Dims& in) {
@@ -232,7 +377,15 @@ std::vector<ParamShape> expected_params(const Layer& layer, const Dims& in) {
     case LayerKind::AvgPool:
     case LayerKind::GlobalAvgPool:
     case LayerKind::Flatten:
-    case LayerKind::Softmax: return {};
+    case LayerKind::Softmax:
+    case LayerKind::Add:
+    case LayerKind::Mul:
+    case LayerKind::Concat:
+    case LayerKind::Sigmoid:
+    case LayerKind::Clip:
+    case LayerKind::HardSigmoid:
+    case LayerKind::HardSwish:
+    case LayerKind::Silu: return {};
   }
   fail(layer, "unknown layer kind");  // a value outside the enum: every kind returns above
 }
@@ -262,16 +415,10 @@ Network::Network(std::string name, InputSpec input, std::vector<Layer> layers)
   }
   if (layers_.empty()) throw ModelError("the network has no layers");
 
-  Dims cur = d;
-  for (std::size_t i = 0; i < layers_.size(); ++i) {
-    Layer& layer = layers_[i];
-    for (std::size_t j = 0; j < i; ++j) {
-      if (layers_[j].name == layer.name) throw ModelError("two layers are named '" + layer.name + "'");
-    }
-    layer.in = cur;
-    layer.out = infer_output_dims(layer, cur);
+  connect(d, layers_);
+  for (Layer& layer : layers_) {
     // Parameters a layer does not use must be empty, so that a stray tensor is never ignored.
-    std::vector<ParamShape> want = expected_params(layer, cur);
+    std::vector<ParamShape> want = expected_params(layer, layer.in);
     for (auto field : {&LayerParams::weight, &LayerParams::bias, &LayerParams::running_mean,
                        &LayerParams::running_var}) {
       const ParamShape* spec = nullptr;
@@ -286,9 +433,8 @@ Network::Network(std::string name, InputSpec input, std::vector<Layer> layers)
                         " values, found " + std::to_string(found));
       }
     }
-    const std::string problem = unusable_params(layer, cur);
+    const std::string problem = unusable_params(layer, layer.in);
     if (!problem.empty()) fail(layer, problem);
-    cur = layer.out;
   }
   if (!input_.labels.empty() && input_.labels.size() != output_dims().size()) {
     throw ModelError("the model has " + std::to_string(input_.labels.size()) + " labels but its output has " +

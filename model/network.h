@@ -1,5 +1,11 @@
-// The network: an ordered list of layers with their attributes and parameters, and the per-sample
-// shape of every activation. Backends execute a Network; nothing here knows about devices.
+// The network: a graph of layers, listed in the order they run, with their attributes and
+// parameters, and the per-sample shape of every activation. Backends execute a Network; nothing
+// here knows about devices.
+//
+// Graph: each layer reads the outputs of earlier layers (Layer::inputs, by name; "input" is the
+// network's input), by default the layer before it, so a plain list of layers is a chain. The
+// network's output is the last layer's. Activation a is the network input (a = 0) or the output of
+// layer a - 1: Layer::sources holds these indices, and backends index their buffers the same way.
 //
 // Layout conventions (same as PyTorch):
 //   activations   NCHW, float32, batch dimension outermost; shapes below are per sample (C,H,W)
@@ -58,7 +64,26 @@ struct LinearAttrs {
   bool bias = true;
 };
 
-using LayerAttrs = std::variant<std::monostate, Conv2dAttrs, Pool2dAttrs, BatchNormAttrs, LinearAttrs>;
+// Add: out = a + b (same shapes), then a ReLU when relu is set (a residual block's sum and ReLU).
+struct AddAttrs {
+  bool relu = false;
+};
+
+// Clip: out = min(max(x, min), max); ReLU6 is min 0, max 6. NaN stays NaN.
+struct ClipAttrs {
+  float min = 0.0f;
+  float max = 6.0f;
+};
+
+// HardSigmoid: out = max(0, min(1, alpha * x + beta)); PyTorch's is alpha = 1/6, beta = 1/2 (ONNX's
+// default alpha is 0.2). HardSwish: out = x * hardsigmoid(x) with alpha = 1/6, beta = 1/2.
+struct HardSigmoidAttrs {
+  float alpha = 1.0f / 6.0f;
+  float beta = 0.5f;
+};
+
+using LayerAttrs =
+    std::variant<std::monostate, Conv2dAttrs, Pool2dAttrs, BatchNormAttrs, LinearAttrs, AddAttrs, ClipAttrs, HardSigmoidAttrs>;
 
 // Parameters of a layer. Which vectors are used depends on the kind:
 //   Conv2d / Linear: weight, bias (empty when the layer has no bias)
@@ -70,18 +95,31 @@ struct LayerParams {
   std::vector<float> running_var;
 };
 
+// The name that stands for the network's input in Layer::inputs; no layer may have it.
+inline constexpr const char* kNetworkInputName = "input";
+
 struct Layer {
   std::string name;
   LayerKind kind = LayerKind::Relu;
   LayerAttrs attrs;
   LayerParams params;
-  Dims in;   // filled by Network's constructor
-  Dims out;  // filled by Network's constructor
+  Dims in;   // the first input's shape; filled by connect()
+  Dims out;  // filled by connect()
+  // The layers this one reads, by name (kNetworkInputName: the network input), in order; empty:
+  // the layer before it (the network input for the first layer).
+  std::vector<std::string> inputs;
+  // Filled by connect():
+  std::vector<std::size_t> sources;  // the activations read, one per input (see the top of this file)
+  std::vector<Dims> in_dims;         // their shapes; in == in_dims[0]
+  int readers = 0;                   // later layers reading this output, +1 for the last layer (the network's output)
 
   const Conv2dAttrs& conv() const { return std::get<Conv2dAttrs>(attrs); }
   const Pool2dAttrs& pool() const { return std::get<Pool2dAttrs>(attrs); }
   const BatchNormAttrs& batchnorm() const { return std::get<BatchNormAttrs>(attrs); }
   const LinearAttrs& linear() const { return std::get<LinearAttrs>(attrs); }
+  const AddAttrs& add() const { return std::get<AddAttrs>(attrs); }
+  const ClipAttrs& clip() const { return std::get<ClipAttrs>(attrs); }
+  const HardSigmoidAttrs& hardsigmoid() const { return std::get<HardSigmoidAttrs>(attrs); }
 };
 
 // What the network expects at its input and what its outputs mean.
@@ -120,9 +158,20 @@ struct ParamShape {
   std::vector<float> LayerParams::*field;
 };
 
+// Resolves the graph of `layers` for a network input of shape `input`: each layer's sources and
+// input shapes from its inputs, its output shape (infer_output_dims) and its reader count. Throws
+// ModelError naming the layer: two layers with one name, a layer named "input", an input that names
+// no layer or a later one (layers are listed in the order they run), the wrong number of inputs for
+// the op, shapes the op cannot combine, or a layer other than the last whose output nobody reads.
+void connect(const Dims& input, std::vector<Layer>& layers);
+
+// True when layer i's output is read by layer i + 1 alone, and layer i + 1 reads nothing else: the
+// two can be fused into one step (a convolution and its batch-norm or ReLU, ...).
+bool feeds_only_next(const std::vector<Layer>& layers, std::size_t i);
+
 class Network {
  public:
-  // Validates the chain of layers, every parameter's size and values (unusable_params()) and the
+  // Validates the graph of layers (connect()), every parameter's size and values (unusable_params()) and the
   // input's mean and std (finite; std positive, and (pixel - mean) / std within float32 for pixels
   // in [0, 1]), and computes each layer's input and output shape. Throws ModelError naming the layer,
   // the expected and the found shape or value.
@@ -139,9 +188,11 @@ class Network {
   std::vector<Layer> layers_;
 };
 
-// Output shape of a layer for a given input shape; throws ModelError if the input is not valid for
-// the layer (a window larger than the padded input, channels not divisible by groups, ...).
-Dims infer_output_dims(const Layer& layer, const Dims& in);
+// Output shape of a layer for the given input shapes; throws ModelError if the inputs are not valid
+// for the layer (a window larger than the padded input, channels not divisible by groups, shapes an
+// add cannot combine, the wrong number of inputs, ...).
+Dims infer_output_dims(const Layer& layer, const std::vector<Dims>& in);
+inline Dims infer_output_dims(const Layer& layer, const Dims& in) { return infer_output_dims(layer, std::vector<Dims>{in}); }
 
 // The parameter tensors a layer needs for a given input shape, in file order.
 std::vector<ParamShape> expected_params(const Layer& layer, const Dims& in);

@@ -24,7 +24,11 @@
 //     conv/linear (K)     data + 2 operand + K accumulate + sum + store   (x*w, the bias add)
 //     batch-norm          data + 8 sum + store   (folded or explicit: the affine map's roundings)
 //     avg pooling (K)     (K + 1) sum + store
-//     relu, max pooling, flatten   0 (exact)
+//     relu, max pooling, flatten, concat, clip   0 (exact; a clip is 1-Lipschitz)
+//     add                 sum + store (each input's error is within C times its magnitude; the
+//                         magnitude network adds the magnitudes)
+//   Graphs: C sums every layer's c, more than any path through the graph has. Mul and the smooth
+//   activations are not modelled (rounding_error_bound throws); reference.h bounds them in float32.
 //   A final softmax: |dy_i| <= y_i (|dx_i| + sum_j y_j |dx_j|) <= 2 max_j e_j, plus its own
 //   float rounding (exp, a C-term sum, a division): e = 2 max_j e_j + (C + 6) sum.
 // Second-order terms are covered by a factor (1 + C). M is computed in float by the CPU backend;
@@ -34,6 +38,7 @@
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "model/cpu/cpu_backend.h"
@@ -68,6 +73,12 @@ inline Network magnitude_network(const Network& net) {
     if (l.kind == LayerKind::BatchNorm) {
       for (float& m : l.params.running_mean) m = -std::fabs(m);  // x - mean = x + |mean|
     }
+    // A clip can cut the magnitude below the error it passes on (an input near the bound, computed
+    // from large cancelling terms): its magnitude is its input's, a ReLU of non-negative values.
+    if (l.kind == LayerKind::Clip) {
+      l.kind = LayerKind::Relu;
+      l.attrs = {};
+    }
   }
   InputSpec spec = net.input();
   return Network(net.name() + " (magnitudes)", spec, std::move(layers));
@@ -100,10 +111,22 @@ inline std::vector<double> rounding_error_bound(const Network& net, const std::v
       }
       case LayerKind::Softmax:
         throw std::invalid_argument("rounding_error_bound: layers after a softmax");
+      case LayerKind::Add:  // both inputs' errors (each within C M of its own magnitude) and one rounding
+        c += r.sum + r.store;
+        break;
       case LayerKind::Relu:
       case LayerKind::MaxPool:
       case LayerKind::Flatten:
+      case LayerKind::Concat:
+      case LayerKind::Clip:  // 1-Lipschitz; the magnitude network runs it as a ReLU (see magnitude_network)
         break;
+      case LayerKind::Mul:
+      case LayerKind::Sigmoid:
+      case LayerKind::HardSigmoid:
+      case LayerKind::HardSwish:
+      case LayerKind::Silu:
+        throw std::invalid_argument(std::string("rounding_error_bound: ") + layer_kind_name(l.kind) +
+                                    " is not modelled (its error is not a multiple of the magnitude network's output)");
     }
   }
   c *= 1.0 + c;

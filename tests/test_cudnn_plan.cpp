@@ -308,10 +308,11 @@ TEST(CudnnPlan, OnlyABatchNormRightAfterAConvolutionOrLinearFolds) {
 TEST(CudnnPlan, PrecisionDecidesTypesLayoutsAndMath) {
   Random rng;
   SCOPED_TRACE(rng.trace());
-  const Network net = fashion_like(rng);
+  for (const Network& net : {fashion_like(rng), random_network(rng, {3, 8, 8}, graph_zoo_layers())})
   for (Precision precision : {Precision::Fp32, Precision::Tf32, Precision::Fp16}) {
     for (bool fold : {true, false}) {
-      SCOPED_TRACE(std::string(precision_name(precision)) + (fold ? ", folded" : ", unfolded"));
+      SCOPED_TRACE(std::string(precision_name(precision)) + (fold ? ", folded" : ", unfolded") + ", " +
+                   std::to_string(net.layers().size()) + " layers");
       const bool half = precision == Precision::Fp16;
       const cudnnDataType_t storage = half ? CUDNN_DATA_HALF : CUDNN_DATA_FLOAT;
       const cudnnTensorFormat_t format = half ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW;
@@ -403,6 +404,41 @@ TEST(CudnnPlan, PrecisionDecidesTypesLayoutsAndMath) {
               } else {
                 EXPECT_FALSE(step.nchw_input) << "a float NCHW softmax input needs no conversion";
               }
+              break;
+            case StepKind::Binary: {
+              cudnnOpTensorOp_t op;
+              cudnnDataType_t compute;
+              cudnnNanPropagation_t nan;
+              ASSERT_EQ(cudnnGetOpTensorDescriptor(step.op_tensor.get(), &op, &compute, &nan), CUDNN_STATUS_SUCCESS);
+              const Layer& layer = net.layers()[step.first_layer];
+              EXPECT_EQ(op, layer.kind == LayerKind::Add ? CUDNN_OP_TENSOR_ADD : CUDNN_OP_TENSOR_MUL);
+              EXPECT_EQ(compute, CUDNN_DATA_FLOAT) << "float compute for float and half data";
+              EXPECT_EQ(nan, CUDNN_PROPAGATE_NAN);
+              EXPECT_EQ(step.fused_relu, layer.kind == LayerKind::Add && layer.add().relu);
+              ASSERT_EQ(step.inputs.size(), 2u);
+              EXPECT_EQ(step.inputs, layer.sources);
+              break;
+            }
+            case StepKind::Concat: {
+              // Each slice: its input's shape with the whole output's strides, at its first channel.
+              const Layer& layer = net.layers()[step.first_layer];
+              const Tensor4d whole = read(acts[step.output()].desc.get());
+              ASSERT_EQ(step.slices.size(), layer.in_dims.size());
+              int channel = 0;
+              for (std::size_t k = 0; k < step.slices.size(); ++k) {
+                const Tensor4d t = read(step.slices[k].desc.get());
+                EXPECT_EQ((std::vector<int>{t.n, t.c, t.h, t.w}), (std::vector<int>{n, layer.in_dims[k].c, layer.out.h, layer.out.w}));
+                EXPECT_EQ((std::vector<int>{t.ns, t.cs, t.hs, t.ws}), (std::vector<int>{whole.ns, whole.cs, whole.hs, whole.ws}));
+                EXPECT_EQ(t.type, storage);
+                EXPECT_EQ(step.slices[k].offset_bytes, static_cast<std::size_t>(channel) * static_cast<std::size_t>(whole.cs) *
+                                                           acts[step.output()].element_bytes());
+                channel += layer.in_dims[k].c;
+              }
+              break;
+            }
+            case StepKind::Pointwise:
+              EXPECT_EQ(acts[step.output()].type, acts[step.input()].type);
+              EXPECT_NE(acts[step.output()].buffer, acts[step.input()].buffer);
               break;
             case StepKind::Relu:
             case StepKind::Pooling: break;

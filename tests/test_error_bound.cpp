@@ -1,6 +1,6 @@
 // tests/error_bound.h, the tolerance of the reduced-precision GPU tests, checked on the CPU: the
-// float32 CPU backend must stay within the bound computed for float32 rounding (u = 2^-24) of a
-// deliberately naive double-precision forward pass, on fresh random networks covering every layer
+// float32 CPU backend must stay within the bound computed for float32 rounding (u = 2^-24) of the
+// deliberately naive double-precision forward pass of reference.h, on fresh random networks covering every layer
 // kind; and the bound must be tight enough to matter.
 #include <gtest/gtest.h>
 
@@ -9,113 +9,12 @@
 #include <limits>
 
 #include "error_bound.h"
+#include "reference.h"
 #include "model/cpu/cpu_backend.h"
 #include "test_util.h"
 
 namespace infer::test {
 namespace {
-
-// One layer in double, NCHW, n samples: the textbook loops, nothing clever.
-std::vector<double> naive_layer(const Layer& l, const std::vector<double>& in, int n) {
-  const Dims& di = l.in;
-  const Dims& d = l.out;
-  std::vector<double> out(static_cast<std::size_t>(n) * d.size());
-  auto at = [&](int b, int c, int y, int x) {
-    return in[((static_cast<std::size_t>(b) * di.c + c) * di.h + y) * di.w + x];
-  };
-  auto put = [&](int b, int c, int y, int x) -> double& {
-    return out[((static_cast<std::size_t>(b) * d.c + c) * d.h + y) * d.w + x];
-  };
-  for (int b = 0; b < n; ++b) {
-    switch (l.kind) {
-      case LayerKind::Conv2d: {
-        const Conv2dAttrs& a = l.conv();
-        const int cg = di.c / a.groups, kg = a.out_channels / a.groups;
-        for (int k = 0; k < d.c; ++k)
-          for (int y = 0; y < d.h; ++y)
-            for (int x = 0; x < d.w; ++x) {
-              double sum = a.bias ? l.params.bias[k] : 0.0;
-              for (int c = 0; c < cg; ++c)
-                for (int r = 0; r < a.kernel_h; ++r)
-                  for (int s = 0; s < a.kernel_w; ++s) {
-                    const int iy = y * a.stride_h - a.pad_h + r * a.dilation_h;
-                    const int ix = x * a.stride_w - a.pad_w + s * a.dilation_w;
-                    if (iy < 0 || iy >= di.h || ix < 0 || ix >= di.w) continue;
-                    sum += l.params.weight[((static_cast<std::size_t>(k) * cg + c) * a.kernel_h + r) * a.kernel_w + s] *
-                           at(b, k / kg * cg + c, iy, ix);
-                  }
-              put(b, k, y, x) = sum;
-            }
-        break;
-      }
-      case LayerKind::Linear:
-        for (int o = 0; o < d.c; ++o) {
-          double sum = l.linear().bias ? l.params.bias[o] : 0.0;
-          for (int i = 0; i < di.c; ++i)
-            sum += l.params.weight[static_cast<std::size_t>(o) * di.c + i] * at(b, i, 0, 0);
-          put(b, o, 0, 0) = sum;
-        }
-        break;
-      case LayerKind::BatchNorm:
-        for (int c = 0; c < d.c; ++c) {
-          const double s =
-              l.params.weight[c] / std::sqrt(static_cast<double>(l.params.running_var[c]) + l.batchnorm().epsilon);
-          for (int y = 0; y < d.h; ++y)
-            for (int x = 0; x < d.w; ++x)
-              put(b, c, y, x) = (at(b, c, y, x) - l.params.running_mean[c]) * s + l.params.bias[c];
-        }
-        break;
-      case LayerKind::Relu:
-        for (int c = 0; c < d.c; ++c)
-          for (int y = 0; y < d.h; ++y)
-            for (int x = 0; x < d.w; ++x) put(b, c, y, x) = std::max(0.0, at(b, c, y, x));
-        break;
-      case LayerKind::MaxPool:
-      case LayerKind::AvgPool: {
-        const Pool2dAttrs& a = l.pool();
-        for (int c = 0; c < d.c; ++c)
-          for (int y = 0; y < d.h; ++y)
-            for (int x = 0; x < d.w; ++x) {
-              double best = -std::numeric_limits<double>::infinity(), sum = 0.0;
-              int count = 0;
-              for (int r = 0; r < a.kernel_h; ++r)
-                for (int s = 0; s < a.kernel_w; ++s) {
-                  const int iy = y * a.stride_h - a.pad_h + r, ix = x * a.stride_w - a.pad_w + s;
-                  if (iy < 0 || iy >= di.h || ix < 0 || ix >= di.w) continue;
-                  best = std::max(best, at(b, c, iy, ix));
-                  sum += at(b, c, iy, ix);
-                  ++count;
-                }
-              const int divisor = a.count_include_pad ? a.kernel_h * a.kernel_w : count;
-              put(b, c, y, x) = l.kind == LayerKind::MaxPool ? best : sum / divisor;
-            }
-        break;
-      }
-      case LayerKind::GlobalAvgPool:
-        for (int c = 0; c < d.c; ++c) {
-          double sum = 0.0;
-          for (int y = 0; y < di.h; ++y)
-            for (int x = 0; x < di.w; ++x) sum += at(b, c, y, x);
-          put(b, c, 0, 0) = sum / (di.h * di.w);
-        }
-        break;
-      case LayerKind::Flatten:
-        for (std::size_t i = 0; i < di.size(); ++i)
-          out[static_cast<std::size_t>(b) * d.size() + i] = in[static_cast<std::size_t>(b) * di.size() + i];
-        break;
-      case LayerKind::Softmax:
-        for (int y = 0; y < d.h; ++y)
-          for (int x = 0; x < d.w; ++x) {
-            double m = -std::numeric_limits<double>::infinity(), total = 0.0;
-            for (int c = 0; c < d.c; ++c) m = std::max(m, at(b, c, y, x));
-            for (int c = 0; c < d.c; ++c) total += std::exp(at(b, c, y, x) - m);
-            for (int c = 0; c < d.c; ++c) put(b, c, y, x) = std::exp(at(b, c, y, x) - m) / total;
-          }
-        break;
-    }
-  }
-  return out;
-}
 
 // Scaled as trained networks are (weights / sqrt(K)), so that activations keep their size.
 Network scaled(Random& rng, Dims input, std::vector<Layer> layers) {
@@ -153,11 +52,11 @@ TEST(ErrorBound, Float32CpuStaysWithinTheFloat32BoundOfADoubleReference) {
     const int n = 3;
     auto cpu = make_cpu_backend(net, n);
     const std::vector<float> input = rng.vector(static_cast<std::size_t>(n) * net.input().dims.size());
-    std::vector<double> exact(input.begin(), input.end());
+    const std::vector<ReferenceTensor> reference = reference_forward(net, input, n, net.layers().size());
     for (std::size_t count = 1; count <= net.layers().size(); ++count) {
       const Layer& last = net.layers()[count - 1];
       SCOPED_TRACE(net.name() + ", layers [0, " + std::to_string(count) + ") ending at '" + last.name + "'");
-      exact = naive_layer(last, exact, n);
+      const std::vector<double>& exact = reference[count].value;
       std::vector<float> got(exact.size(), std::numeric_limits<float>::quiet_NaN());
       cpu->forward(input.data(), n, got.data(), count);
       const std::vector<double> bound = rounding_error_bound(net, input, n, count, kFp32Rounding);

@@ -98,16 +98,23 @@ double max_abs(const std::vector<float>& v) {
 //      avg pooling  K = window (H*W for global), sum|terms| <= K max|x|, then / K; L = 1
 //      softmax      |dy_i| <= y_i (|dx_i| + sum_j y_j |dx_j|) so L = 2; exp (<= 2 ulp), a C-term
 //                   sum and a division: r = 2 (C + 6) u, as y <= 1
-//      relu, max pooling, flatten: exact, L = 1
-// max|x| per layer comes from the CPU's own intermediate outputs.
+//      relu, max pooling, flatten, clip: exact, L = 1; concat: the largest of its inputs' errors
+//      add          e_a + e_b + 2 u max|y|;  mul: max|b| e_a + max|a| e_b + e_a e_b + 2 u max|y|
+//      sigmoid, silu, hardsigmoid, hardswish: their Lipschitz constant times e, plus both sides'
+//                   rounding as reference.h derives it
+// Graphs: carried per activation, each layer from the activations it reads. max|x| per activation
+// comes from the CPU's own intermediate outputs.
 double error_bound(const Network& net, Backend& cpu, const std::vector<float>& input, int n, std::size_t count) {
   constexpr double u = kFloatEps;
-  double e = 0.0;
-  double x_max = max_abs(input);
+  // Per activation (network.h: 0 the input, i + 1 layer i's output): its error bound and max |x|.
+  std::vector<double> errors{0.0}, maxima{max_abs(input)};
   for (std::size_t i = 0; i < count; ++i) {
     const Layer& l = net.layers()[i];
     std::vector<float> y(static_cast<std::size_t>(n) * l.out.size());
     cpu.forward(input.data(), n, y.data(), i + 1);
+    const double y_max = max_abs(y);
+    double e = errors[l.sources[0]];
+    const double x_max = maxima[l.sources[0]];
     const LayerParams& p = l.params;
     switch (l.kind) {
       case LayerKind::Conv2d:
@@ -139,13 +146,36 @@ double error_bound(const Network& net, Backend& cpu, const std::vector<float>& i
         break;
       }
       case LayerKind::Softmax: e = 2.0 * e + 2.0 * (l.in.c + 6) * u; break;
+      case LayerKind::Add: e += errors[l.sources[1]] + 2.0 * u * y_max; break;
+      case LayerKind::Mul: {
+        const double e2 = errors[l.sources[1]], x2 = maxima[l.sources[1]];
+        e = x2 * e + x_max * e2 + e * e2 + 2.0 * u * y_max;
+        break;
+      }
+      case LayerKind::Concat:
+        for (std::size_t a : l.sources) e = std::max(e, errors[a]);
+        break;
+      // The smooth ops: L e + both sides' rounding (reference.h derives each).
+      case LayerKind::Sigmoid: e = e / 4.0 + 8.0 * u * y_max; break;
+      case LayerKind::Silu: e = 1.1 * e + 8.0 * u * y_max; break;
+      case LayerKind::HardSigmoid:
+      case LayerKind::HardSwish: {
+        const double a = std::fabs(l.hardsigmoid().alpha), b = std::fabs(l.hardsigmoid().beta);
+        const double inner = 2.0 * u * (2.0 * a * x_max + b);
+        e = l.kind == LayerKind::HardSigmoid
+                ? a * e + inner
+                : std::max({1.0, b, std::fabs(2.0 - l.hardsigmoid().beta)}) * e + inner * x_max + 2.0 * u * y_max;
+        break;
+      }
       case LayerKind::Relu:
       case LayerKind::MaxPool:
-      case LayerKind::Flatten: break;
+      case LayerKind::Flatten:
+      case LayerKind::Clip: break;
     }
-    x_max = max_abs(y);
+    errors.push_back(e);
+    maxima.push_back(y_max);
   }
-  return e;
+  return errors.back();
 }
 
 // Runs layers [0, count) of net on n samples on both backends and compares. The GPU's output
@@ -232,11 +262,38 @@ TEST(GpuBackend, EveryOpAloneMatchesCpu) {
       {"linear, no bias", {37, 1, 1}, {linear_layer("fc", 11, false)}},
       {"softmax, flat", {10, 1, 1}, {plain_layer("softmax", LayerKind::Softmax)}},
       {"softmax over channels", {6, 4, 5}, {plain_layer("softmax", LayerKind::Softmax)}},
+      {"sigmoid", {3, 5, 6}, {plain_layer("s", LayerKind::Sigmoid)}},
+      {"silu", {3, 5, 6}, {plain_layer("s", LayerKind::Silu)}},
+      {"clip", {3, 5, 6}, {make_layer("c", LayerKind::Clip, ClipAttrs{-0.25f, 0.5f})}},
+      {"hardsigmoid", {3, 5, 6}, {make_layer("h", LayerKind::HardSigmoid, HardSigmoidAttrs{0.2f, 0.5f})}},
+      {"hardswish", {3, 5, 6}, {make_layer("h", LayerKind::HardSwish, HardSigmoidAttrs{})}},
+      {"add", {3, 5, 6}, {conv_layer("c", 3, 1), reading(make_layer("a", LayerKind::Add, AddAttrs{}), {"c", "input"})}},
+      {"add with relu", {3, 5, 6},
+       {conv_layer("c", 3, 1), reading(make_layer("a", LayerKind::Add, AddAttrs{true}), {"input", "c"})}},
+      {"mul, same shape", {3, 5, 6}, {conv_layer("c", 3, 1), reading(make_layer("m", LayerKind::Mul), {"c", "input"})}},
+      {"mul by one value per channel", {3, 5, 6},
+       {plain_layer("g", LayerKind::GlobalAvgPool), reading(make_layer("m", LayerKind::Mul), {"input", "g"})}},
+      {"concat", {3, 5, 6},
+       {conv_layer("c", 2, 1), reading(make_layer("j", LayerKind::Concat), {"input", "c", "input"})}},
   };
   for (const OpCase& c : cases) {
     SCOPED_TRACE(c.name);
     check_network(rng, random_network(rng, c.input, c.layers));
   }
+}
+
+// Every op of the graph format in one network (test_util.h), at every layer count, so that each
+// step reads the right activation: a residual add, a concat into channel slices, a per-channel mul,
+// the pointwise kernel; a convolution followed by a batch-norm and a ReLU that another branch reads
+// too must not be fused past that ReLU.
+TEST(GpuBackend, GraphOfEveryOpMatchesCpuAtEveryLayerCount) {
+  SKIP_WITHOUT_GPU();
+  Random rng;
+  SCOPED_TRACE(rng.trace());
+  const Network net = scaled_random_network(rng, {3, 8, 8}, graph_zoo_layers());
+  std::vector<std::size_t> counts;
+  for (std::size_t c = 1; c <= net.layers().size(); ++c) counts.push_back(c);
+  check_network(rng, net, counts);
 }
 
 TEST(GpuBackend, FusedConvolutionReluAndItsIntermediateResult) {

@@ -62,6 +62,17 @@ class Random {
   std::mt19937 gen_;
 };
 
+// A layer of `kind` with these attributes, reading `inputs` (empty: the layer before it).
+inline Layer make_layer(const std::string& name, LayerKind kind, LayerAttrs attrs = {},
+                        std::vector<std::string> inputs = {}) {
+  Layer layer;
+  layer.name = name;
+  layer.kind = kind;
+  layer.attrs = std::move(attrs);
+  layer.inputs = std::move(inputs);
+  return layer;
+}
+
 inline Layer conv_layer(const std::string& name, int out_channels, int kernel, int stride = 1, int pad = 0,
                         int dilation = 1, int groups = 1, bool bias = true) {
   Conv2dAttrs a;
@@ -72,7 +83,7 @@ inline Layer conv_layer(const std::string& name, int out_channels, int kernel, i
   a.dilation_h = a.dilation_w = dilation;
   a.groups = groups;
   a.bias = bias;
-  return Layer{name, LayerKind::Conv2d, a, {}, {}, {}};
+  return make_layer(name, LayerKind::Conv2d, a);
 }
 
 // A rectangular convolution with different stride, padding and dilation per axis.
@@ -93,18 +104,24 @@ inline Layer pool_layer(const std::string& name, LayerKind kind, int kernel, int
   a.stride_h = a.stride_w = stride;
   a.pad_h = a.pad_w = pad;
   a.count_include_pad = count_include_pad;
-  return Layer{name, kind, a, {}, {}, {}};
+  return make_layer(name, kind, a);
 }
 
 inline Layer batchnorm_layer(const std::string& name, double epsilon = 1e-5) {
-  return Layer{name, LayerKind::BatchNorm, BatchNormAttrs{epsilon}, {}, {}, {}};
+  return make_layer(name, LayerKind::BatchNorm, BatchNormAttrs{epsilon});
 }
 
 inline Layer linear_layer(const std::string& name, int out_features, bool bias = true) {
-  return Layer{name, LayerKind::Linear, LinearAttrs{out_features, bias}, {}, {}, {}};
+  return make_layer(name, LayerKind::Linear, LinearAttrs{out_features, bias});
 }
 
-inline Layer plain_layer(const std::string& name, LayerKind kind) { return Layer{name, kind, {}, {}, {}, {}}; }
+inline Layer plain_layer(const std::string& name, LayerKind kind) { return make_layer(name, kind); }
+
+// A layer reading `inputs` by name ("input": the network input).
+inline Layer reading(Layer layer, std::vector<std::string> inputs) {
+  layer.inputs = std::move(inputs);
+  return layer;
+}
 
 // The shipped model's architecture at a smaller size (input 1x12x12, 8 and 16 channels): four conv +
 // batch-norm + ReLU (conv4 without a bias), two max pools, two FC layers and softmax.
@@ -118,17 +135,48 @@ inline std::vector<Layer> fashion_like_layers() {
           linear_layer("fc2", 10), plain_layer("softmax", LayerKind::Softmax)};
 }
 
+// Every op of the graph format in one network (input 3x8x8): a residual block (conv + bn + relu,
+// conv + bn, add with ReLU), two branches (one through average pooling) joined by concat, a
+// squeeze-and-excitation scale (max and global pooling, two 1x1 convolutions, sigmoid, per-channel
+// mul), the smooth activations, a flatten of
+// 8x8 features (reordered in NHWC), a linear layer and softmax.
+inline std::vector<Layer> graph_zoo_layers() {
+  return {conv_layer("conv1", 8, 3, 1, 1),
+          batchnorm_layer("bn1"),
+          plain_layer("relu1", LayerKind::Relu),
+          conv_layer("conv2", 8, 3, 1, 1),
+          batchnorm_layer("bn2"),
+          reading(make_layer("res", LayerKind::Add, AddAttrs{true}), {"bn2", "relu1"}),
+          conv_layer("branch1", 3, 1),
+          reading(pool_layer("avg", LayerKind::AvgPool, 3, 1, 1, false), {"res"}),
+          conv_layer("branch3", 5, 3, 1, 1, 1, 1, false),
+          reading(make_layer("cat", LayerKind::Concat), {"branch1", "branch3"}),
+          pool_layer("max", LayerKind::MaxPool, 3, 1, 1),
+          plain_layer("squeeze", LayerKind::GlobalAvgPool),
+          conv_layer("se1", 4, 1),
+          plain_layer("se_relu", LayerKind::Relu),
+          conv_layer("se2", 8, 1),
+          plain_layer("gate", LayerKind::Sigmoid),
+          reading(make_layer("scale", LayerKind::Mul), {"cat", "gate"}),
+          make_layer("hswish", LayerKind::HardSwish, HardSigmoidAttrs{}),
+          make_layer("relu6", LayerKind::Clip, ClipAttrs{0.0f, 6.0f}),
+          plain_layer("silu", LayerKind::Silu),
+          make_layer("hsig", LayerKind::HardSigmoid, HardSigmoidAttrs{0.2f, 0.5f}),
+          plain_layer("flatten", LayerKind::Flatten),
+          linear_layer("fc", 10),
+          plain_layer("softmax", LayerKind::Softmax)};
+}
+
 // Builds a network with fresh random parameters for the given layers (running variances are
 // positive, as trained ones are).
 inline Network random_network(Random& rng, Dims input, std::vector<Layer> layers) {
-  Dims cur = input;
+  connect(input, layers);
   for (Layer& layer : layers) {
-    for (const ParamShape& p : expected_params(layer, cur)) {
+    for (const ParamShape& p : expected_params(layer, layer.in)) {
       std::size_t n = 1;
       for (long long d : p.shape) n *= static_cast<std::size_t>(d);
       layer.params.*(p.field) = p.field == &LayerParams::running_var ? rng.vector(n, 0.2f, 2.0f) : rng.vector(n);
     }
-    cur = infer_output_dims(layer, cur);
   }
   InputSpec spec{input, std::vector<float>(static_cast<std::size_t>(input.c), 0.0f),
                  std::vector<float>(static_cast<std::size_t>(input.c), 1.0f), {}, {}};

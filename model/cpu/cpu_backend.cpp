@@ -26,6 +26,7 @@ struct ChunkBuffers {
   std::vector<std::unique_ptr<float[]>> activations;  // one per layer output, min(kChunk, max_batch) samples
   std::unique_ptr<float[]> scratch;                   // im2col matrix, shared by all convolutions
   std::vector<std::unique_ptr<float[]>> blocked;      // one per BlockedProgram shape, as many samples, zeroed
+  std::vector<const float*> inputs;                   // the current layer's inputs (reserved: no allocation per layer)
 };
 
 // The convolutional front of the network on the channel-blocked layout (blocked.h): layers
@@ -49,7 +50,8 @@ struct BlockedProgram {
 };
 
 // Plans the blocked front: it starts at a group-1 convolution in layer 0 and takes batch-norms,
-// ReLUs, max pools and group-1 convolutions until the first other layer.
+// ReLUs, max pools and group-1 convolutions until the first other layer, or the first layer whose
+// input is read by another layer too (a branch of the graph: only the front's last output is kept).
 BlockedProgram plan_blocked(const Network& network, const CpuOptions& options) {
   BlockedProgram p;
   const std::vector<Layer>& layers = network.layers();
@@ -59,6 +61,7 @@ BlockedProgram plan_blocked(const Network& network, const CpuOptions& options) {
   std::size_t i = 0;
   while (i < layers.size()) {
     const Layer& layer = layers[i];
+    if (i > 0 && !feeds_only_next(layers, i - 1)) break;
     BlockedStep step;
     if (layer.kind == LayerKind::Conv2d && layer.conv().groups == 1) {
       // Winograd where it applies (3x3, stride 1, blocked input), else the direct kernel. The
@@ -69,7 +72,7 @@ BlockedProgram plan_blocked(const Network& network, const CpuOptions& options) {
       p.shapes.back().halo_w = layer.conv().pad_w + (winograd ? 1 : 0);
       const bool fold = batchnorm_foldable(layers, i + 1);
       const std::size_t last = fold ? i + 1 : i;
-      const bool relu = last + 1 < layers.size() && layers[last + 1].kind == LayerKind::Relu;
+      const bool relu = feeds_only_next(layers, last) && layers[last + 1].kind == LayerKind::Relu;
       const FoldedParams params = fold ? fold_batchnorm(layer, layers[i + 1]) : FoldedParams{layer.params.weight, layer.params.bias};
       if (winograd) {
         step.winograd = cpu::pack_winograd(layer.conv(), layer.in.c, params.weight, params.bias, relu);
@@ -86,7 +89,7 @@ BlockedProgram plan_blocked(const Network& network, const CpuOptions& options) {
       step.shift = bn.shift;
       step.scale.resize(padded, 0.0f);
       step.shift.resize(padded, 0.0f);
-      step.relu = i + 1 < layers.size() && layers[i + 1].kind == LayerKind::Relu;
+      step.relu = feeds_only_next(layers, i) && layers[i + 1].kind == LayerKind::Relu;
       i += step.relu ? 2 : 1;
     } else if (layer.kind == LayerKind::Relu) {
       step.kind = BlockedStep::Kind::Relu;
@@ -137,6 +140,9 @@ class CpuBackend final : public Backend {
       for (const BlockedShape& shape : blocked_.shapes) {
         b.blocked.emplace_back(new float[chunk * shape.size()]());  // zero halos
       }
+      std::size_t most_inputs = 1;
+      for (const Layer& layer : network.layers()) most_inputs = std::max(most_inputs, layer.sources.size());
+      b.inputs.reserve(most_inputs);
       buffers_.push_back(std::move(b));
     }
   }
@@ -190,18 +196,22 @@ class CpuBackend final : public Backend {
     const int first = chunk * kChunk;
     const int m = std::min(kChunk, n - first);
     const float* x = input + static_cast<std::size_t>(first) * in_size;
+    // Activation a of the chunk: the input (a = 0) or layer a - 1's output (network.h).
+    auto activation = [&](std::size_t a) -> const float* { return a == 0 ? x : b.activations[a - 1].get(); };
     std::size_t i = 0;
     if (blocked_.end_layer > 0 && layer_count >= blocked_.end_layer) {
       run_blocked(b, x, m);
       i = blocked_.end_layer;
-      x = b.activations[i - 1].get();
     }
     for (; i < layer_count; ++i) {
-      float* y = b.activations[i].get();
-      run_layer(i, network_.layers()[i], x, m, y, b.scratch.get());
-      x = y;
+      const Layer& layer = network_.layers()[i];
+      std::vector<const float*>& in = b.inputs;
+      in.clear();
+      for (std::size_t a : layer.sources) in.push_back(activation(a));
+      run_layer(i, layer, in, m, b.activations[i].get(), b.scratch.get());
     }
-    std::memcpy(output + static_cast<std::size_t>(first) * out_size, x, static_cast<std::size_t>(m) * out_size * sizeof(float));
+    std::memcpy(output + static_cast<std::size_t>(first) * out_size, activation(layer_count),
+                static_cast<std::size_t>(m) * out_size * sizeof(float));
   }
 
   // Layers [0, end_layer) of m samples on the blocked layout, sample by sample (one sample's
@@ -231,7 +241,9 @@ class CpuBackend final : public Backend {
     }
   }
 
-  void run_layer(std::size_t index, const Layer& layer, const float* x, int n, float* y, float* scratch) const {
+  void run_layer(std::size_t index, const Layer& layer, const std::vector<const float*>& in, int n, float* y,
+                 float* scratch) const {
+    const float* x = in[0];
     switch (layer.kind) {
       case LayerKind::Conv2d: cpu::conv2d_forward(layer, x, n, y, scratch); return;
       case LayerKind::BatchNorm: cpu::batchnorm_forward(layer, batchnorm_[index], x, n, y); return;
@@ -244,6 +256,14 @@ class CpuBackend final : public Backend {
         if (!linear_.empty()) return cpu::linear_packed(*linear_[index], x, n, y);
         return cpu::linear_forward(layer, x, n, y);
       case LayerKind::Softmax: cpu::softmax_forward(layer, x, n, y); return;
+      case LayerKind::Add: cpu::add_forward(layer, x, in[1], n, y); return;
+      case LayerKind::Mul: cpu::mul_forward(layer, x, in[1], n, y); return;
+      case LayerKind::Concat: cpu::concat_forward(layer, in, n, y); return;
+      case LayerKind::Sigmoid: cpu::sigmoid_forward(layer, x, n, y); return;
+      case LayerKind::Clip: cpu::clip_forward(layer, x, n, y); return;
+      case LayerKind::HardSigmoid: cpu::hardsigmoid_forward(layer, x, n, y); return;
+      case LayerKind::HardSwish: cpu::hardswish_forward(layer, x, n, y); return;
+      case LayerKind::Silu: cpu::silu_forward(layer, x, n, y); return;
     }
   }
 

@@ -17,7 +17,19 @@ void conv2d_forward(const Layer& layer, const float* in, int n, float* out, floa
 // y = x * scale[c] + shift[c], with scale and shift computed once (batchnorm_affine, fold.h).
 void batchnorm_forward(const Layer& layer, const BatchNormAffine& bn, const float* in, int n, float* out);
 
+// Elementwise (activation.cpp); NaN in, NaN out.
 void relu_forward(const Layer& layer, const float* in, int n, float* out);
+void sigmoid_forward(const Layer& layer, const float* in, int n, float* out);
+void silu_forward(const Layer& layer, const float* in, int n, float* out);
+void clip_forward(const Layer& layer, const float* in, int n, float* out);
+void hardsigmoid_forward(const Layer& layer, const float* in, int n, float* out);
+void hardswish_forward(const Layer& layer, const float* in, int n, float* out);
+
+// Several inputs (combine.cpp), shapes layer.in_dims: a + b [then ReLU]; a * b, b the same shape or
+// one value per channel; the inputs joined along the channels.
+void add_forward(const Layer& layer, const float* a, const float* b, int n, float* out);
+void mul_forward(const Layer& layer, const float* a, const float* b, int n, float* out);
+void concat_forward(const Layer& layer, const std::vector<const float*>& in, int n, float* out);
 void maxpool_forward(const Layer& layer, const float* in, int n, float* out);
 void avgpool_forward(const Layer& layer, const float* in, int n, float* out);
 void global_avgpool_forward(const Layer& layer, const float* in, int n, float* out);

@@ -54,6 +54,15 @@ class DeviceOut {
     }
     return DeviceOut(data_, bytes);
   }
+  // This memory from `offset` bytes in to its end (a slice of a larger tensor). Throws
+  // std::logic_error when offset is beyond the view.
+  DeviceOut from(std::size_t offset) const {
+    if (offset > bytes_) {
+      throw std::logic_error("a view from byte " + std::to_string(offset) + " asked of " + std::to_string(bytes_) +
+                             " bytes of device memory");
+    }
+    return DeviceOut(static_cast<unsigned char*>(data_) + offset, bytes_ - offset);
+  }
 
  private:
   friend class DeviceBuffer;

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "convert.h"
+#include "pointwise.h"
 #include "top_k.h"
 
 namespace infer::cudnn {
@@ -71,6 +72,10 @@ cudnnStatus_t transform_tensor(cudnnHandle_t handle, TensorIn x, TensorOut y) {
   return cudnnTransformTensor(handle, &kOne, x.desc(), x.data(), &kZero, y.desc(), y.data());
 }
 
+cudnnStatus_t op_tensor(cudnnHandle_t handle, cudnnOpTensorDescriptor_t op, TensorIn a, TensorIn b, TensorOut c) {
+  return cudnnOpTensor(handle, op, &kOne, a.desc(), a.data(), &kOne, b.desc(), b.data(), &kZero, c.desc(), c.data());
+}
+
 cudnnStatus_t find_convolution_forward_algorithms(cudnnHandle_t handle, TensorIn x, FilterIn w,
                                                   cudnnConvolutionDescriptor_t convolution, TensorOut y,
                                                   DeviceOut workspace,
@@ -112,6 +117,14 @@ cudaError_t convert_half_nhwc_to_float_nchw(DeviceIn in, DeviceOut out, int n, i
   require_fits("convert_half_nhwc_to_float_nchw", "in", count * 2, in.bytes());
   require_fits("convert_half_nhwc_to_float_nchw", "out", count * sizeof(float), out.bytes());
   return launch_half_nhwc_to_float_nchw(in.get(), static_cast<float*>(out.get()), n, c, h, w, stream);
+}
+
+cudaError_t pointwise(int op, float a, float b, DeviceIn x, DeviceOut y, std::size_t count, bool half,
+                      cudaStream_t stream) {
+  const std::size_t bytes = count * (half ? 2 : sizeof(float));
+  require_fits("pointwise", "x", bytes, x.bytes());
+  require_fits("pointwise", "y", bytes, y.bytes());
+  return launch_pointwise(op, a, b, x.get(), y.get(), count, half, stream);
 }
 
 cudaError_t select_top_k(DeviceIn scores, int n, int classes, int k, DeviceOut classes_out, DeviceOut scores_out,

@@ -67,6 +67,10 @@ cudnnStatus_t softmax_forward(cudnnHandle_t handle, cudnnSoftmaxAlgorithm_t algo
 // cudnnTransformTensor: y = x in y's layout (same type).
 cudnnStatus_t transform_tensor(cudnnHandle_t handle, TensorIn x, TensorOut y);
 
+// cudnnOpTensor with alpha1 = alpha2 = 1, beta = 0: c = op(a, b), b broadcast over its dimensions
+// of size 1. c may name a's or b's memory.
+cudnnStatus_t op_tensor(cudnnHandle_t handle, cudnnOpTensorDescriptor_t op, TensorIn a, TensorIn b, TensorOut c);
+
 // cudnnFindConvolutionForwardAlgorithmEx: runs the algorithms on these buffers (y is overwritten
 // with arbitrary values) and fills `results` with up to results.size() of them, fastest first; on
 // success `results` is resized to the number returned. `workspace`: all of the view is offered.
@@ -89,6 +93,9 @@ cudaError_t convert_float_nchw_to_half_nhwc(DeviceIn in, DeviceOut out, int n, i
                                             cudaStream_t stream);
 cudaError_t convert_half_nhwc_to_float_nchw(DeviceIn in, DeviceOut out, int n, int c, int h, int w,
                                             cudaStream_t stream);
+// pointwise.h's kernel on `count` elements (half: 2 bytes each, else float).
+cudaError_t pointwise(int op, float a, float b, DeviceIn x, DeviceOut y, std::size_t count, bool half,
+                      cudaStream_t stream);
 // scores: n x classes floats; classes_out (ints) and scores_out (floats): n x k each.
 cudaError_t select_top_k(DeviceIn scores, int n, int classes, int k, DeviceOut classes_out, DeviceOut scores_out,
                          cudaStream_t stream);

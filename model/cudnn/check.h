@@ -152,6 +152,7 @@ using ConvolutionDesc =
 using PoolingDesc = Descriptor<cudnnPoolingDescriptor_t, cudnnCreatePoolingDescriptor, cudnnDestroyPoolingDescriptor>;
 using ActivationDesc =
     Descriptor<cudnnActivationDescriptor_t, cudnnCreateActivationDescriptor, cudnnDestroyActivationDescriptor>;
+using OpTensorDesc = Descriptor<cudnnOpTensorDescriptor_t, cudnnCreateOpTensorDescriptor, cudnnDestroyOpTensorDescriptor>;
 
 // The cuDNN library context; bound to the device that was current when it was created.
 using CudnnHandle = Owned<cudnnHandle_t, cudnnDestroy>;

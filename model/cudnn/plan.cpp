@@ -7,6 +7,9 @@
 //                                    folds them on the host), ReLU fused when it follows
 //   anything else                    one step per layer; an unfolded batch-norm runs with its own
 //                                    raw parameters in cudnnBatchNormalizationForwardInference
+// A layer is fused into the step of the layer before it only when it alone reads that layer's
+// output and reads nothing else (feeds_only_next, network.h): a fused step never writes the
+// intermediate results, so no other branch of the graph may need them.
 // Every activation a fused step covers shares the step's one output buffer: a forward pass that
 // stops inside the step writes the intermediate result there (see executor.cpp).
 #include "plan.h"
@@ -15,6 +18,7 @@
 #include <stdexcept>
 
 #include "../fold.h"
+#include "pointwise.h"
 
 namespace infer::cudnn {
 namespace {
@@ -60,6 +64,9 @@ const char* step_kind_name(StepKind kind) {
     case StepKind::Softmax: return "softmax";
     case StepKind::Alias: return "alias";
     case StepKind::Reorder: return "reorder";
+    case StepKind::Binary: return "binary";
+    case StepKind::Concat: return "concat";
+    case StepKind::Pointwise: return "pointwise";
   }
   return "unknown";
 }
@@ -112,7 +119,7 @@ Plan::Plan(const Network& network, int max_batch, const PlanOptions& options)
       case LayerKind::Linear: {
         const bool fold = options_.fold_batchnorm && batchnorm_foldable(layers, i + 1);
         const std::size_t after = fold ? i + 2 : i + 1;
-        const bool relu = after < layers.size() && layers[after].kind == LayerKind::Relu;
+        const bool relu = feeds_only_next(layers, after - 1) && layers[after].kind == LayerKind::Relu;
         plan_convolution(i, fold, relu);
         break;
       }
@@ -123,6 +130,14 @@ Plan::Plan(const Network& network, int max_batch, const PlanOptions& options)
       case LayerKind::GlobalAvgPool: plan_pooling(i); break;
       case LayerKind::Softmax: plan_softmax(i); break;
       case LayerKind::Flatten: plan_flatten(i); break;
+      case LayerKind::Add:
+      case LayerKind::Mul: plan_binary(i); break;
+      case LayerKind::Concat: plan_concat(i); break;
+      case LayerKind::Sigmoid:
+      case LayerKind::Clip:
+      case LayerKind::HardSigmoid:
+      case LayerKind::HardSwish:
+      case LayerKind::Silu: plan_pointwise(i); break;
     }
     i = steps_.back().last_layer + 1;
   }
@@ -160,6 +175,7 @@ void Plan::set_batch(int n) {
       set_tensor(layer, step.fallback.x.get(), n, step.in, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW);
       set_tensor(layer, step.fallback.y.get(), n, layer->out, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW);
     }
+    if (!step.slices.empty()) set_slices(step, n);
   }
   batch_ = n;
 }
@@ -172,6 +188,7 @@ Step Plan::layer_step(std::size_t index, StepKind kind) const {
   step.kind = kind;
   step.first_layer = step.last_layer = index;
   step.name = layer.name;
+  step.inputs = layer.sources;
   step.in = layer.in;
   step.out = layer.in;
   return step;
@@ -185,12 +202,8 @@ void Plan::plan_convolution(std::size_t index, bool fold_bn, bool fuse_relu) {
   const std::vector<Layer>& layers = network_->layers();
   const Layer& layer = layers[index];
   const std::string context = layer_context(layer);
-  const Activation& x = activations_[index];
-  if (x.type != storage_type_) {
-    throw ModelError(context + " (" + layer_kind_name(layer.kind) + ") follows a softmax; with --precision " +
-                     precision_name(options_.precision) + " a softmax's output is float and no convolution reads "
-                     "float, use --precision fp32 or tf32");
-  }
+  const Activation& x = input_of(index);
+  require_storage_inputs(index);
   Conv2dAttrs a;  // linear: 1x1, stride 1, no padding
   if (layer.kind == LayerKind::Conv2d) {
     a = layer.conv();
@@ -255,7 +268,7 @@ void Plan::plan_batchnorm(std::size_t index) {
                      " is below cuDNN's minimum CUDNN_BN_MIN_EPSILON = " + std::to_string(CUDNN_BN_MIN_EPSILON) +
                      "; use the epsilon the model was trained with (PyTorch's default is 1e-5)");
   }
-  const Activation& x = activations_[index];
+  const Activation& x = input_of(index);
   Step step = layer_step(index, StepKind::BatchNorm);
   step.epsilon = epsilon;
   step.bn_params = TensorDesc::create(context);
@@ -270,7 +283,7 @@ void Plan::plan_batchnorm(std::size_t index) {
 // ReLU: elementwise, in the input's type and layout.
 void Plan::plan_single(std::size_t index, StepKind kind) {
   const Layer& layer = network_->layers()[index];
-  const Activation& x = activations_[index];
+  const Activation& x = input_of(index);
   Step step = layer_step(index, kind);
   if (step.out != layer.out) require_network_dims(layer, layer_kind_name(layer.kind), max_batch_, max_batch_,
                                                   step.out.c, step.out.h, step.out.w);
@@ -286,7 +299,7 @@ void Plan::plan_single(std::size_t index, StepKind kind) {
 void Plan::plan_flatten(std::size_t index) {
   const Layer& layer = network_->layers()[index];
   const std::string context = layer_context(layer);
-  const Activation& x = activations_[index];
+  const Activation& x = input_of(index);
   Step step = layer_step(index, StepKind::Alias);  // Reorder when the input needs it, below
   step.out = Dims{static_cast<int>(layer.in.size()), 1, 1};
   if (step.out != layer.out) require_network_dims(layer, "flatten", max_batch_, max_batch_, step.out.c, step.out.h,
@@ -307,7 +320,7 @@ void Plan::plan_flatten(std::size_t index) {
 // step's float NCHW scratch buffer (nchw_input) first. The output is float NCHW.
 void Plan::plan_softmax(std::size_t index) {
   const Layer& layer = network_->layers()[index];
-  const Activation& x = activations_[index];
+  const Activation& x = input_of(index);
   Step step = layer_step(index, StepKind::Softmax);
   if (step.out != layer.out) require_network_dims(layer, "softmax", max_batch_, max_batch_, step.out.c, step.out.h,
                                                   step.out.w);
@@ -329,7 +342,7 @@ void Plan::plan_softmax(std::size_t index) {
 void Plan::plan_pooling(std::size_t index) {
   const Layer& layer = network_->layers()[index];
   const std::string context = layer_context(layer);
-  const Activation& x = activations_[index];
+  const Activation& x = input_of(index);
   Pool2dAttrs a;
   cudnnPoolingMode_t mode = CUDNN_POOLING_AVERAGE_COUNT_INCLUDE_PADDING;
   if (layer.kind == LayerKind::GlobalAvgPool) {
@@ -351,6 +364,111 @@ void Plan::plan_pooling(std::size_t index) {
   INFER_CUDNN_CHECK(context, cudnnGetPooling2dForwardOutputDim(step.pooling.get(), x.desc.get(), &n, &c, &h, &w));
   require_network_dims(layer, "cudnnGetPooling2dForwardOutputDim", max_batch_, n, c, h, w);
   step.out = Dims{c, h, w};
+  activations_[index + 1].buffer = new_buffer(layer.out, x.type);
+  set_output_type(index, x.type, x.format);
+  steps_.push_back(std::move(step));
+}
+
+const Activation& Plan::input_of(std::size_t index, std::size_t k) const {
+  return activations_[network_->layers()[index].sources[k]];
+}
+
+void Plan::require_storage_inputs(std::size_t index) const {
+  const Layer& layer = network_->layers()[index];
+  for (std::size_t a : layer.sources) {
+    if (activations_[a].type != storage_type_ || activations_[a].format != storage_format_) {
+      throw ModelError(layer_context(layer) + " (" + layer_kind_name(layer.kind) + ") reads a softmax's output; with "
+                       "--precision " + precision_name(options_.precision) + " a softmax's output is float and " +
+                       layer_kind_name(layer.kind) + " reads " + (storage_type_ == CUDNN_DATA_HALF ? "half" : "float") +
+                       ", use --precision fp32 or tf32");
+    }
+  }
+}
+
+// Add and mul: C = A op B in the storage type, computed in float (cudnnOpTensor's compute type for
+// float and half data). A mul by one value per channel has B of [n, C, 1, 1]: cudnnOpTensor
+// broadcasts each dimension of B that is 1. An add's ReLU is a second call, in place.
+void Plan::plan_binary(std::size_t index) {
+  const Layer& layer = network_->layers()[index];
+  const std::string context = layer_context(layer);
+  require_storage_inputs(index);
+  Step step = layer_step(index, StepKind::Binary);
+  step.out = layer.out;
+  step.op_tensor = OpTensorDesc::create(context);
+  const cudnnOpTensorOp_t op = layer.kind == LayerKind::Add ? CUDNN_OP_TENSOR_ADD : CUDNN_OP_TENSOR_MUL;
+  INFER_CUDNN_CHECK(context, cudnnSetOpTensorDescriptor(step.op_tensor.get(), op, CUDNN_DATA_FLOAT, CUDNN_PROPAGATE_NAN));
+  step.fused_relu = layer.kind == LayerKind::Add && layer.add().relu;
+  activations_[index + 1].buffer = new_buffer(layer.out, storage_type_);
+  set_output_type(index, storage_type_, storage_format_);
+  steps_.push_back(std::move(step));
+}
+
+// Concat: each input copied into its channel range of the output. The range is a view of the output
+// buffer: input k's shape with the output's strides, starting at its first channel (NCHW: channel
+// c0 starts c0 * H * W elements in; NHWC: c0 elements in).
+void Plan::plan_concat(std::size_t index) {
+  const Layer& layer = network_->layers()[index];
+  const std::string context = layer_context(layer);
+  require_storage_inputs(index);
+  Step step = layer_step(index, StepKind::Concat);
+  step.out = layer.out;
+  const std::size_t plane = static_cast<std::size_t>(layer.out.h) * layer.out.w;
+  int channel = 0;
+  for (const Dims& d : layer.in_dims) {
+    Step::Slice slice;
+    slice.desc = TensorDesc::create(context);
+    slice.channel = channel;
+    slice.offset_bytes = static_cast<std::size_t>(channel) * (storage_format_ == CUDNN_TENSOR_NHWC ? 1 : plane) *
+                         type_bytes(storage_type_);
+    step.slices.push_back(std::move(slice));
+    channel += d.c;
+  }
+  set_slices(step, max_batch_);
+  activations_[index + 1].buffer = new_buffer(layer.out, storage_type_);
+  set_output_type(index, storage_type_, storage_format_);
+  steps_.push_back(std::move(step));
+}
+
+// The slice descriptors of a Concat step for n samples (cudnnSetTensor4dDescriptorEx, strides of
+// the whole output in the storage layout).
+void Plan::set_slices(const Step& step, int n) const {
+  const Layer& layer = network_->layers()[step.first_layer];
+  const Dims o = layer.out;
+  const bool nhwc = storage_format_ == CUDNN_TENSOR_NHWC;
+  const int n_stride = o.c * o.h * o.w;
+  const int c_stride = nhwc ? 1 : o.h * o.w;
+  const int h_stride = nhwc ? o.w * o.c : o.w;
+  const int w_stride = nhwc ? o.c : 1;
+  for (std::size_t k = 0; k < step.slices.size(); ++k) {
+    INFER_CUDNN_CHECK(layer_context(layer),
+                      cudnnSetTensor4dDescriptorEx(step.slices[k].desc.get(), storage_type_, n, layer.in_dims[k].c, o.h,
+                                                   o.w, n_stride, c_stride, h_stride, w_stride));
+  }
+}
+
+// Sigmoid, clip, hardsigmoid, hardswish and silu: one kernel (pointwise.h), in the input's type and
+// layout. cuDNN's legacy activations have sigmoid, a clipped ReLU (lower bound 0 only) and swish,
+// but no hard-sigmoid or hard-swish; one kernel for the five keeps one path to test.
+void Plan::plan_pointwise(std::size_t index) {
+  const Layer& layer = network_->layers()[index];
+  const Activation& x = input_of(index);
+  Step step = layer_step(index, StepKind::Pointwise);
+  switch (layer.kind) {
+    case LayerKind::Sigmoid: step.pointwise_op = kPointwiseSigmoid; break;
+    case LayerKind::Silu: step.pointwise_op = kPointwiseSilu; break;
+    case LayerKind::Clip:
+      step.pointwise_op = kPointwiseClip;
+      step.pointwise_a = layer.clip().min;
+      step.pointwise_b = layer.clip().max;
+      break;
+    case LayerKind::HardSigmoid:
+    case LayerKind::HardSwish:
+      step.pointwise_op = layer.kind == LayerKind::HardSigmoid ? kPointwiseHardSigmoid : kPointwiseHardSwish;
+      step.pointwise_a = layer.hardsigmoid().alpha;
+      step.pointwise_b = layer.hardsigmoid().beta;
+      break;
+    default: throw std::logic_error("plan_pointwise: not a pointwise op");
+  }
   activations_[index + 1].buffer = new_buffer(layer.out, x.type);
   set_output_type(index, x.type, x.format);
   steps_.push_back(std::move(step));

@@ -48,6 +48,10 @@ enum class StepKind {
   Alias,        // flatten: no call; its output is the input's device buffer seen as [n, C*H*W, 1, 1]
   Reorder,      // flatten of an NHWC activation with H*W > 1: cudnnTransformTensor to NCHW order first,
                 // so that the flat features are in the network's (PyTorch's) order
+  Binary,       // add or mul: cudnnOpTensor (b broadcast over H x W for a per-channel mul); an add's
+                // ReLU then by cudnnActivationForward in place
+  Concat,       // cudnnTransformTensor of each input into its channel slice of the output (a strided view)
+  Pointwise,    // sigmoid, clip, hardsigmoid, hardswish, silu: the project's kernel (pointwise.h)
 };
 const char* step_kind_name(StepKind kind);
 
@@ -66,6 +70,7 @@ struct Activation {
 // use are empty.
 struct Step {
   StepKind kind = StepKind::Alias;
+  std::vector<std::size_t> inputs;  // the activations it reads: the first layer's sources (network.h)
   std::size_t first_layer = 0;
   std::size_t last_layer = 0;  // the last layer of a convolution's folded batch-norm or fused ReLU, else first_layer
   std::string name;            // the layer names joined by '+': "conv1+relu1", "conv1+bn1+relu1"
@@ -102,7 +107,24 @@ struct Step {
   cudnnDataType_t nchw_type = CUDNN_DATA_FLOAT;
   std::size_t scratch = 0;     // index into Plan::buffer_bytes(); Softmax with a half input only
 
-  std::size_t input() const { return first_layer; }      // index into Plan::activations()
+  // Binary: CUDNN_OP_TENSOR_ADD or _MUL, float compute, NaN propagated; fused_relu for an add's ReLU.
+  OpTensorDesc op_tensor;
+
+  // Concat: input k's place in the output: a [batch, C_k, H, W] descriptor with the output's strides
+  // (batch-dependent, re-set by set_batch()), starting `offset_bytes` into the output buffer.
+  struct Slice {
+    TensorDesc desc;
+    int channel = 0;  // the first output channel it fills
+    std::size_t offset_bytes = 0;
+  };
+  std::vector<Slice> slices;
+
+  // Pointwise: the kernel's op and parameters (pointwise.h).
+  int pointwise_op = 0;
+  float pointwise_a = 0.0f;
+  float pointwise_b = 0.0f;
+
+  std::size_t input() const { return inputs[0]; }        // index into Plan::activations()
   std::size_t output() const { return last_layer + 1; }  // index into Plan::activations()
   std::size_t layer_count() const { return last_layer - first_layer + 1; }
 };
@@ -151,6 +173,15 @@ class Plan {
   void plan_pooling(std::size_t index);
   void plan_flatten(std::size_t index);
   void plan_softmax(std::size_t index);
+  void plan_binary(std::size_t index);
+  void plan_concat(std::size_t index);
+  void plan_pointwise(std::size_t index);
+  void set_slices(const Step& step, int n) const;
+  // The activation layer `index` reads as its input k.
+  const Activation& input_of(std::size_t index, std::size_t k = 0) const;
+  // Throws ModelError when an input of layer `index` is not in the storage type and layout (a
+  // softmax's float NCHW output under Fp16): the ops that combine or convolve need them.
+  void require_storage_inputs(std::size_t index) const;
   std::size_t new_buffer(const Dims& dims, cudnnDataType_t type);
   void set_output_type(std::size_t index, cudnnDataType_t type, cudnnTensorFormat_t format);
 

@@ -1,4 +1,4 @@
-// The steps other than convolutions (convolution.cpp): one wrapped cuDNN call each (calls.h).
+// The steps other than convolutions (convolution.cpp): one wrapped cuDNN call or kernel each (calls.h).
 #include <algorithm>
 
 #include "executor.h"
@@ -56,6 +56,30 @@ void Executor::run_step(std::size_t step_index, std::size_t layer_count, bool ca
                                                                TensorOut(step.nchw_input.get(), out(step.output()))));
       return;
     case StepKind::Alias: return;  // the output is the input's buffer
+    case StepKind::Binary:
+      INFER_CUDNN_CHECK(layer_context(layer), op_tensor(handle, step.op_tensor.get(), tensor_in(step.inputs[0]),
+                                                        tensor_in(step.inputs[1]), tensor_out(step.output())));
+      if (step.fused_relu) {
+        INFER_CUDNN_CHECK(layer_context(layer), activation_forward(handle, plan_.relu(), tensor_in(step.output()),
+                                                                   tensor_out(step.output())));
+      }
+      return;
+    case StepKind::Concat:
+      for (std::size_t k = 0; k < step.slices.size(); ++k) {
+        const Step::Slice& slice = step.slices[k];
+        INFER_CUDNN_CHECK(layer_context(layer),
+                          transform_tensor(handle, tensor_in(step.inputs[k]),
+                                           TensorOut(slice.desc.get(), out(step.output()).from(slice.offset_bytes))));
+      }
+      return;
+    case StepKind::Pointwise: {
+      const Activation& y = plan_.activations()[step.output()];
+      const std::size_t count = static_cast<std::size_t>(plan_.batch()) * y.dims.size();
+      INFER_CUDA_CHECK(layer_context(layer), pointwise(step.pointwise_op, step.pointwise_a, step.pointwise_b,
+                                                       in(step.input()), out(step.output()), count,
+                                                       y.type == CUDNN_DATA_HALF, stream_.get()));
+      return;
+    }
   }
 }
 

@@ -181,6 +181,20 @@ def models():
         size=8, extra="", pool='\n[[layers]]\nname = "bn"\ntype = "batchnorm"\nepsilon = 1e-3\n\n'
                              '[[layers]]\nname = "pool"\ntype = "avgpool"\nkernel = [3, 3]\nstride = 2\n'
                              'padding = 1\ncount_include_pad = false\n'))
+    # Format version 2: a graph with every op of several inputs, the smooth activations, dropout
+    # and identity (tests/test_graph.cpp reads the same structure).
+    graph = TINY_TOML.format(size=4, extra="", pool=(
+        '\n[[layers]]\nname = "drop"\ntype = "dropout"\np = 0.1\n'
+        '\n[[layers]]\nname = "sum"\ntype = "add"\ninputs = ["drop", "conv"]\nrelu = true\n'
+        '\n[[layers]]\nname = "gate"\ntype = "sigmoid"\n'
+        '\n[[layers]]\nname = "scaled"\ntype = "mul"\ninputs = ["sum", "gate"]\n'
+        '\n[[layers]]\nname = "same"\ntype = "identity"\n'
+        '\n[[layers]]\nname = "joined"\ntype = "concat"\ninputs = ["same", "relu", "input"]\n'
+        '\n[[layers]]\nname = "c"\ntype = "clip"\nmin = 0\nmax = 6\n'
+        '\n[[layers]]\nname = "hs"\ntype = "hardswish"\n'
+        '\n[[layers]]\nname = "hg"\ntype = "hardsigmoid"\nalpha = 0.2\n'
+        '\n[[layers]]\nname = "si"\ntype = "silu"\n'))
+    out("fuzz_model_toml", "graph.toml", graph.replace("format_version = 1", "format_version = 2"))
 
 
 SMALL_MANIFEST = """schema = 1

@@ -5,12 +5,13 @@
 // becomes __cudaPushCallConfiguration, then in the stub __cudaPopCallConfiguration, __cudaGetKernel
 // and __cudaLaunchKernel(kernel, grid, block, args, shmem, stream), args[i] pointing at argument i
 // (crt/host_runtime.h and crt/device_functions.h of CUDA 13). The stand-in cannot run device code:
-// it maps the registered names of the project's own kernels (model/cudnn/top_k.cu, convert.cu) to
-// host implementations of their documented contracts (top_k.h, convert.h), written here from those
-// contracts. The match is on the name and the mangled parameter list, so a kernel whose signature
-// changes is refused (cudaErrorInvalidDeviceFunction, and the process ends naming it) rather than
-// run with arguments read as the wrong types. Each launch checks its configuration against the
-// device limits and every pointer against its allocation, for the extent the contract implies.
+// it maps the registered names of the project's own kernels (model/cudnn/top_k.cu, convert.cu,
+// pointwise.cu) to host implementations of their documented contracts (top_k.h, convert.h,
+// pointwise.h), written here from those contracts. The match is on the name and the mangled
+// parameter list, so a kernel whose signature changes is refused (cudaErrorInvalidDeviceFunction,
+// and the process ends naming it) rather than run with arguments read as the wrong types. Each
+// launch checks its configuration against the device limits and every pointer against its
+// allocation, for the extent the contract implies.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -112,6 +113,61 @@ cudaError_t top_k_kernel(dim3 grid, dim3 block, Args args, cudaStream_t stream) 
       }));
 }
 
+// pointwise.h: y[i] = f(x[i]) for i < count, element-wise (x == y allowed), count floats (half == 0)
+// or count IEEE binary16 values (half == 1: read as half, computed, rounded to nearest even on
+// store). 1-D grid of 256-thread blocks, grid-stride loop: any grid.x covers count. Parameters
+// (int op, float a, float b, const void* x, void* y, size_t count, int half); op:
+//   0 sigmoid      1 / (1 + exp(-x))
+//   1 clip         min(max(x, a), b)
+//   2 hardsigmoid  max(0, min(1, a * x + b))
+//   3 hardswish    x * max(0, min(1, a * x + b))
+//   4 silu         x / (1 + exp(-x))
+// A NaN x gives NaN for every op (clip and the clamps do not swallow it). Computed in double and
+// rounded once. Another op, or a half flag other than 0 and 1: cudaErrorInvalidValue.
+double clamp01(double v) { return std::isnan(v) ? v : v < 0.0 ? 0.0 : v > 1.0 ? 1.0 : v; }
+
+double pointwise(int op, double a, double b, double x) {
+  switch (op) {
+    case 0: return 1.0 / (1.0 + std::exp(-x));
+    case 1: return std::isnan(x) ? x : std::min(std::max(x, a), b);
+    case 2: return clamp01(a * x + b);
+    case 3: return x * clamp01(a * x + b);
+    default: return x / (1.0 + std::exp(-x));  // 4; the launch refused every other op
+  }
+}
+
+cudaError_t pointwise_kernel(dim3 grid, dim3 block, Args args, cudaStream_t stream) {
+  const int op = arg<int>(args, 0);
+  const auto a = static_cast<double>(arg<float>(args, 1)), b = static_cast<double>(arg<float>(args, 2));
+  const auto* x = arg<const void*>(args, 3);
+  auto* y = arg<void*>(args, 4);
+  const auto count = arg<std::size_t>(args, 5);
+  const int half = arg<int>(args, 6);
+  if (block.x != 256 || block.y != 1 || block.z != 1 || grid.y != 1 || grid.z != 1) {
+    standin::fail("pointwise_kernel", "launched with block (" + std::to_string(block.x) + ", " +
+                                          std::to_string(block.y) + ", " + std::to_string(block.z) + "), grid (" +
+                                          std::to_string(grid.x) + ", " + std::to_string(grid.y) + ", " +
+                                          std::to_string(grid.z) + "); pointwise.h: a 1-D grid of 256-thread blocks");
+  }
+  if (op < 0 || op > 4 || (half != 0 && half != 1)) return cudaErrorInvalidValue;
+  const std::size_t bytes = count * (half ? 2 : 4);
+  return static_cast<cudaError_t>(enqueue(stream, "pointwise_kernel", {{x, bytes, "x"}, {y, bytes, "y"}}, [=] {
+    if (half) {
+      const auto* in = static_cast<const std::uint16_t*>(x);
+      auto* out = static_cast<std::uint16_t*>(y);
+      for (std::size_t i = 0; i < count; ++i) {
+        out[i] = half_from_double(pointwise(op, a, b, static_cast<double>(half_to_float(in[i]))));
+      }
+    } else {
+      const auto* in = static_cast<const float*>(x);
+      auto* out = static_cast<float*>(y);
+      for (std::size_t i = 0; i < count; ++i) {
+        out[i] = static_cast<float>(pointwise(op, a, b, static_cast<double>(in[i])));
+      }
+    }
+  }));
+}
+
 struct Known {
   const char* suffix;  // the end of the mangled device name: name length, name, parameter list
   HostKernel run;
@@ -120,6 +176,7 @@ constexpr Known kKnown[] = {
     {"23float_nchw_to_half_nhwcEPKfP6__halfmiii", float_nchw_to_half_nhwc},
     {"23half_nhwc_to_float_nchwEPK6__halfPfmiii", half_nhwc_to_float_nchw},
     {"12top_k_kernelEPKfiiPiPf", top_k_kernel},
+    {"16pointwise_kernelEiffPKvPvmi", pointwise_kernel},
 };
 
 struct Kernel {

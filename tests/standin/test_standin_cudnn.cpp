@@ -1,7 +1,8 @@
 // The stand-in's cuDNN against cuDNN's documented contract, with hand-computed goldens (no code of
 // the project's CPU backend): convolution values in both modes and all layouts, alpha/beta
 // blending, the fused call, operand rounding (binary16 and TF32), pooling, softmax, batch norm,
-// statuses, the copy-descriptors-at-call-time rule and the pointer checks that end the process.
+// op-tensor arithmetic with broadcasting, statuses, the copy-descriptors-at-call-time rule and the
+// pointer checks that end the process.
 // Links both stand-in libraries directly (BUILD_RPATH to their folder), not NVIDIA's.
 #include <cuda_runtime_api.h>
 #include <cudnn.h>
@@ -14,6 +15,7 @@
 #include <cstring>
 #include <limits>
 #include <memory>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -552,6 +554,289 @@ TEST_F(StandinCudnn, BadDescriptorValuesAreRejected) {
             CUDNN_STATUS_BAD_PARAM);
 }
 
+// --- cudnnOpTensor -------------------------------------------------------------------------------
+
+struct OpTensorFixture : Fixture {
+  cudnnOpTensorDescriptor_t od = nullptr;
+  void SetUp() override {
+    Fixture::SetUp();
+    ASSERT_EQ(cudnnCreateOpTensorDescriptor(&od), CUDNN_STATUS_SUCCESS);
+  }
+  void TearDown() override {
+    cudnnDestroyOpTensorDescriptor(od);
+    Fixture::TearDown();
+  }
+};
+
+using StandinCudnnOpTensor = OpTensorFixture;
+
+// Fresh random multiples of 1/4 in [-8, 8]: the sums and products below are exact in float (and in
+// half where they stay under 2^11 quarter units), so every expected value is exact whatever the
+// order of operations. The seed is in every failure message.
+struct Quarters {
+  unsigned seed = std::random_device{}();
+  std::mt19937 rng{seed};
+  std::vector<float> operator()(std::size_t n) {
+    std::uniform_int_distribution<int> k(-32, 32);
+    std::vector<float> v(n);
+    for (float& x : v) x = static_cast<float>(k(rng)) / 4.0f;
+    return v;
+  }
+};
+
+DeviceBuffer* upload_half(const std::vector<float>& v) {
+  std::vector<std::uint16_t> h(v.size());
+  for (std::size_t i = 0; i < v.size(); ++i) h[i] = standin::half_from_float(v[i]);
+  auto* b = new DeviceBuffer(h.size() * 2);
+  EXPECT_EQ(cudaMemcpy(b->p, h.data(), h.size() * 2, cudaMemcpyHostToDevice), cudaSuccess);
+  return b;
+}
+
+std::vector<std::uint16_t> download_half(const void* p, std::size_t count) {
+  std::vector<std::uint16_t> v(count);
+  EXPECT_EQ(cudaMemcpy(v.data(), p, count * 2, cudaMemcpyDeviceToHost), cudaSuccess);
+  return v;
+}
+
+// Element-wise equality where NaN equals NaN.
+void expect_same(const std::vector<float>& got, const std::vector<float>& want, const char* what) {
+  ASSERT_EQ(got.size(), want.size()) << what;
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    if (std::isnan(want[i])) {
+      EXPECT_TRUE(std::isnan(got[i])) << what << " [" << i << "] is " << got[i] << ", want NaN";
+    } else {
+      EXPECT_EQ(got[i], want[i]) << what << " [" << i << "]";
+    }
+  }
+}
+
+// C (2x3x2x2, NCHW) = 2 A + (-0.5) B + 0.25 C, with A stored NHWC and B 2x3x1x1: one value per
+// sample and channel, broadcast over h and w.
+TEST_F(StandinCudnnOpTensor, AddBroadcastsBOverSpatialDimensions) {
+  Quarters random;
+  SCOPED_TRACE("random seed " + std::to_string(random.seed));
+  const int kN = 2, kC = 3, kH = 2, kW = 2, count = kN * kC * kH * kW;
+  CUDNN_OK(cudnnSetTensor4dDescriptor(xd, CUDNN_TENSOR_NHWC, CUDNN_DATA_FLOAT, kN, kC, kH, kW));
+  CUDNN_OK(cudnnSetTensor4dDescriptor(bd, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, kN, kC, 1, 1));
+  CUDNN_OK(cudnnSetTensor4dDescriptor(yd, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, kN, kC, kH, kW));
+  CUDNN_OK(cudnnSetOpTensorDescriptor(od, CUDNN_OP_TENSOR_ADD, CUDNN_DATA_FLOAT, CUDNN_PROPAGATE_NAN));
+  const std::vector<float> a = random(count), b = random(kN * kC), c = random(count);  // a in NHWC order
+  std::unique_ptr<DeviceBuffer> da(upload(a)), db(upload(b)), dc(upload(c));
+  const float alpha1 = 2.0f, alpha2 = -0.5f, beta = 0.25f;
+  CUDNN_OK(cudnnOpTensor(handle, od, &alpha1, xd, da->p, &alpha2, bd, db->p, &beta, yd, dc->p));
+  const std::vector<float> out = download(dc->p, count);
+  for (int n = 0; n < kN; ++n)
+    for (int ch = 0; ch < kC; ++ch)
+      for (int h = 0; h < kH; ++h)
+        for (int w = 0; w < kW; ++w) {
+          const int nchw = ((n * kC + ch) * kH + h) * kW + w, nhwc = ((n * kH + h) * kW + w) * kC + ch;
+          const double want = 2.0 * a[nhwc] - 0.5 * b[n * kC + ch] + 0.25 * c[nchw];
+          EXPECT_EQ(out[nchw], static_cast<float>(want)) << "n " << n << " c " << ch << " h " << h << " w " << w;
+        }
+}
+
+// C (2x3x2x2, NHWC) = (-2 A) * (0.5 B) with B 1x3x1x1: one value per channel, broadcast over n, h
+// and w. A has padded rows (h stride W + 2, NaN in the padding) in a buffer of exactly its extent.
+// beta = 0: the NaN C starts with is never read.
+TEST_F(StandinCudnnOpTensor, MulBroadcastsBOverBatchAndSpatialDimensions) {
+  Quarters random;
+  SCOPED_TRACE("random seed " + std::to_string(random.seed));
+  const int kN = 2, kC = 3, kH = 2, kW = 2, kRow = kW + 2, count = kN * kC * kH * kW;
+  CUDNN_OK(cudnnSetTensor4dDescriptorEx(xd, CUDNN_DATA_FLOAT, kN, kC, kH, kW, kC * kH * kRow, kH * kRow, kRow, 1));
+  CUDNN_OK(cudnnSetTensor4dDescriptor(bd, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 1, kC, 1, 1));
+  CUDNN_OK(cudnnSetTensor4dDescriptor(yd, CUDNN_TENSOR_NHWC, CUDNN_DATA_FLOAT, kN, kC, kH, kW));
+  CUDNN_OK(cudnnSetOpTensorDescriptor(od, CUDNN_OP_TENSOR_MUL, CUDNN_DATA_FLOAT, CUDNN_PROPAGATE_NAN));
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const std::vector<float> values = random(count), b = random(kC);  // values in NCHW order
+  const int extent = (kN * kC * kH - 1) * kRow + kW;                  // the last row is not padded
+  std::vector<float> a(static_cast<std::size_t>(extent), nan);
+  for (int i = 0; i < count; ++i) a[(i / kW) * kRow + i % kW] = values[i];
+  std::unique_ptr<DeviceBuffer> da(upload(a)), db(upload(b)), dc(upload(std::vector<float>(count, nan)));
+  const float alpha1 = -2.0f, alpha2 = 0.5f;
+  CUDNN_OK(cudnnOpTensor(handle, od, &alpha1, xd, da->p, &alpha2, bd, db->p, &kZero, yd, dc->p));
+  const std::vector<float> out = download(dc->p, count);
+  for (int n = 0; n < kN; ++n)
+    for (int ch = 0; ch < kC; ++ch)
+      for (int h = 0; h < kH; ++h)
+        for (int w = 0; w < kW; ++w) {
+          const int nchw = ((n * kC + ch) * kH + h) * kW + w, nhwc = ((n * kH + h) * kW + w) * kC + ch;
+          EXPECT_EQ(out[nhwc], -values[nchw] * b[ch]) << "n " << n << " c " << ch << " h " << h << " w " << w;
+        }
+}
+
+// alpha2 = -1 scales B before the op: -B = [-2, -5, NaN, NaN] against A = [1, NaN, 3, NaN].
+// MIN and MAX follow opTensorNanOpt; ADD propagates NaN whatever the option.
+TEST_F(StandinCudnnOpTensor, MinMaxFollowTheNanOptionAddPropagatesNan) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  CUDNN_OK(cudnnSetTensor4dDescriptor(xd, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 1, 1, 1, 4));
+  std::unique_ptr<DeviceBuffer> a(upload({1, nan, 3, nan})), b(upload({2, 5, nan, nan})), c(upload({9, 9, 9, 9}));
+  const float minus_one = -1.0f;
+  const struct {
+    cudnnOpTensorOp_t op;
+    cudnnNanPropagation_t nan_opt;
+    std::vector<float> want;
+    const char* what;
+  } cases[] = {
+      {CUDNN_OP_TENSOR_MIN, CUDNN_PROPAGATE_NAN, {-2, nan, nan, nan}, "MIN, PROPAGATE_NAN"},
+      {CUDNN_OP_TENSOR_MIN, CUDNN_NOT_PROPAGATE_NAN, {-2, -5, 3, nan}, "MIN, NOT_PROPAGATE_NAN"},
+      {CUDNN_OP_TENSOR_MAX, CUDNN_PROPAGATE_NAN, {1, nan, nan, nan}, "MAX, PROPAGATE_NAN"},
+      {CUDNN_OP_TENSOR_MAX, CUDNN_NOT_PROPAGATE_NAN, {1, -5, 3, nan}, "MAX, NOT_PROPAGATE_NAN"},
+      {CUDNN_OP_TENSOR_ADD, CUDNN_NOT_PROPAGATE_NAN, {-1, nan, nan, nan}, "ADD, NOT_PROPAGATE_NAN"},
+  };
+  for (const auto& k : cases) {
+    CUDNN_OK(cudnnSetOpTensorDescriptor(od, k.op, CUDNN_DATA_FLOAT, k.nan_opt));
+    ASSERT_EQ(cudaMemcpy(c->p, std::vector<float>(4, 9.0f).data(), 16, cudaMemcpyHostToDevice), cudaSuccess);
+    CUDNN_OK(cudnnOpTensor(handle, od, &kOne, xd, a->p, &minus_one, xd, b->p, &kZero, xd, c->p));
+    expect_same(download(c->p, 4), k.want, k.what);
+  }
+}
+
+// In place, as the reference allows it: C == A (B broadcast), and C == A == B. B == C alone, and an
+// alias described otherwise than C, are refused before anything runs.
+TEST_F(StandinCudnnOpTensor, InPlaceUse) {
+  Quarters random;
+  SCOPED_TRACE("random seed " + std::to_string(random.seed));
+  const int kC = 3, kHW = 4, count = 2 * kC * kHW;
+  CUDNN_OK(cudnnSetTensor4dDescriptor(yd, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 2, kC, 2, 2));
+  CUDNN_OK(cudnnSetTensor4dDescriptor(bd, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 1, kC, 1, 1));
+  const std::vector<float> c0 = random(count), b = random(kC);
+  std::unique_ptr<DeviceBuffer> c(upload(c0)), db(upload(b));
+
+  // C = 1 * C + 1 * B + 1 * C.
+  CUDNN_OK(cudnnSetOpTensorDescriptor(od, CUDNN_OP_TENSOR_ADD, CUDNN_DATA_FLOAT, CUDNN_PROPAGATE_NAN));
+  CUDNN_OK(cudnnOpTensor(handle, od, &kOne, yd, c->p, &kOne, bd, db->p, &kOne, yd, c->p));
+  std::vector<float> want(count);
+  for (int i = 0; i < count; ++i) want[i] = 2.0f * c0[i] + b[(i / kHW) % kC];
+  const std::vector<float> c1 = download(c->p, count);
+  expect_same(c1, want, "C == A, ADD");
+
+  // C = (1 * C) * (1 * C) - 1 * C.
+  CUDNN_OK(cudnnSetOpTensorDescriptor(od, CUDNN_OP_TENSOR_MUL, CUDNN_DATA_FLOAT, CUDNN_PROPAGATE_NAN));
+  const float minus_one = -1.0f;
+  CUDNN_OK(cudnnOpTensor(handle, od, &kOne, yd, c->p, &kOne, yd, c->p, &minus_one, yd, c->p));
+  for (int i = 0; i < count; ++i) want[i] = c1[i] * c1[i] - c1[i];
+  const std::vector<float> c2 = download(c->p, count);
+  expect_same(c2, want, "C == A == B, MUL");
+
+  std::unique_ptr<DeviceBuffer> other(upload(random(count)));
+  EXPECT_EQ(cudnnOpTensor(handle, od, &kOne, yd, other->p, &kOne, yd, c->p, &kZero, yd, c->p), CUDNN_STATUS_BAD_PARAM)
+      << "B == C needs A == C";
+  CUDNN_OK(cudnnSetTensor4dDescriptor(xd, CUDNN_TENSOR_NHWC, CUDNN_DATA_FLOAT, 2, kC, 2, 2));
+  EXPECT_EQ(cudnnOpTensor(handle, od, &kOne, xd, c->p, &kOne, bd, db->p, &kZero, yd, c->p), CUDNN_STATUS_BAD_PARAM)
+      << "A aliases C with other strides";
+  expect_same(download(c->p, count), c2, "C after the refused calls");
+}
+
+// Binary16 storage, computed wider and rounded once: 1 + 2^-11 is halfway between 1 and 1 + 2^-10
+// and rounds to even 1 (0x3C00); 1 + 2^-10 + 2^-11 rounds to even 1 + 2^-9 (0x3C02). HALF A and B
+// into a FLOAT C keep the sum exactly; FLOAT A and B into a HALF C round the same way.
+TEST_F(StandinCudnnOpTensor, HalfDataRoundsOnceToNearestEven) {
+  const float e = std::ldexp(1.0f, -11), one_ulp = std::ldexp(1.0f, -10);
+  CUDNN_OK(cudnnSetOpTensorDescriptor(od, CUDNN_OP_TENSOR_ADD, CUDNN_DATA_FLOAT, CUDNN_PROPAGATE_NAN));
+  CUDNN_OK(cudnnSetTensor4dDescriptor(xd, CUDNN_TENSOR_NCHW, CUDNN_DATA_HALF, 1, 1, 1, 2));
+  CUDNN_OK(cudnnSetTensor4dDescriptor(zd, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 1, 1, 1, 2));
+  std::unique_ptr<DeviceBuffer> ha(upload_half({1.0f, 1.0f + one_ulp})), hb(upload_half({e, e})),
+      hc(upload_half({-3.0f, -3.0f})), fa(upload({1.0f, 1.0f + one_ulp})), fb(upload({e, e})), fc(upload({-3, -3}));
+  CUDNN_OK(cudnnOpTensor(handle, od, &kOne, xd, ha->p, &kOne, xd, hb->p, &kZero, xd, hc->p));
+  EXPECT_EQ(download_half(hc->p, 2), (std::vector<std::uint16_t>{0x3C00, 0x3C02})) << "HALF, HALF -> HALF";
+  CUDNN_OK(cudnnOpTensor(handle, od, &kOne, xd, ha->p, &kOne, xd, hb->p, &kZero, zd, fc->p));
+  EXPECT_EQ(download(fc->p, 2), (std::vector<float>{1.0f + e, 1.0f + one_ulp + e})) << "HALF, HALF -> FLOAT";
+  CUDNN_OK(cudnnOpTensor(handle, od, &kOne, zd, fa->p, &kOne, zd, fb->p, &kZero, xd, hc->p));
+  EXPECT_EQ(download_half(hc->p, 2), (std::vector<std::uint16_t>{0x3C00, 0x3C02})) << "FLOAT, FLOAT -> HALF";
+}
+
+// HALF through strides: A NCHW, B 1xCx1x1, C NHWC with a blend, on fresh random quarters (every
+// product and sum below stays exact in binary16).
+TEST_F(StandinCudnnOpTensor, HalfDataWithBroadcastAndLayouts) {
+  Quarters random;
+  SCOPED_TRACE("random seed " + std::to_string(random.seed));
+  const int kC = 3, kHW = 4, count = 2 * kC * kHW;
+  CUDNN_OK(cudnnSetTensor4dDescriptor(xd, CUDNN_TENSOR_NCHW, CUDNN_DATA_HALF, 2, kC, 2, 2));
+  CUDNN_OK(cudnnSetTensor4dDescriptor(bd, CUDNN_TENSOR_NCHW, CUDNN_DATA_HALF, 1, kC, 1, 1));
+  CUDNN_OK(cudnnSetTensor4dDescriptor(yd, CUDNN_TENSOR_NHWC, CUDNN_DATA_HALF, 2, kC, 2, 2));
+  CUDNN_OK(cudnnSetOpTensorDescriptor(od, CUDNN_OP_TENSOR_MUL, CUDNN_DATA_FLOAT, CUDNN_PROPAGATE_NAN));
+  const std::vector<float> a = random(count), b = random(kC), c = random(count);  // c in NHWC order
+  std::unique_ptr<DeviceBuffer> da(upload_half(a)), db(upload_half(b)), dc(upload_half(c));
+  const float half_scale = 0.5f;
+  CUDNN_OK(cudnnOpTensor(handle, od, &kOne, xd, da->p, &kOne, bd, db->p, &half_scale, yd, dc->p));
+  const std::vector<std::uint16_t> out = download_half(dc->p, count);
+  for (int n = 0; n < 2; ++n)
+    for (int ch = 0; ch < kC; ++ch)
+      for (int hw = 0; hw < kHW; ++hw) {
+        const int nchw = (n * kC + ch) * kHW + hw, nhwc = (n * kHW + hw) * kC + ch;
+        const double want = static_cast<double>(a[nchw]) * b[ch] + 0.5 * c[nhwc];
+        EXPECT_EQ(out[nhwc], standin::half_from_double(want)) << "n " << n << " c " << ch << " hw " << hw;
+      }
+}
+
+// Every refusal, with its status; none of them touches C.
+TEST_F(StandinCudnnOpTensor, StatusesForWhatIsRefused) {
+  const std::vector<float> prior = {1, 2, 3, 4, 5, 6};
+  std::unique_ptr<DeviceBuffer> a(upload(prior)), b(upload(prior)), c(upload(prior));
+  CUDNN_OK(cudnnSetTensor4dDescriptor(xd, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 1, 2, 1, 3));  // A
+  CUDNN_OK(cudnnSetTensor4dDescriptor(bd, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 1, 2, 1, 1));  // B
+  CUDNN_OK(cudnnSetTensor4dDescriptor(yd, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 1, 2, 1, 3));  // C
+  auto run = [&](cudnnTensorDescriptor_t adesc, cudnnTensorDescriptor_t bdesc, cudnnTensorDescriptor_t cdesc) {
+    return cudnnOpTensor(handle, od, &kOne, adesc, a->p, &kOne, bdesc, b->p, &kZero, cdesc, c->p);
+  };
+  EXPECT_EQ(run(xd, bd, yd), CUDNN_STATUS_BAD_PARAM) << "opTensorDesc created but never set";
+  CUDNN_OK(cudnnSetOpTensorDescriptor(od, CUDNN_OP_TENSOR_ADD, CUDNN_DATA_FLOAT, CUDNN_PROPAGATE_NAN));
+  EXPECT_EQ(cudnnOpTensor(nullptr, od, &kOne, xd, a->p, &kOne, bd, b->p, &kZero, yd, c->p), CUDNN_STATUS_BAD_PARAM);
+  EXPECT_EQ(run(xd, nullptr, yd), CUDNN_STATUS_BAD_PARAM) << "bDesc NULL";
+
+  CUDNN_OK(cudnnSetTensor4dDescriptor(zd, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 1, 2, 1, 2));
+  EXPECT_EQ(run(zd, bd, yd), CUDNN_STATUS_BAD_PARAM) << "A 1x2x1x2, C 1x2x1x3";
+  char msg[512] = "";
+  cudnnGetLastErrorString(msg, sizeof msg);
+  EXPECT_NE(std::strstr(msg, "cudnnOpTensor"), nullptr) << msg;
+  EXPECT_NE(std::strstr(msg, "aDesc"), nullptr) << msg;
+  EXPECT_EQ(run(xd, zd, yd), CUDNN_STATUS_BAD_PARAM) << "B's last dimension 2 is neither 3 nor 1";
+  const int dims5[5] = {1, 2, 1, 3, 1}, strides5[5] = {6, 3, 3, 1, 1};
+  CUDNN_OK(cudnnSetTensorNdDescriptor(zd, CUDNN_DATA_FLOAT, 5, dims5, strides5));
+  EXPECT_EQ(run(zd, bd, yd), CUDNN_STATUS_BAD_PARAM) << "A 5-d, C 4-d";
+
+  CUDNN_OK(cudnnSetTensor4dDescriptor(zd, CUDNN_TENSOR_NCHW, CUDNN_DATA_HALF, 1, 2, 1, 1));
+  EXPECT_EQ(run(xd, zd, yd), CUDNN_STATUS_BAD_PARAM) << "A FLOAT, B HALF";
+  CUDNN_OK(cudnnSetTensor4dDescriptor(zd, CUDNN_TENSOR_NCHW, CUDNN_DATA_DOUBLE, 1, 2, 1, 3));
+  EXPECT_EQ(run(xd, bd, zd), CUDNN_STATUS_BAD_PARAM) << "A and B FLOAT, C DOUBLE";
+  CUDNN_OK(cudnnSetOpTensorDescriptor(od, CUDNN_OP_TENSOR_ADD, CUDNN_DATA_DOUBLE, CUDNN_PROPAGATE_NAN));
+  EXPECT_EQ(run(zd, zd, zd), CUDNN_STATUS_NOT_SUPPORTED) << "DOUBLE data (not computed by the stand-in)";
+  EXPECT_EQ(run(xd, bd, yd), CUDNN_STATUS_NOT_SUPPORTED) << "FLOAT data with a DOUBLE compute type";
+  CUDNN_OK(cudnnSetTensor4dDescriptor(zd, CUDNN_TENSOR_NCHW, CUDNN_DATA_HALF, 1, 2, 1, 3));
+  CUDNN_OK(cudnnSetOpTensorDescriptor(od, CUDNN_OP_TENSOR_ADD, CUDNN_DATA_HALF, CUDNN_PROPAGATE_NAN));
+  EXPECT_EQ(run(zd, zd, zd), CUDNN_STATUS_NOT_SUPPORTED) << "HALF data with a HALF compute type";
+  CUDNN_OK(cudnnSetTensor4dDescriptor(zd, CUDNN_TENSOR_NCHW, CUDNN_DATA_INT8, 1, 2, 1, 3));
+  CUDNN_OK(cudnnSetOpTensorDescriptor(od, CUDNN_OP_TENSOR_ADD, CUDNN_DATA_FLOAT, CUDNN_PROPAGATE_NAN));
+  EXPECT_EQ(run(zd, zd, zd), CUDNN_STATUS_NOT_SUPPORTED) << "INT8 data (not computed by the stand-in)";
+
+  const int dims6[6] = {1, 2, 1, 3, 1, 1}, strides6[6] = {6, 3, 3, 1, 1, 1};
+  CUDNN_OK(cudnnSetTensorNdDescriptor(zd, CUDNN_DATA_FLOAT, 6, dims6, strides6));
+  EXPECT_EQ(run(zd, zd, zd), CUDNN_STATUS_NOT_SUPPORTED) << "more than 5 dimensions";
+  for (cudnnOpTensorOp_t op : {CUDNN_OP_TENSOR_SQRT, CUDNN_OP_TENSOR_NOT}) {
+    CUDNN_OK(cudnnSetOpTensorDescriptor(od, op, CUDNN_DATA_FLOAT, CUDNN_PROPAGATE_NAN));
+    EXPECT_EQ(run(xd, bd, yd), CUDNN_STATUS_NOT_SUPPORTED) << "op " << op << " (not implemented by the stand-in)";
+  }
+  expect_same(download(c->p, prior.size()), prior, "C after the refused calls");
+
+  // The descriptor itself: an invalid op, a NULL descriptor, and a round trip.
+  EXPECT_EQ(cudnnSetOpTensorDescriptor(od, static_cast<cudnnOpTensorOp_t>(6), CUDNN_DATA_FLOAT, CUDNN_PROPAGATE_NAN),
+            CUDNN_STATUS_BAD_PARAM);
+  EXPECT_EQ(cudnnSetOpTensorDescriptor(nullptr, CUDNN_OP_TENSOR_MAX, CUDNN_DATA_FLOAT, CUDNN_PROPAGATE_NAN),
+            CUDNN_STATUS_BAD_PARAM);
+  CUDNN_OK(cudnnSetOpTensorDescriptor(od, CUDNN_OP_TENSOR_MAX, CUDNN_DATA_FLOAT, CUDNN_NOT_PROPAGATE_NAN));
+  cudnnOpTensorOp_t op = CUDNN_OP_TENSOR_ADD;
+  cudnnDataType_t type = CUDNN_DATA_HALF;
+  cudnnNanPropagation_t nan_opt = CUDNN_PROPAGATE_NAN;
+  CUDNN_OK(cudnnGetOpTensorDescriptor(od, &op, &type, &nan_opt));
+  EXPECT_EQ(op, CUDNN_OP_TENSOR_MAX);
+  EXPECT_EQ(type, CUDNN_DATA_FLOAT);
+  EXPECT_EQ(nan_opt, CUDNN_NOT_PROPAGATE_NAN);
+  cudnnOpTensorDescriptor_t unset = nullptr;
+  CUDNN_OK(cudnnCreateOpTensorDescriptor(&unset));
+  EXPECT_EQ(cudnnGetOpTensorDescriptor(unset, &op, &type, &nan_opt), CUDNN_STATUS_BAD_PARAM);
+  CUDNN_OK(cudnnDestroyOpTensorDescriptor(unset));
+}
+
 using StandinCudnnDeathTest = Fixture;
 
 TEST_F(StandinCudnnDeathTest, OutputSmallerThanItsDescriptorEndsTheProcess) {
@@ -601,6 +886,37 @@ TEST_F(StandinCudnnDeathTest, FusedZMustBeADeviceRangeOfYsExtent) {
         cudaDeviceSynchronize();
       },
       "z");
+}
+
+using StandinCudnnOpTensorDeathTest = OpTensorFixture;
+
+// B 1x3x1x1 needs 3 floats; its buffer holds 2.
+TEST_F(StandinCudnnOpTensorDeathTest, BroadcastBSmallerThanItsDescriptorEndsTheProcess) {
+  CUDNN_OK(cudnnSetTensor4dDescriptor(xd, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 1, 3, 1, 2));
+  CUDNN_OK(cudnnSetTensor4dDescriptor(bd, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 1, 3, 1, 1));
+  CUDNN_OK(cudnnSetOpTensorDescriptor(od, CUDNN_OP_TENSOR_ADD, CUDNN_DATA_FLOAT, CUDNN_PROPAGATE_NAN));
+  std::unique_ptr<DeviceBuffer> a(upload({1, 2, 3, 4, 5, 6})), b(upload({1, 2})), c(upload({0, 0, 0, 0, 0, 0}));
+  EXPECT_DEATH(
+      {
+        cudnnOpTensor(handle, od, &kOne, xd, a->p, &kOne, bd, b->p, &kZero, xd, c->p);
+        cudaDeviceSynchronize();
+      },
+      "cudnnOpTensor: argument 'B' out of bounds");
+}
+
+// C 1x1x2x2 with rows 4 apart spans 6 floats (1 + 1 * 4 + 1 * 1); its buffer holds the 4 a packed
+// layout would need.
+TEST_F(StandinCudnnOpTensorDeathTest, StridedCExtentIsChecked) {
+  CUDNN_OK(cudnnSetTensor4dDescriptor(xd, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 1, 1, 2, 2));
+  CUDNN_OK(cudnnSetTensor4dDescriptorEx(yd, CUDNN_DATA_FLOAT, 1, 1, 2, 2, 8, 8, 4, 1));
+  CUDNN_OK(cudnnSetOpTensorDescriptor(od, CUDNN_OP_TENSOR_MUL, CUDNN_DATA_FLOAT, CUDNN_PROPAGATE_NAN));
+  std::unique_ptr<DeviceBuffer> a(upload({1, 2, 3, 4})), c(upload({0, 0, 0, 0}));
+  EXPECT_DEATH(
+      {
+        cudnnOpTensor(handle, od, &kOne, xd, a->p, &kOne, xd, a->p, &kZero, yd, c->p);
+        cudaDeviceSynchronize();
+      },
+      "cudnnOpTensor: argument 'C' out of bounds");
 }
 
 }  // namespace

@@ -1,13 +1,27 @@
 // The stand-in's CUDA runtime against the runtime's documented contract: deferred stream execution,
-// stream capture and its illegal calls, graph replay, event timing, and the pointer checks that end
-// the process (death tests). Links the stand-in directly (RUNPATH to its folder), not NVIDIA's.
+// stream capture and its illegal calls, graph replay, event timing, the host implementation of the
+// project's pointwise kernel (registered here as nvcc's host code registers it), and the pointer
+// checks that end the process (death tests). Links the stand-in directly (RUNPATH to its folder),
+// not NVIDIA's.
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
+#include <limits>
+#include <random>
+#include <string>
 #include <vector>
+
+#include "half.h"
+
+// Declared by CUDA's crt/host_runtime.h for nvcc's generated host code, which registers each
+// __global__ function of a module under its mangled device name.
+extern "C" void __cudaRegisterFunction(void** module, const char* host_fun, char* device_fun, const char* device_name,
+                                       int thread_limit, uint3* tid, uint3* bid, dim3* block, dim3* grid,
+                                       int* warp_size);
 
 namespace {
 
@@ -146,6 +160,201 @@ TEST(StandinRuntime, EventTimingOutsideAndInsideGraphs) {
   for (cudaEvent_t e : {a, b, untimed}) cudaEventDestroy(e);
 }
 
+// --- the project's pointwise kernel (model/cudnn/pointwise.h) ------------------------------------
+
+// What nvcc registers for infer::cudnn::(anonymous)::pointwise_kernel(int, float, float, const void*,
+// void*, size_t, int) (the anonymous namespace's name carries a per-file hash; the stand-in matches
+// the name's end). The host "stub" is any unique address, as nvcc's stub function is (objects that
+// can be written, so that no two are merged).
+char pointwise_stub = 0;
+char mismatched_stub = 0;
+
+const void* registered(const char* stub, const char* device_name) {
+  std::string name(device_name);
+  __cudaRegisterFunction(nullptr, stub, name.data(), name.c_str(), -1, nullptr, nullptr, nullptr, nullptr, nullptr);
+  return stub;
+}
+
+const void* pointwise_kernel() {
+  static const void* k =
+      registered(&pointwise_stub, "_ZN5infer5cudnn36_GLOBAL__N__1e27ced5_4_k_cu_fcd4ac9f16pointwise_kernelEiffPKvPvmi");
+  return k;
+}
+
+cudaError_t launch_pointwise(const void* kernel, dim3 grid, dim3 block, int op, float a, float b, const void* x,
+                             void* y, std::size_t count, int half) {
+  void* args[] = {&op, &a, &b, &x, &y, &count, &half};
+  return cudaLaunchKernel(kernel, grid, block, args, 0, nullptr);
+}
+
+cudaError_t launch_pointwise(int op, float a, float b, const void* x, void* y, std::size_t count, int half) {
+  const auto blocks = static_cast<unsigned>(std::min<std::size_t>((count + 255) / 256, 2));  // grid-stride: 2 suffice
+  return launch_pointwise(pointwise_kernel(), dim3(std::max(blocks, 1u)), dim3(256), op, a, b, x, y, count, half);
+}
+
+// pointwise.h, written out again in double: the value each element must get before its one rounding.
+double pointwise_reference(int op, double a, double b, double x) {
+  if (std::isnan(x)) return x;
+  auto clamp01 = [](double v) { return std::isnan(v) ? v : std::min(1.0, std::max(0.0, v)); };
+  switch (op) {
+    case 0: return 1.0 / (1.0 + std::exp(-x));
+    case 1: return std::min(std::max(x, a), b);
+    case 2: return clamp01(a * x + b);
+    case 3: return x * clamp01(a * x + b);
+    case 4: return x / (1.0 + std::exp(-x));
+    default: return std::numeric_limits<double>::quiet_NaN();
+  }
+}
+
+struct PointwiseCase {
+  int op;
+  float a, b;
+  const char* name;
+};
+const PointwiseCase kPointwiseCases[] = {{0, 0.0f, 0.0f, "sigmoid"},
+                                         {1, -1.5f, 2.25f, "clip"},
+                                         {2, 0.2f, 0.5f, "hardsigmoid"},
+                                         {3, 1.0f / 6.0f, 0.5f, "hardswish"},
+                                         {4, 0.0f, 0.0f, "silu"}};
+
+// Fresh random x in [-8, 8] (with a NaN, both zeros and a value beyond each clamp), 1000 floats over
+// 2 blocks of 256 (a grid-stride loop covers the rest); y starts as a sentinel so that every element
+// is seen written.
+TEST(StandinKernels, PointwiseFloatMatchesItsContract) {
+  const unsigned seed = std::random_device{}();
+  SCOPED_TRACE("random seed " + std::to_string(seed));
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> value(-8.0f, 8.0f);
+  const std::size_t count = 1000;
+  std::vector<float> x(count);
+  for (float& v : x) v = value(rng);
+  x[0] = std::numeric_limits<float>::quiet_NaN();
+  x[1] = 0.0f;
+  x[2] = -0.0f;
+  x[3] = 30.0f;
+  x[4] = -30.0f;
+  void *dx = nullptr, *dy = nullptr;
+  ASSERT_EQ(cudaMalloc(&dx, count * 4), cudaSuccess);
+  ASSERT_EQ(cudaMalloc(&dy, count * 4), cudaSuccess);
+  ASSERT_EQ(cudaMemcpy(dx, x.data(), count * 4, cudaMemcpyHostToDevice), cudaSuccess);
+  const std::vector<float> sentinel(count, 12345.0f);
+  for (const PointwiseCase& k : kPointwiseCases) {
+    ASSERT_EQ(cudaMemcpy(dy, sentinel.data(), count * 4, cudaMemcpyHostToDevice), cudaSuccess);
+    ASSERT_EQ(launch_pointwise(k.op, k.a, k.b, dx, dy, count, 0), cudaSuccess) << k.name;
+    std::vector<float> y(count);
+    ASSERT_EQ(cudaMemcpy(y.data(), dy, count * 4, cudaMemcpyDeviceToHost), cudaSuccess);
+    for (std::size_t i = 0; i < count; ++i) {
+      const auto want = static_cast<float>(pointwise_reference(k.op, k.a, k.b, static_cast<double>(x[i])));
+      if (std::isnan(want)) {
+        EXPECT_TRUE(std::isnan(y[i])) << k.name << "(" << x[i] << ") = " << y[i] << ", want NaN";
+      } else {
+        EXPECT_EQ(y[i], want) << k.name << "(" << x[i] << ") [" << i << "]";
+      }
+    }
+  }
+  cudaFree(dx);
+  cudaFree(dy);
+}
+
+// By hand: sigmoid(0) = 1/2, sigmoid(ln 3) = 1 / (1 + 1/3) = 3/4, silu(ln 3) = 3/4 ln 3; clip to
+// [-1, 2]; hardsigmoid and hardswish with a = 1/4, b = 1/2: 1/4 + 1/2 = 3/4 at x = 1, clamped to 1
+// at x = 4 (hardswish 4) and to 0 at x = -4 (hardswish -4 * 0 = -0).
+TEST(StandinKernels, PointwiseHandComputedValues) {
+  const float ln3 = std::log(3.0f), nan = std::numeric_limits<float>::quiet_NaN();
+  const std::vector<float> x = {0.0f, ln3, -3.0f, 0.5f, 5.0f, 1.0f, 4.0f, -4.0f, nan};
+  void *dx = nullptr, *dy = nullptr;
+  ASSERT_EQ(cudaMalloc(&dx, x.size() * 4), cudaSuccess);
+  ASSERT_EQ(cudaMalloc(&dy, x.size() * 4), cudaSuccess);
+  ASSERT_EQ(cudaMemcpy(dx, x.data(), x.size() * 4, cudaMemcpyHostToDevice), cudaSuccess);
+  auto run = [&](int op, float a, float b) {
+    std::vector<float> y(x.size(), 12345.0f);
+    EXPECT_EQ(cudaMemcpy(dy, y.data(), y.size() * 4, cudaMemcpyHostToDevice), cudaSuccess);
+    EXPECT_EQ(launch_pointwise(op, a, b, dx, dy, x.size(), 0), cudaSuccess);
+    EXPECT_EQ(cudaMemcpy(y.data(), dy, y.size() * 4, cudaMemcpyDeviceToHost), cudaSuccess);
+    return y;
+  };
+  std::vector<float> y = run(0, 0.0f, 0.0f);
+  EXPECT_EQ(y[0], 0.5f);
+  EXPECT_NEAR(y[1], 0.75f, 1e-7f);
+  EXPECT_TRUE(std::isnan(y[8]));
+  y = run(4, 0.0f, 0.0f);
+  EXPECT_EQ(y[0], 0.0f);
+  EXPECT_NEAR(y[1], 0.75f * ln3, 2e-7f);
+  y = run(1, -1.0f, 2.0f);
+  EXPECT_EQ(y[2], -1.0f);
+  EXPECT_EQ(y[3], 0.5f);
+  EXPECT_EQ(y[4], 2.0f);
+  EXPECT_TRUE(std::isnan(y[8])) << "clip keeps NaN";
+  y = run(2, 0.25f, 0.5f);
+  EXPECT_EQ(y[5], 0.75f);
+  EXPECT_EQ(y[6], 1.0f);
+  EXPECT_EQ(y[7], 0.0f);
+  EXPECT_TRUE(std::isnan(y[8])) << "hardsigmoid keeps NaN";
+  y = run(3, 0.25f, 0.5f);
+  EXPECT_EQ(y[5], 0.75f);
+  EXPECT_EQ(y[6], 4.0f);
+  EXPECT_EQ(y[7], 0.0f);
+  EXPECT_TRUE(std::signbit(y[7])) << "-4 * 0 is -0";
+  EXPECT_TRUE(std::isnan(y[8])) << "hardswish keeps NaN";
+  cudaFree(dx);
+  cudaFree(dy);
+}
+
+// Binary16, in place (x == y). hardsigmoid with a = 1, b = 2^-12: 1/2 + 2^-12 lies halfway between
+// 0x3800 (1/2) and 0x3801 and rounds to even 0x3800; 1/2 + 2^-11 + 2^-12 rounds to even 0x3802.
+// Then fresh random halves through every op, each against its formula rounded once.
+TEST(StandinKernels, PointwiseHalfInPlaceRoundsToNearestEven) {
+  void* d = nullptr;
+  ASSERT_EQ(cudaMalloc(&d, 4), cudaSuccess);
+  const std::uint16_t ties[2] = {0x3800, 0x3801};
+  ASSERT_EQ(cudaMemcpy(d, ties, 4, cudaMemcpyHostToDevice), cudaSuccess);
+  ASSERT_EQ(launch_pointwise(2, 1.0f, std::ldexp(1.0f, -12), d, d, 2, 1), cudaSuccess);
+  std::uint16_t out[2] = {};
+  ASSERT_EQ(cudaMemcpy(out, d, 4, cudaMemcpyDeviceToHost), cudaSuccess);
+  EXPECT_EQ(out[0], 0x3800);
+  EXPECT_EQ(out[1], 0x3802);
+  cudaFree(d);
+
+  const unsigned seed = std::random_device{}();
+  SCOPED_TRACE("random seed " + std::to_string(seed));
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> value(-8.0f, 8.0f);
+  const std::size_t count = 600;
+  std::vector<std::uint16_t> x(count);
+  for (std::uint16_t& h : x) h = standin::half_from_float(value(rng));
+  x[0] = 0x7E00;  // NaN
+  ASSERT_EQ(cudaMalloc(&d, count * 2), cudaSuccess);
+  for (const PointwiseCase& k : kPointwiseCases) {
+    ASSERT_EQ(cudaMemcpy(d, x.data(), count * 2, cudaMemcpyHostToDevice), cudaSuccess);
+    ASSERT_EQ(launch_pointwise(k.op, k.a, k.b, d, d, count, 1), cudaSuccess) << k.name;
+    std::vector<std::uint16_t> y(count);
+    ASSERT_EQ(cudaMemcpy(y.data(), d, count * 2, cudaMemcpyDeviceToHost), cudaSuccess);
+    EXPECT_TRUE(std::isnan(standin::half_to_float(y[0]))) << k.name << "(NaN)";
+    for (std::size_t i = 1; i < count; ++i) {
+      const double in = standin::half_to_float(x[i]);
+      EXPECT_EQ(y[i], standin::half_from_double(pointwise_reference(k.op, k.a, k.b, in)))
+          << k.name << "(" << in << ") [" << i << "]";
+    }
+  }
+  cudaFree(d);
+}
+
+TEST(StandinKernels, PointwiseRefusesAnUnknownOpOrHalfFlag) {
+  void* d = nullptr;
+  ASSERT_EQ(cudaMalloc(&d, 16), cudaSuccess);
+  const float before[4] = {1, 2, 3, 4};
+  ASSERT_EQ(cudaMemcpy(d, before, 16, cudaMemcpyHostToDevice), cudaSuccess);
+  EXPECT_EQ(launch_pointwise(5, 0.0f, 0.0f, d, d, 4, 0), cudaErrorInvalidValue);
+  EXPECT_EQ(cudaGetLastError(), cudaErrorInvalidValue);
+  EXPECT_EQ(launch_pointwise(-1, 0.0f, 0.0f, d, d, 4, 0), cudaErrorInvalidValue);
+  EXPECT_EQ(launch_pointwise(0, 0.0f, 0.0f, d, d, 4, 2), cudaErrorInvalidValue) << "half is 0 or 1";
+  (void)cudaGetLastError();
+  float after[4] = {};
+  ASSERT_EQ(cudaMemcpy(after, d, 16, cudaMemcpyDeviceToHost), cudaSuccess);
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(after[i], before[i]) << "a refused launch wrote y";
+  cudaFree(d);
+}
+
 using StandinRuntimeDeathTest = ::testing::Test;
 
 TEST_F(StandinRuntimeDeathTest, HostPointerWhereDeviceMemoryBelongs) {
@@ -190,6 +399,44 @@ TEST_F(StandinRuntimeDeathTest, DoubleFree) {
         cudaFree(d);
       },
       "cudaFree: argument 'devPtr' is not the start of a live cudaMalloc allocation");
+}
+
+TEST_F(StandinRuntimeDeathTest, PointwiseRefusesAnotherBlockShape) {
+  void* d = nullptr;
+  ASSERT_EQ(cudaMalloc(&d, 16), cudaSuccess);
+  EXPECT_DEATH(launch_pointwise(pointwise_kernel(), dim3(1), dim3(128), 0, 0.0f, 0.0f, d, d, 4, 0),
+               "pointwise_kernel: launched with block \\(128, 1, 1\\)");
+  EXPECT_DEATH(launch_pointwise(pointwise_kernel(), dim3(1, 2), dim3(256), 0, 0.0f, 0.0f, d, d, 4, 0),
+               "pointwise_kernel: launched with block \\(256, 1, 1\\), grid \\(1, 2, 1\\)");
+  cudaFree(d);
+}
+
+// 5 halves are 10 bytes: x's 8-byte allocation is too small; 2 floats fit it, 3 do not fit y.
+TEST_F(StandinRuntimeDeathTest, PointwiseChecksXAndYForTheirElementSize) {
+  void *x = nullptr, *y = nullptr;
+  ASSERT_EQ(cudaMalloc(&x, 8), cudaSuccess);
+  ASSERT_EQ(cudaMalloc(&y, 8), cudaSuccess);
+  ASSERT_EQ(launch_pointwise(0, 0.0f, 0.0f, x, y, 4, 1), cudaSuccess) << "4 halves fit both";
+  ASSERT_EQ(launch_pointwise(0, 0.0f, 0.0f, x, y, 2, 0), cudaSuccess) << "2 floats fit both";
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  EXPECT_DEATH(launch_pointwise(0, 0.0f, 0.0f, x, y, 5, 1), "pointwise_kernel: argument 'x' out of bounds");
+  void* big = nullptr;
+  ASSERT_EQ(cudaMalloc(&big, 12), cudaSuccess);
+  EXPECT_DEATH(launch_pointwise(0, 0.0f, 0.0f, big, y, 3, 0), "pointwise_kernel: argument 'y' out of bounds");
+  cudaFree(big);
+  cudaFree(x);
+  cudaFree(y);
+}
+
+// A kernel of that name whose parameter list differs (its last parameter a float) is not run as
+// the pointwise kernel: the launch ends the process naming it.
+TEST_F(StandinRuntimeDeathTest, PointwiseWithAnotherSignatureIsNotRun) {
+  const void* k = registered(&mismatched_stub, "_ZN5infer5cudnn12_GLOBAL__N_116pointwise_kernelEiffPKvPvmf");
+  void* d = nullptr;
+  ASSERT_EQ(cudaMalloc(&d, 16), cudaSuccess);
+  EXPECT_DEATH(launch_pointwise(k, dim3(1), dim3(256), 0, 0.0f, 0.0f, d, d, 4, 0),
+               "kernel _ZN5infer5cudnn12_GLOBAL__N_116pointwise_kernelEiffPKvPvmf has no host implementation");
+  cudaFree(d);
 }
 
 }  // namespace

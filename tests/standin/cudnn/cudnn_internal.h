@@ -64,6 +64,13 @@ struct Activation {
   double coef = 0.0;
 };
 
+struct OpTensor {
+  bool set = false;
+  cudnnOpTensorOp_t op = CUDNN_OP_TENSOR_ADD;
+  cudnnDataType_t compute = CUDNN_DATA_FLOAT;
+  cudnnNanPropagation_t nan = CUDNN_PROPAGATE_NAN;
+};
+
 // --- status and last error (status.cpp) ---------------------------------------------------------
 
 // Records "call: detail" as this thread's last error (cudnnGetLastErrorString) and returns s.
@@ -128,6 +135,9 @@ struct cudnnPoolingStruct {
 };
 struct cudnnActivationStruct {
   standin_cudnn::Activation value;
+};
+struct cudnnOpTensorStruct {
+  standin_cudnn::OpTensor value;
 };
 
 // --- convolution internals shared by convolution.cpp and conv_algorithms.cpp --------------------

@@ -1,4 +1,4 @@
-// Tensor, filter, convolution, pooling and activation descriptors: create, set (with the
+// Tensor, filter, convolution, pooling, activation and op-tensor descriptors: create, set (with the
 // validation the cuDNN API reference documents for each Set function), get, destroy.
 #include <new>
 #include <string>
@@ -442,6 +442,50 @@ cudnnStatus_t cudnnGetActivationDescriptor(const cudnnActivationDescriptor_t act
   *mode = activationDesc->value.mode;
   *reluNanOpt = activationDesc->value.nan;
   *coef = activationDesc->value.coef;
+  return CUDNN_STATUS_SUCCESS;
+}
+
+// --- op-tensor operations -----------------------------------------------------------------------
+
+cudnnStatus_t cudnnCreateOpTensorDescriptor(cudnnOpTensorDescriptor_t* opTensorDesc) {
+  return create("cudnnCreateOpTensorDescriptor", opTensorDesc);
+}
+cudnnStatus_t cudnnDestroyOpTensorDescriptor(cudnnOpTensorDescriptor_t opTensorDesc) { return destroy(opTensorDesc); }
+
+// cudnnSetOpTensorDescriptor(): BAD_PARAM when opTensorOp, opTensorCompType or opTensorNanOpt is
+// not a valid enumerant. Which compute type suits which data types is cudnnOpTensor's rule, checked
+// there (its NOT_SUPPORTED), not here.
+cudnnStatus_t cudnnSetOpTensorDescriptor(cudnnOpTensorDescriptor_t opTensorDesc, cudnnOpTensorOp_t opTensorOp,
+                                         cudnnDataType_t opTensorCompType, cudnnNanPropagation_t opTensorNanOpt) {
+  const char* call = "cudnnSetOpTensorDescriptor";
+  if (opTensorDesc == nullptr) return fail(CUDNN_STATUS_BAD_PARAM, call, "opTensorDesc is NULL");
+  if (opTensorOp < CUDNN_OP_TENSOR_ADD || opTensorOp > CUDNN_OP_TENSOR_NOT) {
+    return fail(CUDNN_STATUS_BAD_PARAM, call, "opTensorOp is not a cudnnOpTensorOp_t");
+  }
+  if (!valid_type(opTensorCompType)) {
+    return fail(CUDNN_STATUS_BAD_PARAM, call, "opTensorCompType is not a cudnnDataType_t");
+  }
+  if (!valid_nan(opTensorNanOpt)) return fail(CUDNN_STATUS_BAD_PARAM, call, "opTensorNanOpt is invalid");
+  standin_cudnn::OpTensor& o = opTensorDesc->value;
+  o.set = true;
+  o.op = opTensorOp;
+  o.compute = opTensorCompType;
+  o.nan = opTensorNanOpt;
+  return CUDNN_STATUS_SUCCESS;
+}
+
+cudnnStatus_t cudnnGetOpTensorDescriptor(const cudnnOpTensorDescriptor_t opTensorDesc, cudnnOpTensorOp_t* opTensorOp,
+                                         cudnnDataType_t* opTensorCompType, cudnnNanPropagation_t* opTensorNanOpt) {
+  const char* call = "cudnnGetOpTensorDescriptor";
+  if (opTensorDesc == nullptr || !opTensorDesc->value.set) {
+    return fail(CUDNN_STATUS_BAD_PARAM, call, "opTensorDesc is not set");
+  }
+  if (opTensorOp == nullptr || opTensorCompType == nullptr || opTensorNanOpt == nullptr) {
+    return fail(CUDNN_STATUS_BAD_PARAM, call, "an output pointer is NULL");
+  }
+  *opTensorOp = opTensorDesc->value.op;
+  *opTensorCompType = opTensorDesc->value.compute;
+  *opTensorNanOpt = opTensorDesc->value.nan;
   return CUDNN_STATUS_SUCCESS;
 }
 

@@ -1,0 +1,335 @@
+// The graph format (model format version 2): layers that name their inputs, the ops that read
+// several (add, mul, concat), the smooth activations, dropout and identity removed at load; every
+// way a graph can be wrong; and the CPU backend on each op and on graphs against the
+// double-precision reference of reference.h, within its derived bound.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <limits>
+
+#include "model/cpu/cpu_backend.h"
+#include "model/errors.h"
+#include "model/model_file.h"
+#include "model_cases.h"
+#include "process.h"
+#include "reference.h"
+#include "test_util.h"
+
+namespace infer::test {
+namespace {
+
+const char* kGraphToml = R"(format = "infer-model"
+format_version = 2
+name = "graph"
+weights = "graph.safetensors"
+
+[input]
+channels = 2
+height = 5
+width = 5
+mean = [0.5, 0.5]
+std = [0.25, 0.25]
+
+[[layers]]
+name = "conv1"
+type = "conv2d"
+out_channels = 2
+kernel = 3
+padding = 1
+
+[[layers]]
+name = "drop"
+type = "dropout"
+p = 0.2
+
+[[layers]]
+name = "relu1"
+type = "relu"
+
+[[layers]]
+name = "sum"
+type = "add"
+inputs = ["relu1", "input"]
+relu = true
+
+[[layers]]
+name = "same"
+type = "identity"
+
+[[layers]]
+name = "gate"
+type = "sigmoid"
+inputs = "same"
+
+[[layers]]
+name = "scaled"
+type = "mul"
+inputs = ["sum", "gate"]
+
+[[layers]]
+name = "joined"
+type = "concat"
+inputs = ["scaled", "drop", "input"]
+
+[[layers]]
+name = "flat"
+type = "flatten"
+
+[[layers]]
+name = "fc"
+type = "linear"
+out_features = 3
+)";
+
+std::vector<Tensor> graph_tensors(Random& rng) {
+  return {f32("conv1.weight", {2, 2, 3, 3}, rng), f32("conv1.bias", {2}, rng), f32("fc.weight", {3, 150}, rng),
+          f32("fc.bias", {3}, rng)};
+}
+
+class GraphFile : public ::testing::Test {
+ protected:
+  void write(const std::string& toml) {
+    write_file(dir_ / "graph.toml", toml);
+    write_file(dir_ / "graph.safetensors", safetensors_bytes(graph_tensors(rng_)));
+  }
+  std::string load_error(const std::string& toml) {
+    write(toml);
+    try {
+      load_model(dir_ / "graph.toml");
+    } catch (const InputError& e) {
+      return e.what();
+    }
+    ADD_FAILURE() << "the model loaded but should have been refused";
+    return "";
+  }
+  static std::string edited(const std::string& from, const std::string& to) {
+    std::string toml = kGraphToml;
+    const std::size_t at = toml.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    return at == std::string::npos ? toml : toml.replace(at, from.size(), to);
+  }
+
+  Random rng_;
+  TempDir dir_;
+};
+
+std::vector<std::string> names(const Network& net) {
+  std::vector<std::string> out;
+  for (const Layer& l : net.layers()) out.push_back(l.name);
+  return out;
+}
+
+TEST_F(GraphFile, LayersReadTheirNamedInputsAndDropoutAndIdentityAreRemoved) {
+  SCOPED_TRACE(rng_.trace());
+  write(kGraphToml);
+  const LoadedModel m = load_model(dir_ / "graph.toml");
+  const Network& net = m.network;
+  EXPECT_EQ(names(net), (std::vector<std::string>{"conv1", "relu1", "sum", "gate", "scaled", "joined", "flat", "fc"}));
+  auto sources = [&](std::size_t i) { return net.layers()[i].sources; };
+  using S = std::vector<std::size_t>;
+  EXPECT_EQ(sources(0), (S{0}));        // the network input
+  EXPECT_EQ(sources(1), (S{1}));        // relu1 read "drop", which passes conv1 on
+  EXPECT_EQ(sources(2), (S{2, 0}));     // sum: relu1 and the input
+  EXPECT_EQ(sources(3), (S{3}));        // gate read "same", which passes sum on
+  EXPECT_EQ(sources(4), (S{3, 4}));     // scaled: sum * gate
+  EXPECT_EQ(sources(5), (S{5, 1, 0}));  // joined: scaled, conv1 (through "drop") and the input
+  EXPECT_EQ(sources(6), (S{6}));
+  EXPECT_EQ(net.layers()[5].out, (Dims{6, 5, 5}));
+  EXPECT_EQ(net.output_dims(), (Dims{3, 1, 1}));
+  EXPECT_EQ(net.layers()[0].readers, 2);  // relu1 and joined
+  EXPECT_EQ(net.layers()[7].readers, 1);  // the network output
+  EXPECT_TRUE(net.layers()[2].add().relu);
+
+  // And it computes what the graph says: the CPU against the reference, every layer count.
+  const int n = 2;
+  const std::vector<float> input = rng_.vector(static_cast<std::size_t>(n) * net.input().dims.size());
+  const std::vector<ReferenceTensor> ref = reference_forward(net, input, n, net.layers().size());
+  auto cpu = make_cpu_backend(net, n);
+  for (std::size_t count = 1; count <= net.layers().size(); ++count) {
+    std::vector<float> got(ref[count].value.size(), std::numeric_limits<float>::quiet_NaN());
+    cpu->forward(input.data(), n, got.data(), count);
+    expect_close(got, ref[count].value, reference_tolerance(ref[count]), "layers [0, " + std::to_string(count) + ")");
+  }
+}
+
+TEST_F(GraphFile, EveryWrongGraphIsRefusedNamingTheLayer) {
+  struct Case {
+    const char* what;
+    std::string toml;
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {"an input that comes later", edited("inputs = [\"relu1\", \"input\"]", "inputs = [\"gate\", \"input\"]"),
+       "layer 'sum' (add): reads 'gate', which comes after it; list the layers in the order they run"},
+      {"an input that is no layer", edited("inputs = [\"relu1\", \"input\"]", "inputs = [\"relu9\", \"input\"]"),
+       "layer 'sum' (add): reads 'relu9', which is no layer of the model (nor 'input')"},
+      {"too many inputs", edited("inputs = \"same\"", "inputs = [\"same\", \"conv1\"]"),
+       "layer 'gate' (sigmoid): reads one input, found 2"},
+      {"too few inputs", edited("inputs = [\"sum\", \"gate\"]", "inputs = [\"sum\"]"), "layer 'scaled' (mul): reads two inputs, found 1"},
+      {"a concat of one", edited("inputs = [\"scaled\", \"drop\", \"input\"]", "inputs = [\"scaled\"]"),
+       "layer 'joined' (concat): reads two or more inputs, found 1"},
+      {"an empty list", edited("inputs = \"same\"", "inputs = []"), "key 'inputs' must name at least one layer"},
+      {"an output nobody reads", edited("name = \"fc\"", "name = \"orphan\"\ntype = \"flatten\"\ninputs = \"input\"\n\n[[layers]]\nname = \"fc\""),
+       "layer 'flat' (flatten): its output is never read"},
+      {"a layer named input", edited("name = \"relu1\"", "name = \"input\""),
+       "no layer may be named 'input': it stands for the network input"},
+      {"a dropout and a layer with one name", edited("name = \"same\"", "name = \"drop\""), "two layers are named 'drop'"},
+      {"a dropout probability of 1", edited("p = 0.2", "p = 1.0"), "key 'p' must be in [0, 1), found 1"},
+      {"an add of two shapes", edited("inputs = [\"scaled\", \"drop\", \"input\"]", "inputs = [\"scaled\", \"drop\", \"input\"]\n\n[[layers]]\nname = \"bad\"\ntype = \"add\"\ninputs = [\"joined\", \"input\"]"),
+       "layer 'bad' (add): adds inputs of the same shape, found 6x5x5 and 2x5x5"},
+      {"a clip with min above max", edited("name = \"flat\"", "name = \"c\"\ntype = \"clip\"\nmin = 2\nmax = 1\n\n[[layers]]\nname = \"flat\""),
+       "min and max must be finite float32 numbers with min <= max, found 2 and 1"},
+      {"a clip without max", edited("name = \"flat\"", "name = \"c\"\ntype = \"clip\"\nmin = 0\n\n[[layers]]\nname = \"flat\""),
+       "layer 'c': missing key 'max'"},
+      {"an attribute an op does not have", edited("relu = true", "relu = true\nalpha = 0.5"), "layer 'sum': unknown key 'alpha'"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.what);
+    const std::string error = load_error(c.toml);
+    EXPECT_NE(error.find((dir_ / "graph.toml").string()), std::string::npos) << error;
+    EXPECT_NE(error.find(c.message), std::string::npos) << error;
+  }
+}
+
+TEST(Graph, ShapesTheOpsCannotCombineAreRefused) {
+  Random rng;
+  SCOPED_TRACE(rng.trace());
+  auto error = [&](Dims input, std::vector<Layer> layers) -> std::string {
+    try {
+      random_network(rng, input, std::move(layers));
+    } catch (const ModelError& e) {
+      return e.what();
+    }
+    ADD_FAILURE() << "the network was accepted";
+    return "";
+  };
+  EXPECT_NE(error({4, 6, 6}, {conv_layer("c", 3, 1), reading(make_layer("m", LayerKind::Mul), {"input", "c"})})
+                .find("layer 'm' (mul): multiplies by an input of the same shape or of 4x1x1 (one value per channel), "
+                      "found 4x6x6 and 3x6x6"),
+            std::string::npos);
+  EXPECT_NE(error({4, 6, 6}, {pool_layer("p", LayerKind::MaxPool, 2, 2), reading(make_layer("j", LayerKind::Concat), {"p", "input"})})
+                .find("layer 'j' (concat): joins inputs along the channels, so their heights and widths must agree, "
+                      "found 4x3x3 and 4x6x6"),
+            std::string::npos);
+  EXPECT_NE(error({4, 6, 6}, {make_layer("c", LayerKind::Clip, ClipAttrs{0.0f, std::numeric_limits<float>::infinity()})})
+                .find("min and max must be finite"),
+            std::string::npos);
+  EXPECT_NE(error({4, 6, 6}, {make_layer("h", LayerKind::HardSigmoid, HardSigmoidAttrs{std::numeric_limits<float>::quiet_NaN(), 0.5f})})
+                .find("alpha and beta must be finite"),
+            std::string::npos);
+  // A per-channel mul takes its scale second; the same shape works either way.
+  EXPECT_NO_THROW(random_network(rng, {4, 6, 6}, {plain_layer("g", LayerKind::GlobalAvgPool),
+                                                  reading(make_layer("m", LayerKind::Mul), {"input", "g"})}));
+}
+
+// The graph zoo (test_util.h) holds every op of model/ops.h, so that a new op joins the tests that
+// run it (the CPU against the reference below, the GPU against the CPU, the cuDNN planning tests)
+// as soon as it is added to the zoo, and this test fails until it is.
+TEST(Graph, TheZooHoldsEveryOp) {
+  const std::vector<Layer> zoo = graph_zoo_layers();
+  for (LayerKind kind : kAllOps) {
+    const bool found = std::any_of(zoo.begin(), zoo.end(), [kind](const Layer& l) { return l.kind == kind; });
+    EXPECT_TRUE(found) << "graph_zoo_layers() has no " << op_name(kind) << " layer";
+  }
+}
+
+// One case: a network, and the CPU must be within the reference's bound at every layer count.
+struct OpCase {
+  std::string what;
+  Dims input;
+  std::vector<Layer> layers;
+};
+
+std::vector<OpCase> op_cases() {
+  return {
+      {"sigmoid", {3, 5, 6}, {plain_layer("s", LayerKind::Sigmoid)}},
+      {"silu", {3, 5, 6}, {plain_layer("s", LayerKind::Silu)}},
+      {"relu6", {3, 5, 6}, {make_layer("c", LayerKind::Clip, ClipAttrs{0.0f, 0.5f})}},
+      {"clip below zero", {3, 5, 6}, {make_layer("c", LayerKind::Clip, ClipAttrs{-0.25f, 0.25f})}},
+      {"hardsigmoid, PyTorch", {3, 5, 6}, {make_layer("h", LayerKind::HardSigmoid, HardSigmoidAttrs{})}},
+      {"hardsigmoid, ONNX default", {3, 5, 6}, {make_layer("h", LayerKind::HardSigmoid, HardSigmoidAttrs{0.2f, 0.5f})}},
+      {"hardswish", {3, 5, 6}, {make_layer("h", LayerKind::HardSwish, HardSigmoidAttrs{})}},
+      {"add", {3, 5, 6}, {conv_layer("c", 3, 3, 1, 1), reading(make_layer("a", LayerKind::Add, AddAttrs{}), {"c", "input"})}},
+      {"add with relu", {3, 5, 6}, {conv_layer("c", 3, 3, 1, 1), reading(make_layer("a", LayerKind::Add, AddAttrs{true}), {"input", "c"})}},
+      {"mul, same shape", {3, 5, 6}, {conv_layer("c", 3, 1), reading(make_layer("m", LayerKind::Mul), {"c", "input"})}},
+      {"mul by one value per channel", {3, 5, 6},
+       {plain_layer("g", LayerKind::GlobalAvgPool), plain_layer("s", LayerKind::Sigmoid),
+        reading(make_layer("m", LayerKind::Mul), {"input", "s"})}},
+      {"concat of three", {3, 5, 6},
+       {conv_layer("c", 2, 1), reading(conv_layer("d", 4, 3, 1, 1), {"input"}),
+        reading(make_layer("j", LayerKind::Concat), {"d", "input", "c"})}},
+      // Nothing may be fused across a branch: c is read by its batch-norm and by the add.
+      {"a convolution read by its batch-norm and an add", {3, 6, 6},
+       {conv_layer("c", 3, 3, 1, 1), batchnorm_layer("bn"), plain_layer("r", LayerKind::Relu),
+        reading(make_layer("a", LayerKind::Add, AddAttrs{}), {"r", "c"})}},
+      {"every op (graph zoo)", {3, 8, 8}, graph_zoo_layers()},
+  };
+}
+
+TEST(Graph, EveryOpOnTheCpuIsWithinTheReferenceBound) {
+  Random rng;
+  SCOPED_TRACE(rng.trace());
+  for (const OpCase& c : op_cases()) {
+    SCOPED_TRACE(c.what);
+    const Network net = random_network(rng, c.input, c.layers);
+    const int n = 3;
+    // Inputs in [-4, 4]: both sides of every clamp, the curved part of the smooth activations.
+    const std::vector<float> input = rng.vector(static_cast<std::size_t>(n) * net.input().dims.size(), -4.0f, 4.0f);
+    const std::vector<ReferenceTensor> ref = reference_forward(net, input, n, net.layers().size());
+    for (const CpuOptions& options : {CpuOptions{true, true}, CpuOptions{false, false}}) {
+      auto cpu = make_cpu_backend(net, n, options);
+      for (std::size_t count = 1; count <= net.layers().size(); ++count) {
+        std::vector<float> got(ref[count].value.size(), std::numeric_limits<float>::quiet_NaN());
+        cpu->forward(input.data(), n, got.data(), count);
+        expect_close(got, ref[count].value, reference_tolerance(ref[count]),
+                     std::string(options.direct_kernels ? "direct" : "plain") + ", layers [0, " + std::to_string(count) +
+                         ") ending at '" + net.layers()[count - 1].name + "'");
+      }
+    }
+  }
+}
+
+// The bound is not vacuous: an error of one part in 2^12 of the output's magnitude exceeds it for
+// each op alone (the smooth ones included), so a kernel with a wrong constant cannot pass.
+TEST(Graph, TheReferenceBoundIsTightForEachOpAlone) {
+  Random rng;
+  SCOPED_TRACE(rng.trace());
+  for (const OpCase& c : op_cases()) {
+    if (c.layers.size() > 3) continue;  // deep graphs: the bound grows with depth, by design
+    SCOPED_TRACE(c.what);
+    const Network net = random_network(rng, c.input, c.layers);
+    const std::vector<float> input = rng.vector(net.input().dims.size(), -4.0f, 4.0f);
+    const std::vector<ReferenceTensor> ref = reference_forward(net, input, 1, net.layers().size());
+    const ReferenceTensor& last = ref.back();
+    double largest = 0.0, worst = 0.0;
+    for (std::size_t i = 0; i < last.value.size(); ++i) {
+      largest = std::max(largest, std::fabs(last.value[i]));
+      worst = std::max(worst, last.bound[i]);
+    }
+    EXPECT_LT(worst, largest / 4096.0);
+  }
+}
+
+// NaN in, NaN out, for every elementwise op (PyTorch's semantics; a clamp must not swallow it).
+TEST(Graph, NaNPassesThroughEveryElementwiseOp) {
+  Random rng;
+  SCOPED_TRACE(rng.trace());
+  const std::vector<Layer> ops = {plain_layer("s", LayerKind::Sigmoid), plain_layer("s", LayerKind::Silu),
+                                  make_layer("c", LayerKind::Clip, ClipAttrs{0.0f, 6.0f}),
+                                  make_layer("h", LayerKind::HardSigmoid, HardSigmoidAttrs{}),
+                                  make_layer("h", LayerKind::HardSwish, HardSigmoidAttrs{}),
+                                  plain_layer("r", LayerKind::Relu)};
+  for (const Layer& op : ops) {
+    SCOPED_TRACE(layer_kind_name(op.kind));
+    const Network net = random_network(rng, {1, 1, 4}, {op});
+    auto cpu = make_cpu_backend(net, 1);
+    const std::vector<float> input = {std::numeric_limits<float>::quiet_NaN(), -100.0f, 100.0f, 0.5f};
+    std::vector<float> got(4);
+    cpu->forward(input.data(), 1, got.data(), 1);
+    EXPECT_TRUE(std::isnan(got[0]));
+    for (std::size_t i = 1; i < 4; ++i) EXPECT_TRUE(std::isfinite(got[i])) << i;
+  }
+}
+
+}  // namespace
+}  // namespace infer::test
