@@ -36,7 +36,8 @@ int run_write_manifest(const Options& o, const fs::path& model_path, std::ostrea
   const fs::path path = o.write_manifest;
   std::vector<fs::path> files{fs::absolute(model_path)};
   try {
-    files.push_back(fs::absolute(load_model(model_path).weights_path));
+    const fs::path weights = fs::absolute(load_model(model_path).weights_path);
+    if (weights != files.front()) files.push_back(weights);  // an ONNX model is one file
   } catch (const InputError& e) {
     err << "infer: notice: the model cannot be loaded, so its weights are not listed: " << printable_utf8(e.what()) << '\n';
   }

@@ -11,6 +11,7 @@
 
 #include "errors.h"
 #include "input_file.h"
+#include "onnx_model.h"
 #include "safetensors.h"
 
 namespace infer {
@@ -341,6 +342,48 @@ Preprocessing read_preprocessing(TableReader& in, const Dims& dims) {
   return p;
 }
 
+// The [input] table. `given`: the input shape the graph already has (an ONNX model), which the
+// table may then leave out, or repeat to have it checked; null: channels, height and width are
+// required. Mean and std default to 0 and 1 per channel for an ONNX model (pixels in [0, 1]).
+InputSpec read_input_spec(const std::string& file, const toml::node& input_node, TableReader& r, const Dims* given) {
+  if (!input_node.is_table()) r.fail(&input_node, "[input] must be a table");
+  TableReader in(file, *input_node.as_table(), "[input]: ");
+  InputSpec input;
+  input.dims.c = in.int_value("channels", given ? given->c : 0, 1);
+  input.dims.h = in.int_value("height", given ? given->h : 0, 1);
+  input.dims.w = in.int_value("width", given ? given->w : 0, 1);
+  if (input.dims.c == 0 || input.dims.h == 0 || input.dims.w == 0) {
+    in.fail(nullptr, "channels, height and width are required");
+  }
+  if (given && input.dims != *given) {
+    in.fail(nullptr, "channels, height and width say " + to_string(input.dims) + ", the ONNX graph's input is " +
+                         to_string(*given));
+  }
+  const bool defaults = given && !in.find("mean") && !in.find("std");
+  input.mean = defaults ? std::vector<float>(static_cast<std::size_t>(input.dims.c), 0.0f) : in.floats("mean");
+  input.std = defaults ? std::vector<float>(static_cast<std::size_t>(input.dims.c), 1.0f) : in.floats("std");
+  input.labels = in.strings("labels");
+  input.preprocessing = read_preprocessing(in, input.dims);
+  in.reject_unknown_keys();
+  return input;
+}
+
+// An ONNX model read directly: the input as the graph says, pixels in [0, 1] (mean 0, std 1), the
+// default preprocessing (crop), no labels.
+LoadedModel load_onnx_file(const std::filesystem::path& path, const FileCheck& check) {
+  if (check) check(path);
+  OnnxModel onnx = read_onnx(path);
+  InputSpec input;
+  input.dims = onnx.input;
+  input.mean.assign(static_cast<std::size_t>(onnx.input.c), 0.0f);
+  input.std.assign(static_cast<std::size_t>(onnx.input.c), 1.0f);
+  try {
+    return LoadedModel{Network(onnx.name, std::move(input), std::move(onnx.layers)), path, path};
+  } catch (const ModelError& e) {
+    throw InputError(path.string(), e.what());
+  }
+}
+
 toml::table parse_toml(const std::filesystem::path& toml_path) {
   const std::string file = toml_path.string();
   // A model TOML is a few KB (its labels included); the limit stops a wrong file being read whole.
@@ -350,6 +393,27 @@ toml::table parse_toml(const std::filesystem::path& toml_path) {
   } catch (const toml::parse_error& e) {
     throw InputError(file, "line " + std::to_string(e.source().begin.line) + ": invalid TOML: " +
                                std::string(e.description()));
+  }
+}
+
+// A version 2 model TOML with `onnx = "file.onnx"`: the graph and weights from the ONNX file, the
+// rest ([input]) from the TOML.
+LoadedModel load_onnx_described(const std::filesystem::path& toml_path, const toml::table& root, TableReader& r,
+                                const std::string& name, const FileCheck& check) {
+  const std::string file = toml_path.string();
+  std::filesystem::path onnx_path = r.string("onnx");
+  if (onnx_path.is_relative()) onnx_path = toml_path.parent_path() / onnx_path;
+  if (check) check(onnx_path);
+  OnnxModel onnx = read_onnx(onnx_path);
+  InputSpec input = read_input_spec(file, r.require("input"), r, &onnx.input);
+  if (root.contains("layers") || root.contains("weights")) {
+    r.fail(root.get(root.contains("layers") ? "layers" : "weights"), "a model with 'onnx' takes its layers and weights from the ONNX file");
+  }
+  r.reject_unknown_keys();
+  try {
+    return LoadedModel{Network(name, std::move(input), std::move(onnx.layers)), toml_path, onnx_path};
+  } catch (const ModelError& e) {
+    throw InputError(onnx_path.string(), e.what());
   }
 }
 
@@ -364,6 +428,10 @@ LoadedModel load_from_table(const std::filesystem::path& toml_path, const toml::
                                          std::to_string(kFormatVersion) + ")");
   }
   const std::string name = r.string("name");
+  // An ONNX graph instead of [[layers]] and weights: this file then only says what ONNX cannot
+  // (labels, mean and std, preprocessing), and the input's shape if it wants it checked.
+  const toml::node* onnx_key = version >= 2 ? r.find("onnx") : nullptr;
+  if (onnx_key) return load_onnx_described(toml_path, root, r, name, check);
   const std::string weights_key = r.string("weights");
   if (weights_path.empty()) {
     weights_path = weights_key;
@@ -371,21 +439,7 @@ LoadedModel load_from_table(const std::filesystem::path& toml_path, const toml::
   }
 
   const toml::node& input_node = r.require("input");
-  if (!input_node.is_table()) r.fail(&input_node, "[input] must be a table");
-  TableReader in(file, *input_node.as_table(), "[input]: ");
-  InputSpec input;
-  input.dims.c = in.int_value("channels", 0, 1);
-  input.dims.h = in.int_value("height", 0, 1);
-  input.dims.w = in.int_value("width", 0, 1);
-  if (input.dims.c == 0 || input.dims.h == 0 || input.dims.w == 0) {
-    in.fail(nullptr, "channels, height and width are required");
-  }
-  input.mean = in.floats("mean");
-  input.std = in.floats("std");
-  input.labels = in.strings("labels");
-  input.preprocessing = read_preprocessing(in, input.dims);
-  in.reject_unknown_keys();
-
+  InputSpec input = read_input_spec(file, input_node, r, nullptr);
   const toml::node& layers_node = r.require("layers");
   const toml::array* layer_array = layers_node.as_array();
   if (!layer_array || !layer_array->is_array_of_tables()) r.fail(&layers_node, "[[layers]] must be an array of tables");
@@ -435,11 +489,21 @@ LoadedModel load_from_table(const std::filesystem::path& toml_path, const toml::
 
 }  // namespace
 
+static bool is_onnx_file(const std::filesystem::path& path) {
+  const InputFile f(path);
+  unsigned char head[2] = {};
+  if (f.size() < sizeof head) return false;
+  f.read_at(0, head, sizeof head);
+  return looks_like_onnx(head, sizeof head);
+}
+
 LoadedModel load_model(const std::filesystem::path& toml_path) {
+  if (is_onnx_file(toml_path)) return load_onnx_file(toml_path, {});
   return load_from_table(toml_path, parse_toml(toml_path), {});
 }
 
 LoadedModel load_model(const std::filesystem::path& toml_path, const FileCheck& check) {
+  if (is_onnx_file(toml_path)) return load_onnx_file(toml_path, check);
   toml::table root = parse_toml(toml_path);
   if (check) check(toml_path);
   return load_from_table(toml_path, root, {}, check);

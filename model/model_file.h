@@ -1,5 +1,8 @@
-// Loads a model: the architecture in TOML next to its tensors in safetensors.
-// The format is described in README.md ("Model format") and weights/README.md.
+// Loads a model: the architecture in TOML next to its tensors in safetensors, an ONNX file, or a
+// TOML that names an ONNX file (`onnx = "..."`) and adds what ONNX does not say (labels, mean and
+// std, preprocessing). The kind is recognised by the file's content (onnx_model.h), so an ONNX file
+// never reaches the TOML parser. The formats are described in README.md ("Model format", "ONNX
+// models") and weights/README.md.
 #pragma once
 
 #include <filesystem>
@@ -12,8 +15,8 @@ namespace infer {
 
 struct LoadedModel {
   Network network;
-  std::filesystem::path toml_path;
-  std::filesystem::path weights_path;
+  std::filesystem::path toml_path;     // the file named (TOML or ONNX)
+  std::filesystem::path weights_path;  // where the parameters came from: safetensors, or the ONNX file
 };
 
 // Reads and validates the TOML, then the weights it names (relative to the TOML's folder), and

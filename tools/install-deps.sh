@@ -26,6 +26,9 @@ packages=(
   libgtest-dev           # tests
   zlib1g-dev             # PNG decompression-bomb check; tests: gzip'd Fashion-MNIST, writing PNGs
   dataset-fashion-mnist  # tests: the 10k test images for the accuracy check
+  libonnx-dev            # ONNX import: onnx.pb.h, the protobuf classes of ONNX's schema (model/onnx_model.cpp)
+  libprotobuf-dev        # what onnx.pb.h is generated for (3.21); libonnx-dev does not depend on it
+  libonnx-testdata       # tests: ONNX's operator conformance cases (/usr/share/libonnx-testdata)
 )
 for arg in "$@"; do
   case "$arg" in

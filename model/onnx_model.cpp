@@ -1,0 +1,467 @@
+#include "onnx_model.h"
+
+#include <onnx/onnx_pb.h>
+
+#include <algorithm>
+#include <cfloat>
+#include <cmath>
+#include <cstring>
+#include <map>
+#include <set>
+
+#include "errors.h"
+#include "input_file.h"
+
+namespace infer {
+namespace {
+
+// protobuf refuses messages over 2 GiB; a model that large keeps its weights as external data,
+// which is not read.
+constexpr std::uint64_t kMaxOnnxBytes = std::uint64_t{2} << 30;
+
+const char* const kSupported =
+    "Conv, BatchNormalization, Relu, Clip, Sigmoid, HardSigmoid, HardSwish, Add, Mul, Concat, MaxPool, AveragePool, "
+    "GlobalAveragePool, Flatten, Reshape, Gemm, Softmax, Dropout, Identity, Constant";
+
+// A tensor's values as float32, row-major, with its dimensions.
+struct Constant {
+  std::vector<long long> dims;
+  std::vector<float> floats;
+  std::vector<long long> ints;  // INT64 tensors (shapes)
+};
+
+class Importer {
+ public:
+  Importer(std::string file, const onnx::ModelProto& model) : file_(std::move(file)), model_(model) {}
+
+  OnnxModel run() {
+    read_opset();
+    const onnx::GraphProto& g = model_.graph();
+    result_.name = g.name().empty() ? "onnx-model" : g.name();
+    for (const onnx::TensorProto& t : g.initializer()) constants_[t.name()] = tensor(t, "initializer '" + t.name() + "'");
+    read_input();
+    for (const onnx::NodeProto& node : g.node()) convert(node);
+    read_output();
+    return std::move(result_);
+  }
+
+ private:
+  [[noreturn]] void fail(const std::string& problem) const { throw InputError(file_, problem); }
+
+  [[noreturn]] void fail(const onnx::NodeProto& node, const std::string& problem) const {
+    fail("node '" + node_name(node) + "' (" + node.op_type() + "): " + problem);
+  }
+
+  static std::string node_name(const onnx::NodeProto& node) {
+    return !node.name().empty() ? node.name() : node.output_size() > 0 ? node.output(0) : node.op_type();
+  }
+
+  void read_opset() {
+    for (const onnx::OperatorSetIdProto& o : model_.opset_import()) {
+      if (o.domain().empty() || o.domain() == "ai.onnx") result_.opset = o.version();
+    }
+    if (result_.opset < kOnnxMinOpset || result_.opset > kOnnxMaxOpset) {
+      fail("opset " + std::to_string(result_.opset) + " of the default ONNX domain; infer reads opsets " +
+           std::to_string(kOnnxMinOpset) + " to " + std::to_string(kOnnxMaxOpset) +
+           " (torch.onnx.export(..., opset_version=14) writes one in range)");
+    }
+  }
+
+  Constant tensor(const onnx::TensorProto& t, const std::string& what) const {
+    if (t.data_location() == onnx::TensorProto::EXTERNAL) {
+      fail(what + " is stored outside the file (external data); save the model with its weights inside it");
+    }
+    Constant c;
+    std::size_t count = 1;
+    for (long long d : t.dims()) {
+      if (d < 0 || d > (1LL << 40)) fail(what + " has a dimension of " + std::to_string(d));
+      c.dims.push_back(d);
+      count *= static_cast<std::size_t>(d);
+    }
+    const std::string& raw = t.raw_data();
+    if (t.data_type() == onnx::TensorProto::FLOAT) {
+      if (!raw.empty()) {
+        if (raw.size() != count * 4) fail(what + " has " + std::to_string(raw.size()) + " bytes of data for " + std::to_string(count) + " floats");
+        c.floats.resize(count);
+        std::memcpy(c.floats.data(), raw.data(), raw.size());  // little-endian, as x86 and ARM are
+      } else {
+        if (static_cast<std::size_t>(t.float_data_size()) != count) fail(what + " has " + std::to_string(t.float_data_size()) + " values for " + std::to_string(count));
+        c.floats.assign(t.float_data().begin(), t.float_data().end());
+      }
+    } else if (t.data_type() == onnx::TensorProto::INT64) {
+      if (!raw.empty()) {
+        if (raw.size() != count * 8) fail(what + " has " + std::to_string(raw.size()) + " bytes of data for " + std::to_string(count) + " int64 values");
+        c.ints.resize(count);
+        std::memcpy(c.ints.data(), raw.data(), raw.size());
+      } else {
+        if (static_cast<std::size_t>(t.int64_data_size()) != count) fail(what + " has " + std::to_string(t.int64_data_size()) + " values for " + std::to_string(count));
+        c.ints.assign(t.int64_data().begin(), t.int64_data().end());
+      }
+    } else {
+      fail(what + " has data type " + onnx::TensorProto::DataType_Name(static_cast<onnx::TensorProto::DataType>(t.data_type())) +
+           "; infer reads FLOAT weights (and INT64 shapes): export the model in float32");
+    }
+    return c;
+  }
+
+  void read_input() {
+    const onnx::GraphProto& g = model_.graph();
+    const onnx::ValueInfoProto* input = nullptr;
+    int count = 0;
+    for (const onnx::ValueInfoProto& v : g.input()) {
+      if (constants_.count(v.name())) continue;  // older exporters list initializers as inputs too
+      input = &v;
+      ++count;
+    }
+    if (count != 1) fail("the graph has " + std::to_string(count) + " inputs that are not initializers; infer feeds one (the image)");
+    const auto& shape = input->type().tensor_type().shape();
+    std::vector<long long> dims;
+    for (const auto& d : shape.dim()) dims.push_back(d.has_dim_value() ? d.dim_value() : -1);
+    auto known = [&](std::size_t i) {
+      if (dims[i] <= 0 || dims[i] > 1'000'000) {
+        fail("input '" + input->name() + "': dimension " + std::to_string(i) + " must be a fixed size (an exported image size), found " +
+             (dims[i] < 0 ? std::string("a free dimension") : std::to_string(dims[i])));
+      }
+      return static_cast<int>(dims[i]);
+    };
+    if (input->type().tensor_type().elem_type() != onnx::TensorProto::FLOAT) fail("input '" + input->name() + "' is not float32");
+    if (dims.size() == 4) {
+      result_.input = Dims{known(1), known(2), known(3)};
+    } else if (dims.size() == 2) {
+      result_.input = Dims{known(1), 1, 1};
+    } else {
+      fail("input '" + input->name() + "' has " + std::to_string(dims.size()) +
+           " dimensions; infer reads [N, C, H, W] images (or [N, features])");
+    }
+    shapes_[kNetworkInputName] = result_.input;
+    producer_[input->name()] = kNetworkInputName;
+  }
+
+  void read_output() {
+    const onnx::GraphProto& g = model_.graph();
+    if (g.output_size() != 1) fail("the graph has " + std::to_string(g.output_size()) + " outputs; infer reads one");
+    const std::string& name = g.output(0).name();
+    const auto p = producer_.find(name);
+    if (p == producer_.end() || result_.layers.empty() || p->second != result_.layers.back().name) {
+      fail("the graph's output '" + name + "' is not written by its last computing node; infer's output is the last layer's");
+    }
+  }
+
+  // The layer (by name) that writes tensor `name`; a node reading a tensor nobody wrote is refused.
+  std::string source(const onnx::NodeProto& node, int index) {
+    if (index >= node.input_size() || node.input(index).empty()) fail(node, "input " + std::to_string(index) + " is missing");
+    const std::string& name = node.input(index);
+    const auto p = producer_.find(name);
+    if (p != producer_.end()) return p->second;
+    if (constants_.count(name)) {
+      fail(node, "input '" + name + "' is a constant tensor; infer's " + node.op_type() +
+                     " combines computed tensors only (a constant operand is not supported)");
+    }
+    fail(node, "input '" + name + "' is written by no earlier node");
+  }
+
+  const Constant& constant(const onnx::NodeProto& node, int index) {
+    if (index >= node.input_size() || node.input(index).empty()) fail(node, "input " + std::to_string(index) + " is missing");
+    const auto c = constants_.find(node.input(index));
+    if (c == constants_.end()) {
+      fail(node, "input '" + node.input(index) + "' must be an initializer or a Constant (infer reads weights from the file)");
+    }
+    return c->second;
+  }
+
+  const onnx::AttributeProto* attribute(const onnx::NodeProto& node, const std::string& name) const {
+    for (const onnx::AttributeProto& a : node.attribute()) {
+      if (a.name() == name) return &a;
+    }
+    return nullptr;
+  }
+  long long int_attr(const onnx::NodeProto& node, const std::string& name, long long fallback) const {
+    const onnx::AttributeProto* a = attribute(node, name);
+    return a ? a->i() : fallback;
+  }
+  float float_attr(const onnx::NodeProto& node, const std::string& name, float fallback) const {
+    const onnx::AttributeProto* a = attribute(node, name);
+    return a ? a->f() : fallback;
+  }
+  std::vector<long long> ints_attr(const onnx::NodeProto& node, const std::string& name) const {
+    const onnx::AttributeProto* a = attribute(node, name);
+    return a ? std::vector<long long>(a->ints().begin(), a->ints().end()) : std::vector<long long>{};
+  }
+
+  // [h, w] from a 2-element attribute, or the fallback; anything else is refused.
+  std::pair<int, int> pair_attr(const onnx::NodeProto& node, const std::string& name, std::pair<int, int> fallback) {
+    const std::vector<long long> v = ints_attr(node, name);
+    if (v.empty()) return fallback;
+    if (v.size() != 2 || v[0] < 0 || v[1] < 0 || v[0] > 1'000'000 || v[1] > 1'000'000) {
+      fail(node, "attribute '" + name + "' must be two sizes (a 2-D window)");
+    }
+    return {static_cast<int>(v[0]), static_cast<int>(v[1])};
+  }
+
+  // pads = [top, left, bottom, right]; infer's windows pad both sides alike.
+  std::pair<int, int> pads(const onnx::NodeProto& node) {
+    const onnx::AttributeProto* auto_pad = attribute(node, "auto_pad");
+    if (auto_pad && auto_pad->s() != "NOTSET" && auto_pad->s() != "VALID") {
+      fail(node, "auto_pad " + auto_pad->s() + " is not supported (export with explicit pads)");
+    }
+    const std::vector<long long> p = ints_attr(node, "pads");
+    if (p.empty()) return {0, 0};
+    if (p.size() != 4 || p[0] != p[2] || p[1] != p[3]) {
+      std::string text;
+      for (long long v : p) text += (text.empty() ? "" : ", ") + std::to_string(v);
+      fail(node, "pads [" + text + "] are not symmetric; infer pads top and bottom, left and right alike");
+    }
+    if (p[0] < 0 || p[1] < 0 || p[0] > 1'000'000 || p[1] > 1'000'000) fail(node, "pads out of range");
+    return {static_cast<int>(p[0]), static_cast<int>(p[1])};
+  }
+
+  // Adds a layer for `node` reading the layers `inputs`, writing the node's first output.
+  Layer& add_layer(const onnx::NodeProto& node, LayerKind kind, LayerAttrs attrs, std::vector<std::string> inputs) {
+    Layer layer;
+    layer.name = node_name(node);
+    if (layer.name == kNetworkInputName || names_.count(layer.name)) layer.name = node.op_type() + "_" + std::to_string(result_.layers.size());
+    names_.insert(layer.name);
+    layer.kind = kind;
+    layer.attrs = std::move(attrs);
+    layer.inputs = std::move(inputs);
+    // The shape now, so that a later node can ask for it (and a bad one names this node).
+    std::vector<Dims> in;
+    for (const std::string& name : layer.inputs) in.push_back(shapes_.at(name));
+    try {
+      shapes_[layer.name] = infer_output_dims(layer, in);
+    } catch (const ModelError& e) {
+      fail(node, e.what());
+    }
+    producer_[node.output(0)] = layer.name;
+    result_.layers.push_back(std::move(layer));
+    return result_.layers.back();
+  }
+
+  void no_extra_outputs(const onnx::NodeProto& node, int used) {
+    for (int i = used; i < node.output_size(); ++i) {
+      if (!node.output(i).empty()) {
+        for (const onnx::NodeProto& other : model_.graph().node()) {
+          for (const std::string& in : other.input()) {
+            if (in == node.output(i)) fail(node, "output " + std::to_string(i) + " ('" + in + "') is read by node '" + node_name(other) + "'; infer computes the first output only");
+          }
+        }
+      }
+    }
+  }
+
+  void convert(const onnx::NodeProto& node) {
+    if (!node.domain().empty() && node.domain() != "ai.onnx") fail(node, "domain '" + node.domain() + "' is not ONNX's default domain");
+    if (node.output_size() < 1) fail(node, "the node has no output");
+    const std::string& op = node.op_type();
+    if (op == "Constant") {
+      const onnx::AttributeProto* value = attribute(node, "value");
+      if (!value || !value->has_t()) fail(node, "only a tensor 'value' is supported");
+      constants_[node.output(0)] = tensor(value->t(), "constant '" + node.output(0) + "'");
+      return;
+    }
+    if (op == "Dropout" || op == "Identity") {  // inference: its input, unchanged
+      producer_[node.output(0)] = source(node, 0);
+      no_extra_outputs(node, 1);
+      return;
+    }
+    no_extra_outputs(node, 1);
+    if (op == "Conv") return conv(node);
+    if (op == "BatchNormalization") return batchnorm(node);
+    if (op == "Gemm") return gemm(node);
+    if (op == "MaxPool" || op == "AveragePool") return pool(node);
+    if (op == "Relu") return elementwise(node, LayerKind::Relu, {});
+    if (op == "Sigmoid") return elementwise(node, LayerKind::Sigmoid, {});
+    if (op == "HardSwish") return elementwise(node, LayerKind::HardSwish, HardSigmoidAttrs{});
+    if (op == "HardSigmoid") {
+      return elementwise(node, LayerKind::HardSigmoid, HardSigmoidAttrs{float_attr(node, "alpha", 0.2f), float_attr(node, "beta", 0.5f)});
+    }
+    if (op == "Clip") return clip(node);
+    if (op == "GlobalAveragePool") return elementwise(node, LayerKind::GlobalAvgPool, {});
+    if (op == "Add" || op == "Mul") return binary(node);
+    if (op == "Concat") return concat(node);
+    if (op == "Flatten") return flatten(node);
+    if (op == "Reshape") return reshape(node);
+    if (op == "Softmax") return softmax(node);
+    fail(node, "op " + op + " is not supported (infer imports: " + kSupported + ")");
+  }
+
+  void elementwise(const onnx::NodeProto& node, LayerKind kind, LayerAttrs attrs) {
+    add_layer(node, kind, std::move(attrs), {source(node, 0)});
+  }
+
+  void conv(const onnx::NodeProto& node) {
+    const std::string x = source(node, 0);
+    const Constant& w = constant(node, 1);
+    if (w.dims.size() != 4 || w.floats.empty()) fail(node, "the weight must be a float [K, C/group, R, S] tensor");
+    Conv2dAttrs a;
+    a.out_channels = static_cast<int>(w.dims[0]);
+    std::tie(a.kernel_h, a.kernel_w) = pair_attr(node, "kernel_shape", {static_cast<int>(w.dims[2]), static_cast<int>(w.dims[3])});
+    if (a.kernel_h != w.dims[2] || a.kernel_w != w.dims[3]) fail(node, "kernel_shape differs from the weight's shape");
+    std::tie(a.stride_h, a.stride_w) = pair_attr(node, "strides", {1, 1});
+    std::tie(a.dilation_h, a.dilation_w) = pair_attr(node, "dilations", {1, 1});
+    std::tie(a.pad_h, a.pad_w) = pads(node);
+    a.groups = static_cast<int>(int_attr(node, "group", 1));
+    a.bias = node.input_size() > 2 && !node.input(2).empty();
+    Layer& layer = add_layer(node, LayerKind::Conv2d, a, {x});
+    layer.params.weight = w.floats;
+    if (a.bias) layer.params.bias = constant(node, 2).floats;
+  }
+
+  void batchnorm(const onnx::NodeProto& node) {
+    if (int_attr(node, "training_mode", 0) != 0) fail(node, "training_mode = 1; export the model in eval() mode");
+    // Before opset 7: is_test (0, training, by default); before opset 9: spatial (1 by default).
+    if (result_.opset < 7 && int_attr(node, "is_test", 0) != 1) fail(node, "is_test = 0 (training); export the model in eval() mode");
+    if (int_attr(node, "spatial", 1) != 1) fail(node, "spatial = 0 (statistics per element) is not supported");
+    const std::string x = source(node, 0);
+    Layer& layer = add_layer(node, LayerKind::BatchNorm, BatchNormAttrs{float_attr(node, "epsilon", 1e-5f)}, {x});
+    layer.params.weight = constant(node, 1).floats;
+    layer.params.bias = constant(node, 2).floats;
+    layer.params.running_mean = constant(node, 3).floats;
+    layer.params.running_var = constant(node, 4).floats;
+  }
+
+  // Gemm: Y = alpha A B' + beta C with B' = B or B transposed: a linear layer when alpha = beta = 1
+  // and A is not transposed. infer's weight is [out, in]: B itself when transB = 1, else B transposed.
+  void gemm(const onnx::NodeProto& node) {
+    if (float_attr(node, "alpha", 1.0f) != 1.0f || float_attr(node, "beta", 1.0f) != 1.0f || int_attr(node, "transA", 0) != 0) {
+      fail(node, "only alpha = 1, beta = 1, transA = 0 is a linear layer");
+    }
+    const std::string x = source(node, 0);
+    const Constant& b = constant(node, 1);
+    if (b.dims.size() != 2 || b.floats.empty()) fail(node, "B must be a float matrix");
+    const bool trans_b = int_attr(node, "transB", 0) != 0;
+    const std::size_t rows = static_cast<std::size_t>(b.dims[0]), cols = static_cast<std::size_t>(b.dims[1]);
+    const std::size_t out = trans_b ? rows : cols, in = trans_b ? cols : rows;
+    LinearAttrs a{static_cast<int>(out), node.input_size() > 2 && !node.input(2).empty()};
+    Layer& layer = add_layer(node, LayerKind::Linear, a, {x});
+    if (trans_b) {
+      layer.params.weight = b.floats;
+    } else {
+      layer.params.weight.resize(b.floats.size());
+      for (std::size_t i = 0; i < in; ++i)
+        for (std::size_t o = 0; o < out; ++o) layer.params.weight[o * in + i] = b.floats[i * out + o];
+    }
+    if (a.bias) {
+      const Constant& c = constant(node, 2);
+      if (c.floats.size() == 1) {  // broadcast: one bias for every output
+        layer.params.bias.assign(out, c.floats[0]);
+      } else if (c.floats.size() == out) {
+        layer.params.bias = c.floats;
+      } else {
+        fail(node, "C must hold one bias per output (" + std::to_string(out) + ") or one for all, found " +
+                       std::to_string(c.floats.size()) + " values");
+      }
+    }
+  }
+
+  void pool(const onnx::NodeProto& node) {
+    const bool max = node.op_type() == "MaxPool";
+    if (int_attr(node, "ceil_mode", 0) != 0) fail(node, "ceil_mode = 1 is not supported yet");
+    if (max && int_attr(node, "storage_order", 0) != 0) fail(node, "storage_order = 1 is not supported");
+    if (max && ints_attr(node, "dilations") != std::vector<long long>{} && ints_attr(node, "dilations") != std::vector<long long>{1, 1}) {
+      fail(node, "dilated pooling is not supported");
+    }
+    Pool2dAttrs a;
+    std::tie(a.kernel_h, a.kernel_w) = pair_attr(node, "kernel_shape", {0, 0});
+    if (a.kernel_h == 0 || a.kernel_w == 0) fail(node, "kernel_shape must be two sizes");
+    std::tie(a.stride_h, a.stride_w) = pair_attr(node, "strides", {1, 1});
+    std::tie(a.pad_h, a.pad_w) = pads(node);
+    a.count_include_pad = !max && int_attr(node, "count_include_pad", 0) != 0;  // ONNX's default is 0
+    if (max) a.count_include_pad = true;
+    add_layer(node, max ? LayerKind::MaxPool : LayerKind::AvgPool, a, {source(node, 0)});
+  }
+
+  void clip(const onnx::NodeProto& node) {
+    ClipAttrs a{-FLT_MAX, FLT_MAX};  // an absent bound: none (the largest finite float)
+    if (result_.opset < 11) {
+      a.min = float_attr(node, "min", -FLT_MAX);
+      a.max = float_attr(node, "max", FLT_MAX);
+    } else {
+      auto bound = [&](int index, float fallback) {
+        if (node.input_size() <= index || node.input(index).empty()) return fallback;
+        const Constant& c = constant(node, index);
+        if (c.floats.size() != 1) fail(node, "min and max must be one float each");
+        return c.floats[0];
+      };
+      a.min = bound(1, -FLT_MAX);
+      a.max = bound(2, FLT_MAX);
+    }
+    add_layer(node, LayerKind::Clip, a, {source(node, 0)});
+  }
+
+  void binary(const onnx::NodeProto& node) {
+    if (node.input_size() != 2) fail(node, "needs two inputs");
+    std::string a = source(node, 0), b = source(node, 1);
+    const LayerKind kind = node.op_type() == "Add" ? LayerKind::Add : LayerKind::Mul;
+    // Mul by one value per channel: infer takes the scale second.
+    if (kind == LayerKind::Mul && shape_of(a).h * shape_of(a).w == 1 && shape_of(b).h * shape_of(b).w > 1) std::swap(a, b);
+    add_layer(node, kind, kind == LayerKind::Add ? LayerAttrs{AddAttrs{}} : LayerAttrs{}, {a, b});
+  }
+
+  void concat(const onnx::NodeProto& node) {
+    const long long axis = int_attr(node, "axis", 1);
+    if (axis != 1 && axis != -3) fail(node, "axis " + std::to_string(axis) + "; infer joins along the channels (axis 1)");
+    std::vector<std::string> inputs;
+    for (int i = 0; i < node.input_size(); ++i) inputs.push_back(source(node, i));
+    add_layer(node, LayerKind::Concat, {}, inputs);
+  }
+
+  void flatten(const onnx::NodeProto& node) {
+    if (int_attr(node, "axis", 1) != 1) fail(node, "axis " + std::to_string(int_attr(node, "axis", 1)) + "; infer flattens each sample (axis 1)");
+    add_layer(node, LayerKind::Flatten, {}, {source(node, 0)});
+  }
+
+  // Reshape to [N, features] (PyTorch's x.view(x.size(0), -1) or torch.flatten(x, 1)).
+  void reshape(const onnx::NodeProto& node) {
+    const std::string x = source(node, 0);
+    const Constant& shape = constant(node, 1);
+    const Dims in = shape_of(x);
+    const long long features = static_cast<long long>(in.size());
+    const bool flat = shape.ints.size() == 2 && (shape.ints[1] == -1 || shape.ints[1] == features) &&
+                      (shape.ints[0] == -1 || shape.ints[0] == 0 || shape.ints[0] >= 1);
+    if (!flat) fail(node, "only a reshape to [N, features] (a flatten) is supported");
+    add_layer(node, LayerKind::Flatten, {}, {x});
+  }
+
+  // Softmax over the channels: axis 1, or the last axis of a flat [N, features] input.
+  void softmax(const onnx::NodeProto& node) {
+    const std::string x = source(node, 0);
+    const long long axis = int_attr(node, "axis", result_.opset >= 13 ? -1 : 1);
+    const Dims in = shape_of(x);
+    const bool flat = in.h == 1 && in.w == 1;
+    if (!(axis == 1 || (flat && axis == -1))) fail(node, "axis " + std::to_string(axis) + "; infer's softmax is over the channels");
+    add_layer(node, LayerKind::Softmax, {}, {x});
+  }
+
+  // The per-sample shape of a layer's output (kNetworkInputName: the input's).
+  Dims shape_of(const std::string& layer) const { return shapes_.at(layer); }
+
+  std::string file_;
+  const onnx::ModelProto& model_;
+  OnnxModel result_;
+  std::map<std::string, Constant> constants_;   // initializers and Constant outputs, by tensor name
+  std::map<std::string, std::string> producer_;  // tensor name -> the layer writing it (or "input")
+  std::map<std::string, Dims> shapes_;           // layer name (or "input") -> its output's shape
+  std::set<std::string> names_;
+};
+
+}  // namespace
+
+bool looks_like_onnx(const unsigned char* bytes, std::size_t size) {
+  // Field 1 (ir_version) as a varint: tag byte 0x08. Text (TOML) starts with a printable character,
+  // whitespace, '#' or a byte-order mark.
+  return size >= 2 && bytes[0] == 0x08 && bytes[1] < 0x80;
+}
+
+OnnxModel read_onnx(const std::filesystem::path& path) {
+  const std::string file = path.string();
+  const std::vector<unsigned char> bytes = read_input_file(path, kMaxOnnxBytes, "an ONNX model");
+  onnx::ModelProto model;
+  if (!model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
+    throw InputError(file, "not a valid ONNX model (the protobuf message does not parse)");
+  }
+  if (!model.has_graph()) throw InputError(file, "the ONNX model has no graph");
+  return Importer(file, model).run();
+}
+
+}  // namespace infer
