@@ -42,7 +42,9 @@ ParseResult parse_options(int argc, char** argv) {
              "            5 the environment does not match the manifest (--check),\n"
              "            6 standard output could not be written. See README.md.");
   cli.add_option("inputs", o.inputs, "Image files or directories")->type_name("IMAGE|DIR");
-  cli.add_option("--model", o.model, "Model TOML (default: the shipped Fashion-MNIST model)")->type_name("PATH");
+  cli.add_option("--model", o.model,
+                 "Model: infer's TOML, an ONNX file, or a TOML naming one (default: the shipped Fashion-MNIST model)")
+      ->type_name("PATH");
   const std::map<std::string, DeviceChoice> devices{
       {"auto", DeviceChoice::Auto}, {"gpu", DeviceChoice::Gpu}, {"cpu", DeviceChoice::Cpu}};
   cli.add_option("--device", o.device,

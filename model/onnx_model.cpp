@@ -260,6 +260,10 @@ class Importer {
       return;
     }
     if (op == "Dropout" || op == "Identity") {  // inference: its input, unchanged
+      if (node.input_size() > 0 && constants_.count(node.input(0))) {  // exporters copy shared weights so
+        constants_[node.output(0)] = constants_.at(node.input(0));
+        return;
+      }
       producer_[node.output(0)] = source(node, 0);
       no_extra_outputs(node, 1);
       return;

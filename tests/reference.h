@@ -20,6 +20,17 @@
 //   softmax (C channels)     2 max E + (C + 6) u                            |dy_i| <= y_i (|dx_i| + sum y_j |dx_j|)
 // Second-order terms (products of errors) are ignored except in mul; the comparison adds 2^-20 of
 // the bound for them. Exact only for the float32 backends: reduced precisions use error_bound.h.
+//
+// The worst case grows with depth as the product of every layer's sum|w| (it assumes every error
+// has the sign that hurts most), beyond any use after a few dozen layers. For deep networks the
+// `variance` carries the probabilistic model of Higham and Mary ("A new approach to probabilistic
+// rounding error analysis", SIAM J. Sci. Comput. 41(5), 2019): each rounding error an independent,
+// zero-mean variable bounded by u |result|, so a K-term sum's error has variance at most
+// (K + 3) u^2 (sum|terms|)^2, and errors carried through a layer add as variances, sum w^2 var
+// (errors of different elements taken as uncorrelated). Elementwise ops scale a variance by their
+// derivative at the value squared (first order; the Lipschitz constant near a kink), max pooling
+// takes the winner's, average pooling the mean / K.
+// |error| <= lambda sigma then holds with probability at least 1 - 2 exp(-lambda^2 / 2) per element.
 #pragma once
 
 #include <algorithm>
@@ -33,9 +44,13 @@
 namespace infer::test {
 
 struct ReferenceTensor {
-  std::vector<double> value;  // NCHW, n samples
-  std::vector<double> bound;  // per element: |float32 backend - value| <= bound
+  std::vector<double> value;     // NCHW, n samples
+  std::vector<double> bound;     // per element: |float32 backend - value| <= bound (worst case)
+  std::vector<double> variance;  // per element: the error's variance under the probabilistic model (below)
 };
+
+// Probabilistic tolerance: lambda standard deviations of the error (see the top of this file).
+inline constexpr double kLambda = 6.0;  // |error| > 6 sigma: probability below 2 exp(-18) = 3e-8 per element
 
 namespace reference_detail {
 
@@ -48,16 +63,29 @@ inline ReferenceTensor layer(const Layer& l, const std::vector<const ReferenceTe
   ReferenceTensor out;
   out.value.assign(static_cast<std::size_t>(n) * d.size(), 0.0);
   out.bound.assign(out.value.size(), 0.0);
+  out.variance.assign(out.value.size(), 0.0);
   auto idx = [](const Dims& s, int b, int c, int y, int x) {
     return ((static_cast<std::size_t>(b) * s.c + c) * s.h + y) * s.w + x;
   };
-  // Elementwise ops of one input: f gives (value, bound) from (x, E).
-  auto each = [&](auto f) {
+  // Elementwise ops of one input: f gives (value, bound) from (x, E), with the op's Lipschitz
+  // constant; slope(x, sigma) its derivative at x (first order), or the Lipschitz constant where
+  // x is within kLambda sigma of a kink (the computed value may lie on the other side). The
+  // variance is slope^2 times the input's plus the op's own rounding, (bound - lipschitz E)^2.
+  auto each = [&](double lipschitz, auto f, auto slope) {
     for (std::size_t i = 0; i < out.value.size(); ++i) {
       const auto [v, e] = f(in.value[i], in.bound[i]);
       out.value[i] = v;
       out.bound[i] = e;
+      const double own = std::max(0.0, e - lipschitz * in.bound[i]);
+      const double slope_at = slope(in.value[i], std::sqrt(in.variance[i]));
+      out.variance[i] = slope_at * slope_at * in.variance[i] + own * own;
     }
+  };
+  // The slope of a function that is `inside` (a constant) between lo and hi and flat outside.
+  auto ramp = [](double x, double sigma, double lo, double hi, double inside) {
+    const double margin = kLambda * sigma;
+    if (x < lo - margin || x > hi + margin) return 0.0;
+    return inside;
   };
   for (int b = 0; b < n; ++b) {
     switch (l.kind) {
@@ -76,7 +104,7 @@ inline ReferenceTensor layer(const Layer& l, const std::vector<const ReferenceTe
           for (int y = 0; y < d.h; ++y)
             for (int x = 0; x < d.w; ++x) {
               const double bias = a.bias ? l.params.bias[static_cast<std::size_t>(k)] : 0.0;
-              double sum = bias, magnitude = std::fabs(bias), carried = 0.0;
+              double sum = bias, magnitude = std::fabs(bias), carried = 0.0, carried_var = 0.0;
               for (int c = 0; c < cg; ++c)
                 for (int r = 0; r < a.kernel_h; ++r)
                   for (int s = 0; s < a.kernel_w; ++s) {
@@ -89,9 +117,11 @@ inline ReferenceTensor layer(const Layer& l, const std::vector<const ReferenceTe
                     sum += w * in.value[j];
                     magnitude += std::fabs(w * in.value[j]);
                     carried += std::fabs(w) * in.bound[j];
+                    carried_var += w * w * in.variance[j];
                   }
               out.value[idx(d, b, k, y, x)] = sum;
               out.bound[idx(d, b, k, y, x)] = carried + (terms + 3.0) * u * magnitude;
+              out.variance[idx(d, b, k, y, x)] = carried_var + (terms + 3.0) * u * u * magnitude * magnitude;
             }
         break;
       }
@@ -103,8 +133,9 @@ inline ReferenceTensor layer(const Layer& l, const std::vector<const ReferenceTe
             for (int x = 0; x < d.w; ++x) {
               const std::size_t j = idx(d, b, c, y, x);
               out.value[j] = (in.value[j] - l.params.running_mean[ch]) * s + l.params.bias[ch];
-              out.bound[j] = std::fabs(s) * in.bound[j] +
-                             8.0 * u * (std::fabs(s * in.value[j]) + std::fabs(s * l.params.running_mean[ch]) + std::fabs(l.params.bias[ch]));
+              const double own = 8.0 * u * (std::fabs(s * in.value[j]) + std::fabs(s * l.params.running_mean[ch]) + std::fabs(l.params.bias[ch]));
+              out.bound[j] = std::fabs(s) * in.bound[j] + own;
+              out.variance[j] = s * s * in.variance[j] + own * own;
             }
         }
         break;
@@ -115,6 +146,7 @@ inline ReferenceTensor layer(const Layer& l, const std::vector<const ReferenceTe
           for (int y = 0; y < d.h; ++y)
             for (int x = 0; x < d.w; ++x) {
               double best = -std::numeric_limits<double>::infinity(), best_e = 0.0, sum = 0.0, e_sum = 0.0, mag = 0.0;
+              double best_var = 0.0, var_sum = 0.0;
               int count = 0;
               for (int r = 0; r < a.kernel_h; ++r)
                 for (int s = 0; s < a.kernel_w; ++s) {
@@ -123,6 +155,8 @@ inline ReferenceTensor layer(const Layer& l, const std::vector<const ReferenceTe
                   const std::size_t j = idx(di, b, c, iy, ix);
                   best = std::max(best, in.value[j]);
                   best_e = std::max(best_e, in.bound[j]);
+                  best_var = std::max(best_var, in.variance[j]);
+                  var_sum += in.variance[j];
                   sum += in.value[j];
                   e_sum += in.bound[j];
                   mag += std::fabs(in.value[j]);
@@ -131,39 +165,58 @@ inline ReferenceTensor layer(const Layer& l, const std::vector<const ReferenceTe
               const double divisor = a.count_include_pad ? a.kernel_h * a.kernel_w : count;
               const std::size_t o = idx(d, b, c, y, x);
               out.value[o] = l.kind == LayerKind::MaxPool ? best : sum / divisor;
-              out.bound[o] = l.kind == LayerKind::MaxPool
-                                 ? best_e
-                                 : (e_sum + (a.kernel_h * a.kernel_w + 1.0) * u * mag) / divisor;
+              const double own = (a.kernel_h * a.kernel_w + 1.0) * u * mag / divisor;
+              out.bound[o] = l.kind == LayerKind::MaxPool ? best_e : e_sum / divisor + own;
+              if (l.kind == LayerKind::MaxPool) {
+                // The winner's variance; any element within kLambda sigma of the best may win instead.
+                const double margin = kLambda * std::sqrt(best_var);
+                double var = 0.0;
+                for (int r = 0; r < a.kernel_h; ++r)
+                  for (int s = 0; s < a.kernel_w; ++s) {
+                    const int iy = y * a.stride_h - a.pad_h + r, ix = x * a.stride_w - a.pad_w + s;
+                    if (iy < 0 || iy >= di.h || ix < 0 || ix >= di.w) continue;
+                    const std::size_t j = idx(di, b, c, iy, ix);
+                    if (in.value[j] >= best - margin) var = std::max(var, in.variance[j]);
+                  }
+                out.variance[o] = var;
+              } else {
+                out.variance[o] = var_sum / (divisor * divisor) + own * own;
+              }
             }
         break;
       }
       case LayerKind::GlobalAvgPool:
         for (int c = 0; c < d.c; ++c) {
-          double sum = 0.0, e_sum = 0.0, mag = 0.0;
+          double sum = 0.0, e_sum = 0.0, mag = 0.0, var_sum = 0.0;
           for (int y = 0; y < di.h; ++y)
             for (int x = 0; x < di.w; ++x) {
               const std::size_t j = idx(di, b, c, y, x);
               sum += in.value[j];
               e_sum += in.bound[j];
+              var_sum += in.variance[j];
               mag += std::fabs(in.value[j]);
             }
           const double k = static_cast<double>(di.h) * di.w;
+          const double own = (k + 1.0) * u * mag / k;
           out.value[idx(d, b, c, 0, 0)] = sum / k;
-          out.bound[idx(d, b, c, 0, 0)] = (e_sum + (k + 1.0) * u * mag) / k;
+          out.bound[idx(d, b, c, 0, 0)] = e_sum / k + own;
+          out.variance[idx(d, b, c, 0, 0)] = var_sum / (k * k) + own * own;
         }
         break;
       case LayerKind::Softmax:
         for (int y = 0; y < d.h; ++y)
           for (int x = 0; x < d.w; ++x) {
-            double m = -std::numeric_limits<double>::infinity(), total = 0.0, worst = 0.0;
+            double m = -std::numeric_limits<double>::infinity(), total = 0.0, worst = 0.0, worst_var = 0.0;
             for (int c = 0; c < d.c; ++c) {
               m = std::max(m, in.value[idx(di, b, c, y, x)]);
               worst = std::max(worst, in.bound[idx(di, b, c, y, x)]);
+              worst_var = std::max(worst_var, in.variance[idx(di, b, c, y, x)]);
             }
             for (int c = 0; c < d.c; ++c) total += std::exp(in.value[idx(di, b, c, y, x)] - m);
             for (int c = 0; c < d.c; ++c) {
               out.value[idx(d, b, c, y, x)] = std::exp(in.value[idx(di, b, c, y, x)] - m) / total;
               out.bound[idx(d, b, c, y, x)] = 2.0 * worst + (d.c + 6.0) * u;
+              out.variance[idx(d, b, c, y, x)] = 4.0 * worst_var + (d.c + 6.0) * u * u;
             }
           }
         break;
@@ -175,6 +228,7 @@ inline ReferenceTensor layer(const Layer& l, const std::vector<const ReferenceTe
           const std::size_t from = static_cast<std::size_t>(b) * size;
           std::copy_n(ins[k]->value.begin() + static_cast<std::ptrdiff_t>(from), size, out.value.begin() + static_cast<std::ptrdiff_t>(at));
           std::copy_n(ins[k]->bound.begin() + static_cast<std::ptrdiff_t>(from), size, out.bound.begin() + static_cast<std::ptrdiff_t>(at));
+          std::copy_n(ins[k]->variance.begin() + static_cast<std::ptrdiff_t>(from), size, out.variance.begin() + static_cast<std::ptrdiff_t>(at));
           at += size;
         }
         break;
@@ -187,14 +241,17 @@ inline ReferenceTensor layer(const Layer& l, const std::vector<const ReferenceTe
         for (std::size_t i = static_cast<std::size_t>(b) * d.size(); i < static_cast<std::size_t>(b + 1) * d.size(); ++i) {
           const std::size_t j = per_channel ? i / plane : i;
           const double x = in.value[i], z = other.value[j], ex = in.bound[i], ez = other.bound[j];
+          const double vx = in.variance[i], vz = other.variance[j];
           if (l.kind == LayerKind::Add) {
             const double sum = x + z;
             const bool relu = l.add().relu;
             out.value[i] = relu ? std::max(sum, 0.0) : sum;
             out.bound[i] = ex + ez + u * std::fabs(sum);
+            out.variance[i] = vx + vz + u * u * sum * sum;
           } else {
             out.value[i] = x * z;
             out.bound[i] = std::fabs(z) * ex + std::fabs(x) * ez + ex * ez + u * std::fabs(x * z);
+            out.variance[i] = z * z * vx + x * x * vz + vx * vz + u * u * x * x * z * z;
           }
         }
         break;
@@ -205,37 +262,58 @@ inline ReferenceTensor layer(const Layer& l, const std::vector<const ReferenceTe
           const double beta = l.kind == LayerKind::HardSigmoid || l.kind == LayerKind::HardSwish ? l.hardsigmoid().beta : 0.0;
           auto hard = [&](double x) { return std::min(std::max(alpha * x + beta, 0.0), 1.0); };
           switch (l.kind) {
-            case LayerKind::Relu: each([](double x, double e) { return std::pair{std::max(x, 0.0), e}; }); break;
-            case LayerKind::Flatten: each([](double x, double e) { return std::pair{x, e}; }); break;
+            case LayerKind::Relu:
+              each(1.0, [](double x, double e) { return std::pair{std::max(x, 0.0), e}; },
+                   [&](double x, double sigma) { return ramp(x, sigma, 0.0, HUGE_VAL, 1.0); });
+              break;
+            case LayerKind::Flatten:
+              each(1.0, [](double x, double e) { return std::pair{x, e}; }, [](double, double) { return 1.0; });
+              break;
             case LayerKind::Clip: {
               const double lo = l.clip().min, hi = l.clip().max;
-              each([&](double x, double e) { return std::pair{std::min(std::max(x, lo), hi), e}; });
+              each(1.0, [&](double x, double e) { return std::pair{std::min(std::max(x, lo), hi), e}; },
+                   [&](double x, double sigma) { return ramp(x, sigma, lo, hi, 1.0); });
               break;
             }
             case LayerKind::Sigmoid:
-              each([](double x, double e) {
+              each(0.25, [](double x, double e) {
                 const double y = 1.0 / (1.0 + std::exp(-x));
                 return std::pair{y, e / 4.0 + 4.0 * u * y};
+              }, [](double x, double) {
+                const double y = 1.0 / (1.0 + std::exp(-x));
+                return y * (1.0 - y);
               });
               break;
             case LayerKind::Silu:
-              each([](double x, double e) {
+              each(1.1, [](double x, double e) {
                 const double y = x / (1.0 + std::exp(-x));
                 return std::pair{y, 1.1 * e + 4.0 * u * std::fabs(y)};
+              }, [](double x, double) {
+                const double sg = 1.0 / (1.0 + std::exp(-x));
+                return std::fabs(sg + x * sg * (1.0 - sg));
               });
               break;
             case LayerKind::HardSigmoid:
-              each([&](double x, double e) {
+              each(std::fabs(alpha), [&](double x, double e) {
                 return std::pair{hard(x), std::fabs(alpha) * e + u * (std::fabs(alpha * x) + std::fabs(alpha * x + beta))};
+              }, [&](double x, double sigma) {
+                const double lo = std::min(-beta / alpha, (1.0 - beta) / alpha), hi = std::max(-beta / alpha, (1.0 - beta) / alpha);
+                return ramp(x, sigma, lo, hi, std::fabs(alpha));
               });
               break;
             case LayerKind::HardSwish: {
               if (!(alpha > 0.0)) throw std::invalid_argument("reference: hardswish with alpha <= 0");
               const double lipschitz = std::max({1.0, std::fabs(beta), std::fabs(2.0 - beta)});
-              each([&](double x, double e) {
+              each(lipschitz, [&](double x, double e) {
                 const double y = x * hard(x);
                 return std::pair{y, lipschitz * e + u * std::fabs(x) * (std::fabs(alpha * x) + std::fabs(alpha * x + beta)) +
                                         u * std::fabs(y)};
+              }, [&](double x, double sigma) {
+                // 0 below -beta/alpha, 2 alpha x + beta up to (1 - beta)/alpha, 1 above; near a
+                // corner, the Lipschitz constant.
+                const double lo = -beta / alpha, hi = (1.0 - beta) / alpha, margin = kLambda * sigma;
+                if (std::fabs(x - lo) <= margin || std::fabs(x - hi) <= margin) return lipschitz;
+                return x < lo ? 0.0 : x > hi ? 1.0 : std::fabs(2.0 * alpha * x + beta);
               });
               break;
             }
@@ -258,6 +336,7 @@ inline std::vector<ReferenceTensor> reference_forward(const Network& net, const 
   const std::size_t in_size = static_cast<std::size_t>(n) * net.input().dims.size();
   acts[0].value.assign(input.begin(), input.begin() + static_cast<std::ptrdiff_t>(in_size));
   acts[0].bound.assign(in_size, 0.0);
+  acts[0].variance.assign(in_size, 0.0);
   for (std::size_t i = 0; i < count; ++i) {
     const Layer& l = net.layers()[i];
     std::vector<const ReferenceTensor*> ins;

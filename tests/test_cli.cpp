@@ -421,6 +421,35 @@ TEST(Cli, BadModelExitsWithThree) {
   EXPECT_EQ(r.out, "");
 }
 
+// An ONNX file as --model: recognised by its content (here without the .onnx name), classified;
+// one cut short, or an unsupported node, is exit 3 with the file and the problem. The model is one
+// of ONNX's own conformance cases (libonnx-testdata, tools/install-deps.sh): GlobalAveragePool of
+// a 1x3x5x5 input, three scores, no softmax.
+TEST(Cli, AnOnnxModelIsRecognisedByItsContentAndRefusedWhenBroken) {
+  const std::string data = "/usr/share/libonnx-testdata/data/node";
+  TempDir dir;
+  write_file(dir / "gap.model", slurp(data + "/test_globalaveragepool/model.onnx"));
+  ProcessResult r = infer({"--no-verify", "--device", "cpu", "--json", "--model", (dir / "gap.model").string(),
+                           kSamples + "/bag.png"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json line = nlohmann::json::parse(r.out);
+  ASSERT_EQ(line["top"].size(), 3u) << r.out;
+  EXPECT_EQ(line["top"][0]["label"], "class 0");
+  EXPECT_TRUE(line["top"][0].contains("score")) << "a model without a softmax prints scores: " << r.out;
+
+  const std::string bytes = slurp(data + "/test_globalaveragepool/model.onnx");
+  write_file(dir / "cut.onnx", bytes.substr(0, bytes.size() / 2));
+  r = infer({"--no-verify", "--device", "cpu", "--model", (dir / "cut.onnx").string(), kSamples + "/bag.png"});
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_NE(r.err.find("\ninfer: " + (dir / "cut.onnx").string() + ": not a valid ONNX model (the protobuf message does not parse)\n"),
+            std::string::npos) << r.err;
+  EXPECT_EQ(r.out, "");
+
+  r = infer({"--no-verify", "--device", "cpu", "--model", data + "/test_maxpool_2d_ceil/model.onnx", kSamples + "/bag.png"});
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_NE(r.err.find("node 'y' (MaxPool): ceil_mode = 1 is not supported yet"), std::string::npos) << r.err;
+}
+
 TEST(Cli, DeviceGpuFailsWithReasonWhenUnusable) {
   // The start-up check comes first: the first required item of VERSIONS.toml that is not ok (the
   // model-file rows aside) is the reason, as `infer --check --json` reports it.

@@ -2,8 +2,11 @@
 """Shared helpers for the `infer` model format (TOML graph + safetensors weights).
 
 - read/write safetensors by hand (no external package needed)
-- export(model, toml_path, st_path, meta): write an nn.Module built from named
-  layers into weights/*.toml + *.safetensors
+- export(model, toml_path, st_path, meta): write the shipped model (tools/train.py), an
+  nn.Module whose forward() is exactly its children in order, into weights/*.toml + *.safetensors.
+  It refuses any other module (torch.fx shows what forward() does) and checks the written files
+  against the module before keeping them. To deploy your own model, use torch.onnx.export and
+  `infer --model model.onnx` (README, "Deploy your own model"): that route has the whole graph.
 - load_model(toml_path): rebuild a PyTorch module generically from those files
 - Fashion-MNIST idx readers for Debian's dataset-fashion-mnist package
 
@@ -135,6 +138,7 @@ def export(model, toml_path, st_path, meta=None, *, name="fashion-mnist-cnn",
     format"): resize, resize_size, channel_order, invert. None: Fashion-MNIST's own (trim_fit,
     invert auto) when the name is the default one, else infer's defaults (crop, rgb, no inversion).
     """
+    _require_chain(model)
     if preprocessing is None:
         preprocessing = {"resize": "trim_fit", "invert": "auto"} if name == "fashion-mnist-cnn" else {}
     meta = dict(meta or {})
@@ -221,7 +225,65 @@ def export(model, toml_path, st_path, meta=None, *, name="fashion-mnist-cnn",
     with open(tmp, "w", encoding="utf-8") as f:
         f.write(text)
     os.replace(tmp, toml_path)
+    try:
+        _check_round_trip(model, toml_path, input_shape)
+    except Exception:
+        for path in (toml_path, st_path):
+            if os.path.exists(path):
+                os.remove(path)
+        raise
     return tensors
+
+
+class ExportError(ValueError):
+    """export() cannot write this module as it computes."""
+
+
+def _require_chain(model):
+    """Refuse a module whose forward() is anything but its children applied in order: a skip
+    connection, a torch.cat, a functional call or a reused child would be written as another
+    network. torch.fx traces forward() into its graph of calls."""
+    import torch.fx
+    children = [name for name, m in model.named_children()]
+    try:
+        graph = torch.fx.symbolic_trace(model).graph
+    except Exception as e:
+        raise ExportError(f"forward() cannot be traced ({e}); export it with torch.onnx.export") from e
+    previous = None
+    called = []
+    for node in graph.nodes:
+        if node.op == "placeholder":
+            previous = node
+        elif node.op == "call_module" and len(node.args) == 1 and node.args[0] is previous and not node.kwargs:
+            called.append(node.target)
+            previous = node
+        elif node.op == "output" and node.args[0] is previous:
+            pass
+        else:
+            raise ExportError(
+                f"forward() does more than apply the children in order: {node.op} {node.target} "
+                f"(node {node.name}, reading {', '.join(str(a) for a in node.args)}). export() writes a chain "
+                "and would write another network; use torch.onnx.export and infer --model model.onnx")
+    expected = [n for n in children if not isinstance(getattr(model, n), nn.Dropout)]
+    if [c for c in called if not isinstance(model.get_submodule(c), nn.Dropout)] != expected:
+        raise ExportError(f"forward() calls {called}, not each child once in order ({children})")
+
+
+def _check_round_trip(model, toml_path, input_shape):
+    """The written files, read back, must compute what the module computes on a random input,
+    within float32's rounding of the two (a relative 1e-4 of the output's largest value: the same
+    sums in another order, ~K * 2^-24 for K up to a few thousand)."""
+    was_training = model.training
+    model.eval()
+    x = torch.rand(2, *input_shape)
+    with torch.no_grad():
+        want = model(x)
+        got = load_model(toml_path)(x)
+    model.train(was_training)
+    scale = float(want.abs().max()) or 1.0
+    worst = float((got - want).abs().max())
+    if not worst <= 1e-4 * scale:
+        raise ExportError(f"the written model differs from the module by {worst} (outputs up to {scale})")
 
 # ------------------------------------------------------------------ reader
 

@@ -29,10 +29,12 @@ packages=(
   libonnx-dev            # ONNX import: onnx.pb.h, the protobuf classes of ONNX's schema (model/onnx_model.cpp)
   libprotobuf-dev        # what onnx.pb.h is generated for (3.21); libonnx-dev does not depend on it
   libonnx-testdata       # tests: ONNX's operator conformance cases (/usr/share/libonnx-testdata)
+  python3-torchvision    # tests: torchvision models exported to ONNX at test time (and PyTorch itself)
+  python3-numpy python3-venv  # tests: tools/ort-venv.sh (ONNX Runtime from PyPI beside Debian's numpy)
 )
 for arg in "$@"; do
   case "$arg" in
-    --train) packages+=(python3-torch python3-numpy python3-venv) ;;
+    --train) packages+=(python3-torch) ;;
     --sanitizers | --fuzz) packages+=(clang-14 libclang-rt-14-dev) ;;
     --bundle) packages+=(patchelf debootstrap) ;;
     *) echo "install-deps: unknown option $arg (known: --train, --sanitizers, --fuzz, --bundle)" >&2; exit 2 ;;
