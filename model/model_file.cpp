@@ -221,6 +221,10 @@ ParsedLayer parse_layer(const std::string& file, const toml::table& t, std::size
       std::tie(a.stride_h, a.stride_w) = named.pair("stride", {a.kernel_h, a.kernel_w}, 1);
       std::tie(a.pad_h, a.pad_w) = named.pair("padding", {0, 0}, 0);
       if (layer.kind == LayerKind::AvgPool) a.count_include_pad = named.boolean("count_include_pad", true);
+      if (const toml::node* ceil = named.find("ceil_mode"); ceil && version < 2) {
+        named.fail(ceil, "key 'ceil_mode' needs format_version = 2");
+      }
+      a.ceil_mode = named.boolean("ceil_mode", false);
       layer.attrs = a;
       break;
     }

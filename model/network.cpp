@@ -178,7 +178,11 @@ Dims single_output_dims(const Layer& layer, const Dims& in) {
       if (2 * a.pad_h > a.kernel_h || 2 * a.pad_w > a.kernel_w) {
         fail(layer, "padding must be at most half the kernel size");
       }
-      return window_dims(layer, in, in.c, a.kernel_h, a.kernel_w, a.stride_h, a.stride_w, a.pad_h, a.pad_w, 1, 1);
+      const Dims floor_dims =
+          window_dims(layer, in, in.c, a.kernel_h, a.kernel_w, a.stride_h, a.stride_w, a.pad_h, a.pad_w, 1, 1);
+      if (!a.ceil_mode) return floor_dims;
+      return Dims{in.c, pool_output_size(in.h, a.kernel_h, a.stride_h, a.pad_h, true),
+                  pool_output_size(in.w, a.kernel_w, a.stride_w, a.pad_w, true)};
     }
     case LayerKind::GlobalAvgPool: return Dims{in.c, 1, 1};
     case LayerKind::Flatten:

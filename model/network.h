@@ -47,12 +47,16 @@ struct Conv2dAttrs {
   bool bias = true;
 };
 
-// MaxPool and AvgPool. Output size uses floor division, as PyTorch's default (ceil_mode=False).
+// MaxPool and AvgPool. Output size uses floor division, as PyTorch's default, or with ceil_mode
+// ceiling division, as PyTorch's ceil_mode=True: a last window that overhangs the padded input is
+// kept as long as it starts inside the input or its left padding (pool_output_size).
 struct Pool2dAttrs {
   int kernel_h = 1, kernel_w = 1;
   int stride_h = 1, stride_w = 1;
   int pad_h = 0, pad_w = 0;
-  bool count_include_pad = true;  // AvgPool only: padded zeros count in the divisor (PyTorch default)
+  bool count_include_pad = true;  // AvgPool only: padded zeros count in the divisor (PyTorch default);
+                                  // the overhang of a ceil_mode window never counts
+  bool ceil_mode = false;
 };
 
 struct BatchNormAttrs {
@@ -211,6 +215,17 @@ inline int window_output_size(int in, int kernel, int stride, int pad, int dilat
   const long long span = static_cast<long long>(in) + 2LL * pad - (static_cast<long long>(dilation) * (kernel - 1) + 1);
   if (span < 0 || stride <= 0) return 0;
   return static_cast<int>(span / stride + 1);
+}
+
+// Output size of a pooling window along one axis: floor division (window_output_size) or, with
+// ceil_mode, ceiling division less a last window that would start in the right padding (PyTorch).
+inline int pool_output_size(int in, int kernel, int stride, int pad, bool ceil_mode) {
+  const int floor_size = window_output_size(in, kernel, stride, pad, 1);
+  if (!ceil_mode || floor_size == 0) return floor_size;
+  const long long span = static_cast<long long>(in) + 2LL * pad - kernel;
+  long long size = (span + stride - 1) / stride + 1;
+  if ((size - 1) * stride >= static_cast<long long>(in) + pad) --size;
+  return static_cast<int>(size);
 }
 
 }  // namespace infer

@@ -360,7 +360,6 @@ class Importer {
 
   void pool(const onnx::NodeProto& node) {
     const bool max = node.op_type() == "MaxPool";
-    if (int_attr(node, "ceil_mode", 0) != 0) fail(node, "ceil_mode = 1 is not supported yet");
     if (max && int_attr(node, "storage_order", 0) != 0) fail(node, "storage_order = 1 is not supported");
     if (max && ints_attr(node, "dilations") != std::vector<long long>{} && ints_attr(node, "dilations") != std::vector<long long>{1, 1}) {
       fail(node, "dilated pooling is not supported");
@@ -370,6 +369,7 @@ class Importer {
     if (a.kernel_h == 0 || a.kernel_w == 0) fail(node, "kernel_shape must be two sizes");
     std::tie(a.stride_h, a.stride_w) = pair_attr(node, "strides", {1, 1});
     std::tie(a.pad_h, a.pad_w) = pads(node);
+    a.ceil_mode = int_attr(node, "ceil_mode", 0) != 0;
     a.count_include_pad = !max && int_attr(node, "count_include_pad", 0) != 0;  // ONNX's default is 0
     if (max) a.count_include_pad = true;
     add_layer(node, max ? LayerKind::MaxPool : LayerKind::AvgPool, a, {source(node, 0)});

@@ -9,7 +9,7 @@
 //   Conv (symmetric pads, auto_pad NOTSET or VALID), BatchNormalization (inference), Relu, Clip,
 //   Sigmoid, HardSigmoid, HardSwish, Add and Mul of two computed tensors (Mul's second may be one
 //   value per channel), Concat along the channels, MaxPool and AveragePool (symmetric pads,
-//   ceil_mode 0), GlobalAveragePool, Flatten (axis 1), Reshape to [N, features], Gemm (a linear
+//   ceil_mode 0 or 1), GlobalAveragePool, Flatten (axis 1), Reshape to [N, features], Gemm (a linear
 //   layer: alpha = beta = 1, transA = 0), Softmax over the channels, and Dropout, Identity and
 //   Constant (folded away).
 // Anything else is refused naming the node and its op type.

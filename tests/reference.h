@@ -162,7 +162,9 @@ inline ReferenceTensor layer(const Layer& l, const std::vector<const ReferenceTe
                   mag += std::fabs(in.value[j]);
                   ++count;
                 }
-              const double divisor = a.count_include_pad ? a.kernel_h * a.kernel_w : count;
+              const int y0 = y * a.stride_h - a.pad_h, x0 = x * a.stride_w - a.pad_w;
+              const int padded = (std::min(y0 + a.kernel_h, di.h + a.pad_h) - y0) * (std::min(x0 + a.kernel_w, di.w + a.pad_w) - x0);
+              const double divisor = a.count_include_pad ? padded : count;
               const std::size_t o = idx(d, b, c, y, x);
               out.value[o] = l.kind == LayerKind::MaxPool ? best : sum / divisor;
               const double own = (a.kernel_h * a.kernel_w + 1.0) * u * mag / divisor;

@@ -445,9 +445,9 @@ TEST(Cli, AnOnnxModelIsRecognisedByItsContentAndRefusedWhenBroken) {
             std::string::npos) << r.err;
   EXPECT_EQ(r.out, "");
 
-  r = infer({"--no-verify", "--device", "cpu", "--model", data + "/test_maxpool_2d_ceil/model.onnx", kSamples + "/bag.png"});
+  r = infer({"--no-verify", "--device", "cpu", "--model", data + "/test_maxpool_2d_dilations/model.onnx", kSamples + "/bag.png"});
   EXPECT_EQ(r.exit_code, 3);
-  EXPECT_NE(r.err.find("node 'y' (MaxPool): ceil_mode = 1 is not supported yet"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("node 'y' (MaxPool): dilated pooling is not supported"), std::string::npos) << r.err;
 }
 
 TEST(Cli, DeviceGpuFailsWithReasonWhenUnusable) {

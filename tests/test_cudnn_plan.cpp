@@ -440,8 +440,19 @@ TEST(CudnnPlan, PrecisionDecidesTypesLayoutsAndMath) {
               EXPECT_EQ(acts[step.output()].type, acts[step.input()].type);
               EXPECT_NE(acts[step.output()].buffer, acts[step.input()].buffer);
               break;
-            case StepKind::Relu:
-            case StepKind::Pooling: break;
+            case StepKind::Pooling:
+              if (step.padded) {  // ceil mode: the padded buffer, and the input's view of it
+                const Tensor4d whole = read(step.padded.get());
+                const Tensor4d view = read(step.padded_view.get());
+                const Dims& p = step.padded_dims;
+                EXPECT_EQ((std::vector<int>{whole.n, whole.c, whole.h, whole.w}), (std::vector<int>{n, p.c, p.h, p.w}));
+                EXPECT_EQ((std::vector<int>{view.n, view.c, view.h, view.w}), (std::vector<int>{n, step.in.c, step.in.h, step.in.w}));
+                EXPECT_EQ((std::vector<int>{view.ns, view.cs, view.hs, view.ws}), (std::vector<int>{whole.ns, whole.cs, whole.hs, whole.ws}));
+                EXPECT_EQ(whole.type, storage);
+                EXPECT_GE(plan.buffer_bytes()[step.padded_buffer], p.size() * acts[step.input()].element_bytes());
+              }
+              break;
+            case StepKind::Relu: break;
           }
         }
       }

@@ -254,6 +254,9 @@ TEST(GpuBackend, EveryOpAloneMatchesCpu) {
       {"relu", {3, 5, 6}, {plain_layer("relu", LayerKind::Relu)}},
       {"maxpool 3/2 pad 1", {3, 11, 10}, {pool_layer("pool", LayerKind::MaxPool, 3, 2, 1)}},
       {"maxpool 2/2", {2, 9, 8}, {pool_layer("pool", LayerKind::MaxPool, 2, 2)}},
+      {"maxpool 3/2, ceil mode", {3, 10, 11}, {ceil_mode(pool_layer("pool", LayerKind::MaxPool, 3, 2))}},
+      {"maxpool 3/2 pad 1, ceil mode", {3, 10, 10}, {ceil_mode(pool_layer("pool", LayerKind::MaxPool, 3, 2, 1))}},
+      {"avgpool 2/2, ceil mode, no overhang", {3, 10, 10}, {ceil_mode(pool_layer("pool", LayerKind::AvgPool, 2, 2))}},
       {"avgpool with padding counted", {3, 11, 10}, {pool_layer("pool", LayerKind::AvgPool, 3, 2, 1, true)}},
       {"avgpool without padding counted", {3, 11, 10}, {pool_layer("pool", LayerKind::AvgPool, 3, 2, 1, false)}},
       {"global avgpool", {5, 7, 9}, {plain_layer("gap", LayerKind::GlobalAvgPool)}},
@@ -294,6 +297,24 @@ TEST(GpuBackend, GraphOfEveryOpMatchesCpuAtEveryLayerCount) {
   std::vector<std::size_t> counts;
   for (std::size_t c = 1; c <= net.layers().size(); ++c) counts.push_back(c);
   check_network(rng, net, counts);
+}
+
+// cuDNN pools with floor division: a ceil-mode average whose last window overhangs would count the
+// overhang, so the plan refuses it naming the layer (the CPU runs it; --device auto falls back to it
+// with a notice). Through the library boundary the ModelError arrives as a GpuError.
+TEST(GpuBackend, CeilModeAveragePoolingThatOverhangsIsRefusedNamingTheLayer) {
+  SKIP_WITHOUT_GPU();
+  Random rng;
+  SCOPED_TRACE(rng.trace());
+  const Network net = random_network(rng, {3, 10, 10}, {ceil_mode(pool_layer("avg", LayerKind::AvgPool, 3, 2, 1))});
+  try {
+    make_gpu_backend(net, 2);
+    ADD_FAILURE() << "accepted";
+  } catch (const GpuError& e) {
+    EXPECT_NE(std::string(e.what()).find("layer 'avg' (avgpool): ceil_mode average pooling whose last window overhangs"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 TEST(GpuBackend, FusedConvolutionReluAndItsIntermediateResult) {

@@ -191,6 +191,19 @@ TEST_F(GraphFile, EveryWrongGraphIsRefusedNamingTheLayer) {
   }
 }
 
+// PyTorch's ceil_mode sizes (torch.nn.MaxPool2d docs): a last window that would start in the right
+// padding is dropped.
+TEST(Graph, CeilModePoolingSizesArePyTorchs) {
+  EXPECT_EQ(pool_output_size(10, 3, 2, 0, false), 4);
+  EXPECT_EQ(pool_output_size(10, 3, 2, 0, true), 5);
+  EXPECT_EQ(pool_output_size(10, 3, 2, 1, true), 6);   // (10 + 2 - 3) / 2 = 4.5 -> 5, + 1
+  EXPECT_EQ(pool_output_size(8, 2, 2, 0, true), 4);    // exact: no overhang
+  EXPECT_EQ(pool_output_size(5, 2, 2, 1, true), 3);    // ceil(5 / 2) + 1 = 4, but window 3 would start at 6 - 1 = 5: in the right padding
+  EXPECT_EQ(pool_output_size(13, 3, 2, 0, true), 6);   // SqueezeNet's 111 -> 55 pattern, small
+  EXPECT_EQ(pool_output_size(111, 3, 2, 0, true), 55);
+  EXPECT_EQ(pool_output_size(54, 3, 2, 0, true), 27);
+}
+
 TEST(Graph, ShapesTheOpsCannotCombineAreRefused) {
   Random rng;
   SCOPED_TRACE(rng.trace());
@@ -262,6 +275,9 @@ std::vector<OpCase> op_cases() {
       {"a convolution read by its batch-norm and an add", {3, 6, 6},
        {conv_layer("c", 3, 3, 1, 1), batchnorm_layer("bn"), plain_layer("r", LayerKind::Relu),
         reading(make_layer("a", LayerKind::Add, AddAttrs{}), {"r", "c"})}},
+      {"maxpool, ceil mode", {3, 10, 11}, {ceil_mode(pool_layer("p", LayerKind::MaxPool, 3, 2))}},
+      {"avgpool, ceil mode, padding counted", {3, 10, 10}, {ceil_mode(pool_layer("p", LayerKind::AvgPool, 3, 2, 1, true))}},
+      {"avgpool, ceil mode, padding not counted", {3, 10, 10}, {ceil_mode(pool_layer("p", LayerKind::AvgPool, 3, 2, 1, false))}},
       {"every op (graph zoo)", {3, 8, 8}, graph_zoo_layers()},
   };
 }

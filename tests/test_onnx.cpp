@@ -254,14 +254,17 @@ TEST(Onnx, UnsupportedConstructsAreRefusedNamingTheNode) {
          b.output("y");
        },
        "node 'pool' (MaxPool): pads [0, 0, 1, 1] are not symmetric"},
-      {"ceil mode",
+      {"auto_pad SAME_UPPER",
        [](OnnxBuilder& b) {
          auto* n = b.node("AveragePool", "pool", {"x"}, "y");
          OnnxBuilder::attr(n, "kernel_shape", {2, 2});
-         OnnxBuilder::attr(n, "ceil_mode", 1);
+         auto* a = n->add_attribute();
+         a->set_name("auto_pad");
+         a->set_type(onnx::AttributeProto::STRING);
+         a->set_s("SAME_UPPER");
          b.output("y");
        },
-       "node 'pool' (AveragePool): ceil_mode = 1 is not supported yet"},
+       "node 'pool' (AveragePool): auto_pad SAME_UPPER is not supported (export with explicit pads)"},
       {"a constant operand",
        [](OnnxBuilder& b) {
          b.weight("k", {1}, {2.0f});

@@ -117,6 +117,12 @@ inline Layer linear_layer(const std::string& name, int out_features, bool bias =
 
 inline Layer plain_layer(const std::string& name, LayerKind kind) { return make_layer(name, kind); }
 
+// The same pooling layer with ceil_mode.
+inline Layer ceil_mode(Layer pool) {
+  std::get<Pool2dAttrs>(pool.attrs).ceil_mode = true;
+  return pool;
+}
+
 // A layer reading `inputs` by name ("input": the network input).
 inline Layer reading(Layer layer, std::vector<std::string> inputs) {
   layer.inputs = std::move(inputs);
@@ -137,7 +143,7 @@ inline std::vector<Layer> fashion_like_layers() {
 
 // Every op of the graph format in one network (input 3x8x8): a residual block (conv + bn + relu,
 // conv + bn, add with ReLU), two branches (one through average pooling) joined by concat, a
-// squeeze-and-excitation scale (max and global pooling, two 1x1 convolutions, sigmoid, per-channel
+// squeeze-and-excitation scale (ceil-mode max pooling and global pooling, two 1x1 convolutions, sigmoid, per-channel
 // mul), the smooth activations, a flatten of
 // 8x8 features (reordered in NHWC), a linear layer and softmax.
 inline std::vector<Layer> graph_zoo_layers() {
@@ -151,7 +157,7 @@ inline std::vector<Layer> graph_zoo_layers() {
           reading(pool_layer("avg", LayerKind::AvgPool, 3, 1, 1, false), {"res"}),
           conv_layer("branch3", 5, 3, 1, 1, 1, 1, false),
           reading(make_layer("cat", LayerKind::Concat), {"branch1", "branch3"}),
-          pool_layer("max", LayerKind::MaxPool, 3, 1, 1),
+          ceil_mode(pool_layer("max", LayerKind::MaxPool, 3, 2, 1)),  // 8x8 -> 5x5: the last window overhangs
           plain_layer("squeeze", LayerKind::GlobalAvgPool),
           conv_layer("se1", 4, 1),
           plain_layer("se_relu", LayerKind::Relu),

@@ -31,7 +31,7 @@ import json
 import os
 import sys
 
-DEFAULT_MODELS = "residual,resnet18,mobilenet_v2,mobilenet_v3_small,efficientnet_b0"
+DEFAULT_MODELS = "residual,resnet18,mobilenet_v2,mobilenet_v3_small,efficientnet_b0,squeezenet1_0"
 MEAN = (0.485, 0.456, 0.406)
 STD = (0.229, 0.224, 0.225)
 

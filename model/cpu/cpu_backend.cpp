@@ -94,7 +94,7 @@ BlockedProgram plan_blocked(const Network& network, const CpuOptions& options) {
     } else if (layer.kind == LayerKind::Relu) {
       step.kind = BlockedStep::Kind::Relu;
       i += 1;
-    } else if (layer.kind == LayerKind::MaxPool) {
+    } else if (layer.kind == LayerKind::MaxPool && !layer.pool().ceil_mode) {
       step.kind = BlockedStep::Kind::MaxPool;
       step.pool = layer.pool();
       i += 1;

@@ -1,4 +1,4 @@
-// Max, average and global average pooling. Output size uses floor division (network.h).
+// Max, average and global average pooling. Output size: floor or ceiling division (network.h).
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -23,7 +23,10 @@ void for_each_window(const Layer& layer, const float* in, int n, float* out, Red
         // Window clipped to the input; the full (padded) window size matters for averages.
         const int y_lo = std::max(y0, 0), y_hi = std::min(y0 + a.kernel_h, h);
         const int x_lo = std::max(x0, 0), x_hi = std::min(x0 + a.kernel_w, w);
-        y[oy * layer.out.w + ox] = reduce(x, w, y_lo, y_hi, x_lo, x_hi);
+        // The window clipped to the padded input: what average pooling counts with padding included
+        // (a ceil_mode window's overhang beyond the padding never counts, as in PyTorch).
+        const int padded = (std::min(y0 + a.kernel_h, h + a.pad_h) - y0) * (std::min(x0 + a.kernel_w, w + a.pad_w) - x0);
+        y[oy * layer.out.w + ox] = reduce(x, w, y_lo, y_hi, x_lo, x_hi, padded);
       }
     }
   }
@@ -32,7 +35,8 @@ void for_each_window(const Layer& layer, const float* in, int n, float* out, Red
 // The common 2x2, stride 2, unpadded max pooling without the general window bookkeeping.
 bool maxpool_2x2(const Layer& layer, const float* in, int n, float* out) {
   const Pool2dAttrs& a = layer.pool();
-  if (a.kernel_h != 2 || a.kernel_w != 2 || a.stride_h != 2 || a.stride_w != 2 || a.pad_h != 0 || a.pad_w != 0) {
+  if (a.kernel_h != 2 || a.kernel_w != 2 || a.stride_h != 2 || a.stride_w != 2 || a.pad_h != 0 || a.pad_w != 0 ||
+      layer.out.h != layer.in.h / 2 || layer.out.w != layer.in.w / 2) {  // a ceil_mode overhang: the general path
     return false;
   }
   const int w = layer.in.w, oh = layer.out.h, ow = layer.out.w;
@@ -58,7 +62,7 @@ bool maxpool_2x2(const Layer& layer, const float* in, int n, float* out) {
 
 void maxpool_forward(const Layer& layer, const float* in, int n, float* out) {
   if (maxpool_2x2(layer, in, n, out)) return;
-  for_each_window(layer, in, n, out, [](const float* x, int w, int y_lo, int y_hi, int x_lo, int x_hi) {
+  for_each_window(layer, in, n, out, [](const float* x, int w, int y_lo, int y_hi, int x_lo, int x_hi, int) {
     float m = -std::numeric_limits<float>::infinity();  // padding never wins, as in PyTorch
     for (int y = y_lo; y < y_hi; ++y) {
       for (int xx = x_lo; xx < x_hi; ++xx) {
@@ -73,13 +77,13 @@ void maxpool_forward(const Layer& layer, const float* in, int n, float* out) {
 
 void avgpool_forward(const Layer& layer, const float* in, int n, float* out) {
   const Pool2dAttrs& a = layer.pool();
-  for_each_window(layer, in, n, out, [&a](const float* x, int w, int y_lo, int y_hi, int x_lo, int x_hi) {
+  for_each_window(layer, in, n, out, [&a](const float* x, int w, int y_lo, int y_hi, int x_lo, int x_hi, int padded) {
     float sum = 0.0f;
     for (int y = y_lo; y < y_hi; ++y) {
       for (int xx = x_lo; xx < x_hi; ++xx) sum += x[y * w + xx];
     }
     // With padding counted, the divisor is the window clipped to the padded input (PyTorch).
-    const int count = a.count_include_pad ? a.kernel_h * a.kernel_w : (y_hi - y_lo) * (x_hi - x_lo);
+    const int count = a.count_include_pad ? padded : (y_hi - y_lo) * (x_hi - x_lo);
     return sum / static_cast<float>(count);
   });
 }

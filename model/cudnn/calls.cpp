@@ -4,6 +4,7 @@
 #include <string>
 
 #include "convert.h"
+#include "half.h"
 #include "pointwise.h"
 #include "top_k.h"
 
@@ -70,6 +71,14 @@ cudnnStatus_t softmax_forward(cudnnHandle_t handle, cudnnSoftmaxAlgorithm_t algo
 
 cudnnStatus_t transform_tensor(cudnnHandle_t handle, TensorIn x, TensorOut y) {
   return cudnnTransformTensor(handle, &kOne, x.desc(), x.data(), &kZero, y.desc(), y.data());
+}
+
+cudnnStatus_t fill_tensor(cudnnHandle_t handle, TensorOut y, cudnnDataType_t type, float value) {
+  if (type == CUDNN_DATA_HALF) {
+    const std::uint16_t half = float_to_half(value);
+    return cudnnSetTensor(handle, y.desc(), y.data(), &half);
+  }
+  return cudnnSetTensor(handle, y.desc(), y.data(), &value);
 }
 
 cudnnStatus_t op_tensor(cudnnHandle_t handle, cudnnOpTensorDescriptor_t op, TensorIn a, TensorIn b, TensorOut c) {

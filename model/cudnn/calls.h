@@ -67,6 +67,10 @@ cudnnStatus_t softmax_forward(cudnnHandle_t handle, cudnnSoftmaxAlgorithm_t algo
 // cudnnTransformTensor: y = x in y's layout (same type).
 cudnnStatus_t transform_tensor(cudnnHandle_t handle, TensorIn x, TensorOut y);
 
+// cudnnSetTensor: every element of y to `value`, given as a float and passed in y's data type
+// (`type`: CUDNN_DATA_FLOAT or CUDNN_DATA_HALF), as cuDNN reads it.
+cudnnStatus_t fill_tensor(cudnnHandle_t handle, TensorOut y, cudnnDataType_t type, float value);
+
 // cudnnOpTensor with alpha1 = alpha2 = 1, beta = 0: c = op(a, b), b broadcast over its dimensions
 // of size 1. c may name a's or b's memory.
 cudnnStatus_t op_tensor(cudnnHandle_t handle, cudnnOpTensorDescriptor_t op, TensorIn a, TensorIn b, TensorOut c);

@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <limits>
 #include <stdexcept>
 
 #include "device.h"
@@ -38,6 +39,15 @@ Executor::Executor(const Network& network, int max_batch, const GpuOptions& opti
   for (std::size_t bytes : plan_.buffer_bytes()) {
     buffers_.emplace_back(batch * bytes, "activation buffers");
     INFER_CUDA_CHECK("activation buffers", fill_zero(buffers_.back().out(), stream));
+  }
+  // The border of each ceil-mode max pooling's padded buffer: -inf, which no window lets win; the
+  // interior is overwritten by every pass (plan.h, Step::padded).
+  for (const Step& step : plan_.steps()) {
+    if (!step.padded) continue;
+    const Layer& layer = network.layers()[step.first_layer];
+    INFER_CUDNN_CHECK(layer_context(layer),
+                      fill_tensor(handle_.get(), TensorOut(step.padded.get(), buffers_[step.padded_buffer].out()),
+                                  plan_.activations()[step.input()].type, -std::numeric_limits<float>::infinity()));
   }
   upload_weights();
 

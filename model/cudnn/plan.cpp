@@ -176,6 +176,7 @@ void Plan::set_batch(int n) {
       set_tensor(layer, step.fallback.y.get(), n, layer->out, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW);
     }
     if (!step.slices.empty()) set_slices(step, n);
+    if (step.padded) set_padded(step, n);
   }
   batch_ = n;
 }
@@ -336,7 +337,8 @@ void Plan::plan_softmax(std::size_t index) {
   steps_.push_back(std::move(step));
 }
 
-// Max pooling: cuDNN never lets a padded position win (it pads with -inf), as PyTorch.
+// Max pooling: cuDNN never lets a padded position win (it pads with -inf), as PyTorch; ceil mode
+// through a copy into a larger buffer (Step::padded).
 // Average pooling: the divisor counts padded positions or not, per Pool2dAttrs::count_include_pad.
 // Global average pooling: one average window over the whole H x W plane.
 void Plan::plan_pooling(std::size_t index) {
@@ -360,8 +362,26 @@ void Plan::plan_pooling(std::size_t index) {
   step.pooling = PoolingDesc::create(context);
   INFER_CUDNN_CHECK(context, cudnnSetPooling2dDescriptor(step.pooling.get(), mode, CUDNN_PROPAGATE_NAN, a.kernel_h,
                                                          a.kernel_w, a.pad_h, a.pad_w, a.stride_h, a.stride_w));
+  // Ceil mode: floor division over the input grown by the last window's overhang gives the same
+  // windows. For a max, the added cells hold -inf and never win; an average would count them.
+  const int extra_h = std::max(0, (layer.out.h - 1) * a.stride_h + a.kernel_h - (layer.in.h + 2 * a.pad_h));
+  const int extra_w = std::max(0, (layer.out.w - 1) * a.stride_w + a.kernel_w - (layer.in.w + 2 * a.pad_w));
+  cudnnTensorDescriptor_t pooled = x.desc.get();
+  if (extra_h > 0 || extra_w > 0) {
+    if (layer.kind != LayerKind::MaxPool) {
+      throw ModelError(context + " (" + layer_kind_name(layer.kind) + "): ceil_mode average pooling whose last window "
+                       "overhangs the padded input is not supported by the cuDNN backend (cuDNN pools with floor "
+                       "division, and its divisor would count the overhang); use --device cpu");
+    }
+    step.padded_dims = Dims{layer.in.c, layer.in.h + extra_h, layer.in.w + extra_w};
+    step.padded = TensorDesc::create(context);
+    step.padded_view = TensorDesc::create(context);
+    step.padded_buffer = new_buffer(step.padded_dims, x.type);
+    set_padded(step, max_batch_);
+    pooled = step.padded.get();
+  }
   int n = 0, c = 0, h = 0, w = 0;
-  INFER_CUDNN_CHECK(context, cudnnGetPooling2dForwardOutputDim(step.pooling.get(), x.desc.get(), &n, &c, &h, &w));
+  INFER_CUDNN_CHECK(context, cudnnGetPooling2dForwardOutputDim(step.pooling.get(), pooled, &n, &c, &h, &w));
   require_network_dims(layer, "cudnnGetPooling2dForwardOutputDim", max_batch_, n, c, h, w);
   step.out = Dims{c, h, w};
   activations_[index + 1].buffer = new_buffer(layer.out, x.type);
@@ -472,6 +492,20 @@ void Plan::plan_pointwise(std::size_t index) {
   activations_[index + 1].buffer = new_buffer(layer.out, x.type);
   set_output_type(index, x.type, x.format);
   steps_.push_back(std::move(step));
+}
+
+// The padded input of a ceil-mode max pooling for n samples: the whole buffer, and the input's
+// shape inside it with the buffer's strides (its top-left corner; the rest stays -inf).
+void Plan::set_padded(const Step& step, int n) const {
+  const Layer& layer = network_->layers()[step.first_layer];
+  const Activation& x = input_of(step.first_layer);
+  const Dims p = step.padded_dims;
+  set_tensor(&layer, step.padded.get(), n, p, x.type, x.format);
+  const bool nhwc = x.format == CUDNN_TENSOR_NHWC;
+  INFER_CUDNN_CHECK(layer_context(layer),
+                    cudnnSetTensor4dDescriptorEx(step.padded_view.get(), x.type, n, layer.in.c, layer.in.h, layer.in.w,
+                                                 p.c * p.h * p.w, nhwc ? 1 : p.h * p.w, nhwc ? p.w * p.c : p.w,
+                                                 nhwc ? p.c : 1));
 }
 
 }  // namespace infer::cudnn

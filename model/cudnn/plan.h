@@ -100,6 +100,14 @@ struct Step {
 
   // Pooling
   PoolingDesc pooling;
+  // Ceil-mode max pooling whose last window overhangs the padded input (cuDNN pools with floor
+  // division only): the input is copied (cudnnTransformTensor) into `padded_view`, a strided view of
+  // buffer `padded_buffer` whose extra bottom rows and right columns hold -inf (set once by the
+  // executor), and pooled from `padded`, the whole buffer. Both batch-dependent (set_batch()).
+  TensorDesc padded;
+  TensorDesc padded_view;
+  Dims padded_dims;
+  std::size_t padded_buffer = 0;
 
   // Reorder: the input as NCHW of its type; Softmax with a half input: the input as float NCHW,
   // in buffer `scratch` (the executor converts into it). Batch-dependent, re-set by set_batch().
@@ -177,6 +185,7 @@ class Plan {
   void plan_concat(std::size_t index);
   void plan_pointwise(std::size_t index);
   void set_slices(const Step& step, int n) const;
+  void set_padded(const Step& step, int n) const;
   // The activation layer `index` reads as its input k.
   const Activation& input_of(std::size_t index, std::size_t k = 0) const;
   // Throws ModelError when an input of layer `index` is not in the storage type and layout (a

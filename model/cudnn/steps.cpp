@@ -29,6 +29,15 @@ void Executor::run_step(std::size_t step_index, std::size_t layer_count, bool ca
                         activation_forward(handle, plan_.relu(), tensor_in(step.input()), tensor_out(step.output())));
       return;
     case StepKind::Pooling:
+      if (step.padded) {  // ceil mode: into the -inf-bordered buffer first (plan.h)
+        DeviceBuffer& padded = buffers_[step.padded_buffer];
+        INFER_CUDNN_CHECK(layer_context(layer), transform_tensor(handle, tensor_in(step.input()),
+                                                                 TensorOut(step.padded_view.get(), padded.out())));
+        INFER_CUDNN_CHECK(layer_context(layer), pooling_forward(handle, step.pooling.get(),
+                                                                TensorIn(step.padded.get(), padded.in()),
+                                                                tensor_out(step.output())));
+        return;
+      }
       INFER_CUDNN_CHECK(layer_context(layer), pooling_forward(handle, step.pooling.get(), tensor_in(step.input()),
                                                               tensor_out(step.output())));
       return;

@@ -423,6 +423,27 @@ TEST_F(StandinCudnn, TransformTensorChangesLayoutNotType) {
   EXPECT_EQ(cudnnTransformTensor(handle, &kOne, xd, x->p, &kZero, yd, y->p), CUDNN_STATUS_BAD_PARAM);
 }
 
+// cudnnSetTensor: every element the descriptor names (a strided view leaves the rest), the value
+// given in the tensor's own type (a half for half data).
+TEST_F(StandinCudnn, SetTensorFillsOnlyTheViewWithTheValueInItsType) {
+  // A 1x1x2x2 view with row stride 3 inside a 1x1x2x3 buffer: the third column stays.
+  CUDNN_OK(cudnnSetTensor4dDescriptorEx(yd, CUDNN_DATA_FLOAT, 1, 1, 2, 2, 6, 6, 3, 1));
+  std::unique_ptr<DeviceBuffer> y(upload({1, 2, 3, 4, 5, 6}));
+  const float minus_inf = -std::numeric_limits<float>::infinity();
+  CUDNN_OK(cudnnSetTensor(handle, yd, y->p, &minus_inf));
+  EXPECT_EQ(download(y->p, 6), (std::vector<float>{minus_inf, minus_inf, 3, minus_inf, minus_inf, 6}));
+  // Half: the value is read as a half (0xC200 is -3.0); a float there would be read as garbage.
+  CUDNN_OK(cudnnSetTensor4dDescriptor(yd, CUDNN_TENSOR_NHWC, CUDNN_DATA_HALF, 1, 2, 1, 2));
+  std::unique_ptr<DeviceBuffer> h(new DeviceBuffer(8));
+  const std::uint16_t minus_three = 0xC200;
+  CUDNN_OK(cudnnSetTensor(handle, yd, h->p, &minus_three));
+  std::vector<std::uint16_t> got(4);
+  ASSERT_EQ(cudaMemcpy(got.data(), h->p, 8, cudaMemcpyDeviceToHost), cudaSuccess);
+  EXPECT_EQ(got, (std::vector<std::uint16_t>{0xC200, 0xC200, 0xC200, 0xC200}));
+  EXPECT_EQ(cudnnSetTensor(handle, yd, h->p, nullptr), CUDNN_STATUS_BAD_PARAM);
+  EXPECT_EQ(cudnnSetTensor(nullptr, yd, h->p, &minus_three), CUDNN_STATUS_BAD_PARAM);
+}
+
 TEST_F(StandinCudnn, ReluNanOption) {
   CUDNN_OK(cudnnSetTensor4dDescriptor(xd, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 1, 1, 1, 3));
   const float nan = std::numeric_limits<float>::quiet_NaN();

@@ -1,9 +1,11 @@
-// Element-wise operations: cudnnActivationForward, cudnnAddTensor, cudnnTransformTensor.
+// Element-wise operations: cudnnActivationForward, cudnnAddTensor, cudnnTransformTensor, cudnnSetTensor.
 #include <cmath>
+#include <cstring>
 #include <string>
 #include <utility>
 
 #include "cudnn_internal.h"
+#include "half.h"
 
 using namespace standin_cudnn;
 
@@ -140,6 +142,31 @@ cudnnStatus_t cudnnTransformTensor(cudnnHandle_t handle, const void* alpha, cons
   return enqueue_blend(call, handle, {{x, extent_bytes(xt), "x"}, {y, extent_bytes(yt), "y"}}, yt, y, a, b, [xt, x] {
     const std::vector<float> in = load(xt, x);
     return std::vector<double>(in.begin(), in.end());
+  });
+}
+
+// cudnnSetTensor(): every element of y to value[0], "a single value in host memory" whose data type
+// "has to match the data type of tensor y" (a half for CUDNN_DATA_HALF, a float for FLOAT).
+//   BAD_PARAM: a NULL handle, descriptor, y or value. NOT_SUPPORTED: types the stand-in does not compute.
+cudnnStatus_t cudnnSetTensor(cudnnHandle_t handle, const cudnnTensorDescriptor_t yDesc, void* y, const void* valuePtr) {
+  const char* call = "cudnnSetTensor";
+  if (handle == nullptr) return fail(CUDNN_STATUS_BAD_PARAM, call, "handle is NULL");
+  if (cudnnStatus_t s = check_tensor(call, yDesc, "yDesc"); s != CUDNN_STATUS_SUCCESS) return s;
+  if (y == nullptr || valuePtr == nullptr) return fail(CUDNN_STATUS_BAD_PARAM, call, "y or valuePtr is NULL");
+  standin::require_host(call, valuePtr, "valuePtr");
+  const Tensor yt = yDesc->value;
+  double value = 0.0;
+  if (yt.type == CUDNN_DATA_HALF) {
+    std::uint16_t h = 0;
+    std::memcpy(&h, valuePtr, sizeof h);
+    value = static_cast<double>(standin::half_to_float(h));
+  } else {
+    float f = 0.0f;
+    std::memcpy(&f, valuePtr, sizeof f);
+    value = static_cast<double>(f);
+  }
+  return enqueue_blend(call, handle, {{y, extent_bytes(yt), "y"}}, yt, y, 1.0, 0.0, [yt, value] {
+    return std::vector<double>(static_cast<std::size_t>(element_count(yt)), value);
   });
 }
 
