@@ -17,7 +17,7 @@ namespace {
 
 // protobuf refuses messages over 2 GiB; a model that large keeps its weights as external data,
 // which is not read.
-constexpr std::uint64_t kMaxOnnxBytes = std::uint64_t{2} << 30;
+constexpr std::uint64_t kMaxOnnxBytes = (std::uint64_t{2} << 30) - 1;  // ParseFromArray takes an int size
 
 const char* const kSupported =
     "Conv, BatchNormalization, Relu, Clip, Sigmoid, HardSigmoid, HardSwish, Add, Mul, Concat, MaxPool, AveragePool, "
@@ -74,7 +74,10 @@ class Importer {
     Constant c;
     std::size_t count = 1;
     for (long long d : t.dims()) {
-      if (d < 0 || d > (1LL << 40)) fail(what + " has a dimension of " + std::to_string(d));
+      // The file holds every value, so no tensor has more elements than the file has bytes.
+      if (d < 0 || d > (1LL << 31) || (d > 0 && count > kMaxOnnxBytes / static_cast<std::size_t>(d))) {
+        fail(what + " declares dimension " + std::to_string(d) + ", more values than the file can hold");
+      }
       c.dims.push_back(d);
       count *= static_cast<std::size_t>(d);
     }
@@ -297,6 +300,11 @@ class Importer {
     const std::string x = source(node, 0);
     const Constant& w = constant(node, 1);
     if (w.dims.size() != 4 || w.floats.empty()) fail(node, "the weight must be a float [K, C/group, R, S] tensor");
+    for (long long d : w.dims) {
+      if (d < 1 || d > 1'000'000) fail(node, "the weight's dimensions must be in [1, 1000000]");
+    }
+    const long long group = int_attr(node, "group", 1);
+    if (group < 1 || group > 1'000'000) fail(node, "group " + std::to_string(group) + " is out of range");
     Conv2dAttrs a;
     a.out_channels = static_cast<int>(w.dims[0]);
     std::tie(a.kernel_h, a.kernel_w) = pair_attr(node, "kernel_shape", {static_cast<int>(w.dims[2]), static_cast<int>(w.dims[3])});
@@ -304,7 +312,7 @@ class Importer {
     std::tie(a.stride_h, a.stride_w) = pair_attr(node, "strides", {1, 1});
     std::tie(a.dilation_h, a.dilation_w) = pair_attr(node, "dilations", {1, 1});
     std::tie(a.pad_h, a.pad_w) = pads(node);
-    a.groups = static_cast<int>(int_attr(node, "group", 1));
+    a.groups = static_cast<int>(group);
     a.bias = node.input_size() > 2 && !node.input(2).empty();
     Layer& layer = add_layer(node, LayerKind::Conv2d, a, {x});
     layer.params.weight = w.floats;
@@ -334,6 +342,7 @@ class Importer {
     const Constant& b = constant(node, 1);
     if (b.dims.size() != 2 || b.floats.empty()) fail(node, "B must be a float matrix");
     const bool trans_b = int_attr(node, "transB", 0) != 0;
+    if (b.dims[0] < 1 || b.dims[1] < 1 || b.dims[0] > 1'000'000 || b.dims[1] > 1'000'000) fail(node, "B's dimensions must be in [1, 1000000]");
     const std::size_t rows = static_cast<std::size_t>(b.dims[0]), cols = static_cast<std::size_t>(b.dims[1]);
     const std::size_t out = trans_b ? rows : cols, in = trans_b ? cols : rows;
     LinearAttrs a{static_cast<int>(out), node.input_size() > 2 && !node.input(2).empty()};

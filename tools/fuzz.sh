@@ -19,10 +19,10 @@ build="${FUZZ_BUILD_DIR:-$root/build-fuzz}"
 seconds="${1:-60}"
 shift || true
 targets=("$@")
-if ((${#targets[@]} == 0)); then targets=(fuzz_image fuzz_safetensors fuzz_model_toml fuzz_manifest fuzz_autotune_cache); fi
+if ((${#targets[@]} == 0)); then targets=(fuzz_image fuzz_safetensors fuzz_model_toml fuzz_onnx fuzz_manifest fuzz_autotune_cache); fi
 jobs="${FUZZ_JOBS:-1}"
 
-declare -A max_len=([fuzz_image]=65536 [fuzz_safetensors]=65536 [fuzz_model_toml]=16384 [fuzz_manifest]=16384
+declare -A max_len=([fuzz_image]=65536 [fuzz_safetensors]=65536 [fuzz_model_toml]=16384 [fuzz_onnx]=65536 [fuzz_manifest]=16384
                      [fuzz_autotune_cache]=16384)
 
 "$root/tools/install-deps.sh" --fuzz
@@ -35,6 +35,11 @@ run_one() {
   local t="$1" corpus="$build/corpus/$1" artifacts="$build/artifacts/$1/"
   mkdir -p "$corpus" "$artifacts"
   cp -n "$root/tests/fuzz/corpus/$t/"* "$corpus/" 2>/dev/null || true
+  if [[ "$t" == fuzz_onnx ]]; then  # seeds: ONNX's own small conformance models (Debian's libonnx-testdata)
+    for m in /usr/share/libonnx-testdata/data/node/test_{conv,gemm,maxpool,averagepool,batchnorm,clip,concat,flatten,softmax,hard,relu,sigmoid,add,mul}*/model.onnx; do
+      [[ -f "$m" ]] && cp -n "$m" "$corpus/$(basename "$(dirname "$m")").onnx"
+    done
+  fi
   # halt_on_error: UBSan findings are crashes too (the code is built with -fno-sanitize-recover).
   ASAN_OPTIONS="detect_leaks=1:allocator_may_return_null=1" UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1" \
     "$build/bin/$t" "$corpus" -max_total_time="$seconds" -rss_limit_mb=2048 -timeout=60 \
