@@ -250,9 +250,9 @@ ParsedLayer parse_layer(const std::string& file, const toml::table& t, std::size
       named.require("min");
       named.require("max");
       ClipAttrs a{static_cast<float>(named.number("min", 0.0)), static_cast<float>(named.number("max", 0.0))};
-      if (!std::isfinite(a.min) || !std::isfinite(a.max) || !(a.min <= a.max)) {
-        named.fail(named.find("min"), "min and max must be finite float32 numbers with min <= max, found " +
-                                          value_string(a.min) + " and " + value_string(a.max));
+      if (!(a.min <= a.max)) {  // NaN fails too; inf (TOML's inf) is no bound
+        named.fail(named.find("min"), "min and max must be numbers with min <= max, found " + value_string(a.min) +
+                                          " and " + value_string(a.max));
       }
       layer.attrs = a;
       break;
@@ -298,6 +298,10 @@ std::vector<Layer> load_layers(const std::string& file, const toml::array& entri
   for (std::size_t i = 0; i < entries.size(); ++i) {
     ParsedLayer parsed = parse_layer(file, *entries.get(i)->as_table(), i, version);
     Layer& layer = parsed.layer;
+    const std::string line = "line " + std::to_string(entries.get(i)->source().begin.line) + ": ";
+    if (layer.name == kNetworkInputName) {  // a removed entry too: it would take the input's name over
+      throw InputError(file, line + "no layer may be named '" + kNetworkInputName + "': it stands for the network input");
+    }
     if (!names.insert(layer.name).second) {
       throw InputError(file, "line " + std::to_string(entries.get(i)->source().begin.line) + ": two layers are named '" +
                                  layer.name + "'");
@@ -312,6 +316,11 @@ std::vector<Layer> load_layers(const std::string& file, const toml::array& entri
     }
     previous = layer.name;
     layers.push_back(std::move(layer));
+  }
+  // The network's output is the last layer's: a trailing dropout or identity must pass that on.
+  if (!layers.empty() && previous != layers.back().name) {
+    throw InputError(file, "the last entry passes on '" + previous + "', but the network's output is the last layer's ('" +
+                               layers.back().name + "'); list the layers so that the output comes last");
   }
   return layers;
 }

@@ -208,8 +208,8 @@ Dims single_output_dims(const Layer& layer, const Dims& in) {
     }
     case LayerKind::Clip: {
       const ClipAttrs& a = layer.clip();
-      if (!std::isfinite(a.min) || !std::isfinite(a.max) || !(a.min <= a.max)) {
-        fail(layer, "min and max must be finite with min <= max, found " + value_string(a.min) + " and " +
+      if (!(a.min <= a.max)) {  // NaN fails too; an infinite bound is no bound
+        fail(layer, "min and max must be numbers with min <= max, found " + value_string(a.min) + " and " +
                         value_string(a.max));
       }
       return in;

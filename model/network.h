@@ -73,7 +73,7 @@ struct AddAttrs {
   bool relu = false;
 };
 
-// Clip: out = min(max(x, min), max); ReLU6 is min 0, max 6. NaN stays NaN.
+// Clip: out = min(max(x, min), max); ReLU6 is min 0, max 6; an infinite bound is none. NaN stays NaN.
 struct ClipAttrs {
   float min = 0.0f;
   float max = 6.0f;

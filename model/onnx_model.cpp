@@ -3,10 +3,11 @@
 #include <onnx/onnx_pb.h>
 
 #include <algorithm>
-#include <cfloat>
+#include <limits>
 #include <cmath>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <set>
 
 #include "errors.h"
@@ -32,13 +33,19 @@ struct Constant {
 
 class Importer {
  public:
-  Importer(std::string file, const onnx::ModelProto& model) : file_(std::move(file)), model_(model) {}
+  Importer(std::string file, const onnx::ModelProto& model, std::size_t file_bytes)
+      : file_(std::move(file)), model_(model), max_parameters_(file_bytes) {}
 
   OnnxModel run() {
     read_opset();
     const onnx::GraphProto& g = model_.graph();
     result_.name = g.name().empty() ? "onnx-model" : g.name();
-    for (const onnx::TensorProto& t : g.initializer()) constants_[t.name()] = tensor(t, "initializer '" + t.name() + "'");
+    for (const onnx::TensorProto& t : g.initializer()) {
+      constants_[t.name()] = std::make_shared<const Constant>(tensor(t, "initializer '" + t.name() + "'"));
+    }
+    for (const onnx::NodeProto& node : g.node()) {
+      for (const std::string& name : node.input()) read_.insert(name);
+    }
     read_input();
     for (const onnx::NodeProto& node : g.node()) convert(node);
     read_output();
@@ -137,6 +144,7 @@ class Importer {
            " dimensions; infer reads [N, C, H, W] images (or [N, features])");
     }
     shapes_[kNetworkInputName] = result_.input;
+    ranks_[kNetworkInputName] = static_cast<int>(dims.size());
     producer_[input->name()] = kNetworkInputName;
   }
 
@@ -169,7 +177,18 @@ class Importer {
     if (c == constants_.end()) {
       fail(node, "input '" + node.input(index) + "' must be an initializer or a Constant (infer reads weights from the file)");
     }
-    return c->second;
+    return *c->second;
+  }
+
+  // Copies a constant's values into a layer, refusing a model whose layers would hold far more values
+  // than its file (one weight read by thousands of nodes).
+  std::vector<float> take(const onnx::NodeProto& node, const Constant& c) {
+    parameters_ += c.floats.size();
+    if (parameters_ > max_parameters_) {
+      fail(node, "the layers so far hold " + std::to_string(parameters_) +
+                     " parameter values, more than four times what the file stores; weights shared by many nodes are not supported");
+    }
+    return c.floats;
   }
 
   const onnx::AttributeProto* attribute(const onnx::NodeProto& node, const std::string& name) const {
@@ -222,7 +241,9 @@ class Importer {
   Layer& add_layer(const onnx::NodeProto& node, LayerKind kind, LayerAttrs attrs, std::vector<std::string> inputs) {
     Layer layer;
     layer.name = node_name(node);
-    if (layer.name == kNetworkInputName || names_.count(layer.name)) layer.name = node.op_type() + "_" + std::to_string(result_.layers.size());
+    for (std::size_t k = result_.layers.size(); layer.name == kNetworkInputName || names_.count(layer.name); ++k) {
+      layer.name = node.op_type() + "_" + std::to_string(k);
+    }
     names_.insert(layer.name);
     layer.kind = kind;
     layer.attrs = std::move(attrs);
@@ -236,18 +257,17 @@ class Importer {
       fail(node, e.what());
     }
     producer_[node.output(0)] = layer.name;
+    ranks_[layer.name] = (layer.kind == LayerKind::Flatten || layer.kind == LayerKind::Linear) ? 2
+                         : layer.kind == LayerKind::GlobalAvgPool                              ? 4
+                                                                                               : ranks_.at(layer.inputs[0]);
     result_.layers.push_back(std::move(layer));
     return result_.layers.back();
   }
 
   void no_extra_outputs(const onnx::NodeProto& node, int used) {
     for (int i = used; i < node.output_size(); ++i) {
-      if (!node.output(i).empty()) {
-        for (const onnx::NodeProto& other : model_.graph().node()) {
-          for (const std::string& in : other.input()) {
-            if (in == node.output(i)) fail(node, "output " + std::to_string(i) + " ('" + in + "') is read by node '" + node_name(other) + "'; infer computes the first output only");
-          }
-        }
+      if (!node.output(i).empty() && read_.count(node.output(i))) {
+        fail(node, "output " + std::to_string(i) + " ('" + node.output(i) + "') is read by another node; infer computes the first output only");
       }
     }
   }
@@ -259,12 +279,12 @@ class Importer {
     if (op == "Constant") {
       const onnx::AttributeProto* value = attribute(node, "value");
       if (!value || !value->has_t()) fail(node, "only a tensor 'value' is supported");
-      constants_[node.output(0)] = tensor(value->t(), "constant '" + node.output(0) + "'");
+      constants_[node.output(0)] = std::make_shared<const Constant>(tensor(value->t(), "constant '" + node.output(0) + "'"));
       return;
     }
     if (op == "Dropout" || op == "Identity") {  // inference: its input, unchanged
       if (node.input_size() > 0 && constants_.count(node.input(0))) {  // exporters copy shared weights so
-        constants_[node.output(0)] = constants_.at(node.input(0));
+        constants_[node.output(0)] = constants_.at(node.input(0));  // shared, not copied
         return;
       }
       producer_[node.output(0)] = source(node, 0);
@@ -315,8 +335,8 @@ class Importer {
     a.groups = static_cast<int>(group);
     a.bias = node.input_size() > 2 && !node.input(2).empty();
     Layer& layer = add_layer(node, LayerKind::Conv2d, a, {x});
-    layer.params.weight = w.floats;
-    if (a.bias) layer.params.bias = constant(node, 2).floats;
+    layer.params.weight = take(node, w);
+    if (a.bias) layer.params.bias = take(node, constant(node, 2));
   }
 
   void batchnorm(const onnx::NodeProto& node) {
@@ -326,10 +346,10 @@ class Importer {
     if (int_attr(node, "spatial", 1) != 1) fail(node, "spatial = 0 (statistics per element) is not supported");
     const std::string x = source(node, 0);
     Layer& layer = add_layer(node, LayerKind::BatchNorm, BatchNormAttrs{float_attr(node, "epsilon", 1e-5f)}, {x});
-    layer.params.weight = constant(node, 1).floats;
-    layer.params.bias = constant(node, 2).floats;
-    layer.params.running_mean = constant(node, 3).floats;
-    layer.params.running_var = constant(node, 4).floats;
+    layer.params.weight = take(node, constant(node, 1));
+    layer.params.bias = take(node, constant(node, 2));
+    layer.params.running_mean = take(node, constant(node, 3));
+    layer.params.running_var = take(node, constant(node, 4));
   }
 
   // Gemm: Y = alpha A B' + beta C with B' = B or B transposed: a linear layer when alpha = beta = 1
@@ -348,8 +368,9 @@ class Importer {
     LinearAttrs a{static_cast<int>(out), node.input_size() > 2 && !node.input(2).empty()};
     Layer& layer = add_layer(node, LayerKind::Linear, a, {x});
     if (trans_b) {
-      layer.params.weight = b.floats;
+      layer.params.weight = take(node, b);
     } else {
+      take(node, b);  // counted; transposed below
       layer.params.weight.resize(b.floats.size());
       for (std::size_t i = 0; i < in; ++i)
         for (std::size_t o = 0; o < out; ++o) layer.params.weight[o * in + i] = b.floats[i * out + o];
@@ -359,7 +380,7 @@ class Importer {
       if (c.floats.size() == 1) {  // broadcast: one bias for every output
         layer.params.bias.assign(out, c.floats[0]);
       } else if (c.floats.size() == out) {
-        layer.params.bias = c.floats;
+        layer.params.bias = take(node, c);
       } else {
         fail(node, "C must hold one bias per output (" + std::to_string(out) + ") or one for all, found " +
                        std::to_string(c.floats.size()) + " values");
@@ -385,10 +406,11 @@ class Importer {
   }
 
   void clip(const onnx::NodeProto& node) {
-    ClipAttrs a{-FLT_MAX, FLT_MAX};  // an absent bound: none (the largest finite float)
+    const float inf = std::numeric_limits<float>::infinity();
+    ClipAttrs a{-inf, inf};  // an absent bound: none
     if (result_.opset < 11) {
-      a.min = float_attr(node, "min", -FLT_MAX);
-      a.max = float_attr(node, "max", FLT_MAX);
+      a.min = float_attr(node, "min", -inf);
+      a.max = float_attr(node, "max", inf);
     } else {
       auto bound = [&](int index, float fallback) {
         if (node.input_size() <= index || node.input(index).empty()) return fallback;
@@ -396,8 +418,8 @@ class Importer {
         if (c.floats.size() != 1) fail(node, "min and max must be one float each");
         return c.floats[0];
       };
-      a.min = bound(1, -FLT_MAX);
-      a.max = bound(2, FLT_MAX);
+      a.min = bound(1, -inf);
+      a.max = bound(2, inf);
     }
     add_layer(node, LayerKind::Clip, a, {source(node, 0)});
   }
@@ -406,8 +428,14 @@ class Importer {
     if (node.input_size() != 2) fail(node, "needs two inputs");
     std::string a = source(node, 0), b = source(node, 1);
     const LayerKind kind = node.op_type() == "Add" ? LayerKind::Add : LayerKind::Mul;
+    // ONNX broadcasting aligns trailing dimensions: only operands of one rank mean what infer computes.
+    if (ranks_.at(a) != ranks_.at(b)) {
+      fail(node, "operands of rank " + std::to_string(ranks_.at(a)) + " and " + std::to_string(ranks_.at(b)) +
+                     "; infer combines tensors of one rank");
+    }
     // Mul by one value per channel: infer takes the scale second.
-    if (kind == LayerKind::Mul && shape_of(a).h * shape_of(a).w == 1 && shape_of(b).h * shape_of(b).w > 1) std::swap(a, b);
+    const Dims da = shape_of(a), db = shape_of(b);
+    if (kind == LayerKind::Mul && da.h == 1 && da.w == 1 && !(db.h == 1 && db.w == 1)) std::swap(a, b);
     add_layer(node, kind, kind == LayerKind::Add ? LayerAttrs{AddAttrs{}} : LayerAttrs{}, {a, b});
   }
 
@@ -415,7 +443,10 @@ class Importer {
     const long long axis = int_attr(node, "axis", 1);
     if (axis != 1 && axis != -3) fail(node, "axis " + std::to_string(axis) + "; infer joins along the channels (axis 1)");
     std::vector<std::string> inputs;
-    for (int i = 0; i < node.input_size(); ++i) inputs.push_back(source(node, i));
+    for (int i = 0; i < node.input_size(); ++i) {
+      inputs.push_back(source(node, i));
+      if (ranks_.at(inputs.back()) != 4) fail(node, "infer joins [N, C, H, W] tensors along C; input " + std::to_string(i) + " has rank 2");
+    }
     add_layer(node, LayerKind::Concat, {}, inputs);
   }
 
@@ -441,8 +472,16 @@ class Importer {
     const std::string x = source(node, 0);
     const long long axis = int_attr(node, "axis", result_.opset >= 13 ? -1 : 1);
     const Dims in = shape_of(x);
-    const bool flat = in.h == 1 && in.w == 1;
-    if (!(axis == 1 || (flat && axis == -1))) fail(node, "axis " + std::to_string(axis) + "; infer's softmax is over the channels");
+    const int rank = ranks_.at(x);
+    // infer's softmax is over the channels at each position. Opset 13 on: over `axis` alone, so axis
+    // 1 (or the last axis of [N, C]). Before: over every axis from `axis` on, flattened, which is the
+    // channels only when nothing follows them (rank 2, or H = W = 1).
+    const bool channels = result_.opset >= 13 ? (axis == 1 || axis == -rank + 1 || (rank == 2 && axis == -1))
+                                              : ((axis == 1 || axis == -rank + 1) && (rank == 2 || (in.h == 1 && in.w == 1)));
+    if (!channels) {
+      fail(node, "axis " + std::to_string(axis) + " of a rank-" + std::to_string(rank) + " tensor (opset " +
+                     std::to_string(result_.opset) + "); infer's softmax is over the channels at each position");
+    }
     add_layer(node, LayerKind::Softmax, {}, {x});
   }
 
@@ -452,7 +491,11 @@ class Importer {
   std::string file_;
   const onnx::ModelProto& model_;
   OnnxModel result_;
-  std::map<std::string, Constant> constants_;   // initializers and Constant outputs, by tensor name
+  std::map<std::string, std::shared_ptr<const Constant>> constants_;  // initializers and Constant outputs, by name
+  std::set<std::string> read_;                   // every tensor name some node reads
+  std::map<std::string, int> ranks_;             // layer name (or "input") -> its output's rank (2 or 4)
+  std::size_t parameters_ = 0;                   // values copied into layers so far
+  std::size_t max_parameters_ = 0;               // 4 x the file's bytes / 4: weights shared a few times at most
   std::map<std::string, std::string> producer_;  // tensor name -> the layer writing it (or "input")
   std::map<std::string, Dims> shapes_;           // layer name (or "input") -> its output's shape
   std::set<std::string> names_;
@@ -474,7 +517,7 @@ OnnxModel read_onnx(const std::filesystem::path& path) {
     throw InputError(file, "not a valid ONNX model (the protobuf message does not parse)");
   }
   if (!model.has_graph()) throw InputError(file, "the ONNX model has no graph");
-  return Importer(file, model).run();
+  return Importer(file, model, bytes.size()).run();
 }
 
 }  // namespace infer

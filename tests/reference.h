@@ -13,8 +13,10 @@
 //   flatten, concat          E, moved
 //   add                      E_a + E_b + u |y|                               then a fused ReLU: 1-Lipschitz
 //   mul                      |b| E_a + |a| E_b + E_a E_b + u |y|
-//   sigmoid                  E / 4 + 4 u |y|                                exp within 2 ulp, +1 and / rounded
-//   silu                     1.1 E + 4 u |y|                                max |silu'| = 1.0998
+//   sigmoid                  E / 4 + 6 u |y| + t                            exp within 2 ulp (4 u), +1 and / rounded;
+//   silu                     1.1 E + 6 u |y| + t                            max |silu'| = 1.0998; t = 1e-36: below
+//                                                                           x = -88.7 expf(-x) overflows, and the
+//                                                                           result (at most 3e-37) becomes 0
 //   hardsigmoid (a, b)       |a| E + u (|a x| + |a x + b|)                  the product and the sum rounded; clamp
 //   hardswish (a, b)         L E + u |x| (|a x| + |a x + b|) + u |y|       L = max(1, |b|, |2 - b|) for a > 0
 //   softmax (C channels)     2 max E + (C + 6) u                            |dy_i| <= y_i (|dx_i| + sum y_j |dx_j|)
@@ -55,6 +57,7 @@ inline constexpr double kLambda = 6.0;  // |error| > 6 sigma: probability below 
 namespace reference_detail {
 
 constexpr double u = 1.0 / (1 << 24);
+constexpr double kTinyResult = 1e-36;  // sigmoid and silu where expf overflows (see above)
 
 inline ReferenceTensor layer(const Layer& l, const std::vector<const ReferenceTensor*>& ins, int n) {
   const ReferenceTensor& in = *ins[0];
@@ -280,7 +283,7 @@ inline ReferenceTensor layer(const Layer& l, const std::vector<const ReferenceTe
             case LayerKind::Sigmoid:
               each(0.25, [](double x, double e) {
                 const double y = 1.0 / (1.0 + std::exp(-x));
-                return std::pair{y, e / 4.0 + 4.0 * u * y};
+                return std::pair{y, e / 4.0 + 6.0 * u * y + kTinyResult};
               }, [](double x, double) {
                 const double y = 1.0 / (1.0 + std::exp(-x));
                 return y * (1.0 - y);
@@ -289,7 +292,7 @@ inline ReferenceTensor layer(const Layer& l, const std::vector<const ReferenceTe
             case LayerKind::Silu:
               each(1.1, [](double x, double e) {
                 const double y = x / (1.0 + std::exp(-x));
-                return std::pair{y, 1.1 * e + 4.0 * u * std::fabs(y)};
+                return std::pair{y, 1.1 * e + 6.0 * u * std::fabs(y) + kTinyResult};
               }, [](double x, double) {
                 const double sg = 1.0 / (1.0 + std::exp(-x));
                 return std::fabs(sg + x * sg * (1.0 - sg));

@@ -156,8 +156,8 @@ double error_bound(const Network& net, Backend& cpu, const std::vector<float>& i
         for (std::size_t a : l.sources) e = std::max(e, errors[a]);
         break;
       // The smooth ops: L e + both sides' rounding (reference.h derives each).
-      case LayerKind::Sigmoid: e = e / 4.0 + 8.0 * u * y_max; break;
-      case LayerKind::Silu: e = 1.1 * e + 8.0 * u * y_max; break;
+      case LayerKind::Sigmoid: e = e / 4.0 + 12.0 * u * y_max + 2e-36; break;
+      case LayerKind::Silu: e = 1.1 * e + 12.0 * u * y_max + 2e-36; break;
       case LayerKind::HardSigmoid:
       case LayerKind::HardSwish: {
         const double a = std::fabs(l.hardsigmoid().alpha), b = std::fabs(l.hardsigmoid().beta);

@@ -285,6 +285,28 @@ TEST(Onnx, UnsupportedConstructsAreRefusedNamingTheNode) {
          b.output("y");
        },
        "the graph's output 'y' is not written by its last computing node"},
+      {"operands of two ranks",
+       [](OnnxBuilder& b) {
+         b.node("GlobalAveragePool", "g", {"x"}, "g");
+         b.node("Flatten", "f", {"g"}, "f");
+         b.node("Mul", "m", {"g", "f"}, "y");
+         b.output("y");
+       },
+       "node 'm' (Mul): operands of rank 4 and 2; infer combines tensors of one rank"},
+      {"a weight read by many nodes",
+       [](OnnxBuilder& b) {
+         b.weight("w0", {16, 2, 1, 1}, std::vector<float>(32, 0.25f));
+         b.weight("w", {16, 16, 3, 3}, std::vector<float>(2304, 0.25f));  // 9 KB in the file, read 8 times
+         b.node("Conv", "conv_in", {"x", "w0"}, "t");
+         std::string in = "t";
+         for (int i = 0; i < 8; ++i) {
+           const std::string out = i == 7 ? "y" : "t" + std::to_string(i);
+           OnnxBuilder::attr(b.node("Conv", "conv" + std::to_string(i), {in, "w"}, out), "pads", {1, 1, 1, 1});
+           in = out;
+         }
+         b.output("y");
+       },
+       "parameter values, more than four times what the file stores"},
       {"two outputs",
        [](OnnxBuilder& b) {
          b.node("Relu", "r", {"x"}, "y");
@@ -305,6 +327,20 @@ TEST(Onnx, UnsupportedConstructsAreRefusedNamingTheNode) {
     } catch (const InputError& e) {
       EXPECT_NE(std::string(e.what()).find((dir / "m.onnx").string() + ": "), std::string::npos) << e.what();
       EXPECT_NE(std::string(e.what()).find(c.message), std::string::npos) << e.what();
+    }
+  }
+  // Softmax before opset 13 normalises over C, H and W together: not infer's softmax when H, W > 1.
+  {
+    TempDir d;
+    OnnxBuilder b({2, 4, 4}, 12);
+    b.node("Softmax", "sm", {"x"}, "y");
+    b.output("y");
+    b.save(d / "m.onnx");
+    try {
+      load_model(d / "m.onnx");
+      ADD_FAILURE() << "an opset-12 softmax over C x H x W accepted";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("node 'sm' (Softmax): axis 1 of a rank-4 tensor (opset 12)"), std::string::npos) << e.what();
     }
   }
   // An opset out of range.
@@ -362,7 +398,7 @@ std::vector<float> floats(const onnx::TensorProto& t) {
 const std::set<std::string> kUnary = {"Relu", "Sigmoid", "Clip", "HardSigmoid", "HardSwish", "Identity", "Dropout"};
 
 TEST(Onnx, OperatorConformanceCasesPassForEverySupportedOp) {
-  if (!fs::is_directory(kTestData)) GTEST_SKIP() << kTestData << " is missing: tools/install-deps.sh installs libonnx-testdata";
+  ASSERT_TRUE(fs::is_directory(kTestData)) << kTestData << " is missing: tools/install-deps.sh installs libonnx-testdata";
   const std::vector<std::string> ops = {"Conv", "BatchNormalization", "Relu", "Clip", "Sigmoid", "HardSigmoid", "HardSwish",
                                         "MaxPool", "AveragePool", "GlobalAveragePool", "Flatten", "Gemm", "Softmax",
                                         "Dropout", "Identity", "Concat", "Add", "Mul", "Reshape"};
