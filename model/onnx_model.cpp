@@ -1,6 +1,6 @@
 #include "onnx_model.h"
 
-#include <onnx/onnx_pb.h>
+#include "onnx.pb.h"  // generated from ONNX's schema (model/CMakeLists.txt)
 
 #include <algorithm>
 #include <limits>

@@ -1,6 +1,7 @@
 // ONNX import: an ONNX model file (a serialized onnx.ModelProto, as torch.onnx.export writes it)
-// read into the network's layers, with the parameters from its initializers. Parsed with the
-// protobuf classes of Debian's libonnx-dev (onnx_proto).
+// read into the network's layers, with the parameters from its initializers. Parsed with classes
+// that protoc generates at build time from ONNX's schema (Debian's libonnx-dev ships onnx.proto),
+// on protobuf's lite runtime.
 //
 // What is read (README, "ONNX models"):
 //   opsets 1 to 17 of the default domain (17: the newest of ONNX 1.12, Debian 12's); one graph input, [N, C, H, W] or [N, features], N free;

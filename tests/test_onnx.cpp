@@ -4,7 +4,7 @@
 // conformance cases (Debian's libonnx-testdata) pass for every supported op, within the bound of
 // reference.h.
 #include <gtest/gtest.h>
-#include <onnx/onnx_pb.h>
+#include "onnx.pb.h"  // generated from ONNX's schema (model/CMakeLists.txt)
 
 #include <algorithm>
 #include <cstring>

@@ -57,7 +57,7 @@ cp "$root/tools/gpu-check.sh" "$root/tools/bench_peers.py" "$root/tools/infer_mo
 
 # The libraries to carry: what the binaries resolve to here, by soname, less the system's own and
 # NVIDIA's. ldd lists the whole closure (libopenblas's libgfortran too).
-keep='^lib(openblas|gfortran|quadmath|tomlplusplus|crypto|onnx_proto|protobuf)\.so'
+keep='^lib(openblas|gfortran|quadmath|tomlplusplus|crypto|protobuf-lite)\.so'
 # never carried: the target's own (glibc, libstdc++, libgcc_s, zlib: in every Ubuntu and Debian base
 # system) and NVIDIA's (the driver, CUDA and the wheels there; the CPU stand-in in a rehearsal).
 never='^(libc|libstdc\+\+|libm|libgcc_s|libdl|libpthread|librt|libz|ld-linux.*|linux-vdso|libcudart|libcudnn.*|libcuda|libnvidia-ml|libcublas.*)\.so'

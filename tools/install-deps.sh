@@ -26,8 +26,8 @@ packages=(
   libgtest-dev           # tests
   zlib1g-dev             # PNG decompression-bomb check; tests: gzip'd Fashion-MNIST, writing PNGs
   dataset-fashion-mnist  # tests: the 10k test images for the accuracy check
-  libonnx-dev            # ONNX import: onnx.pb.h, the protobuf classes of ONNX's schema (model/onnx_model.cpp)
-  libprotobuf-dev        # what onnx.pb.h is generated for (3.21); libonnx-dev does not depend on it
+  libonnx-dev            # ONNX import: ONNX's schema, /usr/include/onnx/onnx.proto (model/CMakeLists.txt)
+  protobuf-compiler libprotobuf-dev  # protoc compiles that schema; the lite runtime parses models
   libonnx-testdata       # tests: ONNX's operator conformance cases (/usr/share/libonnx-testdata)
   python3-torchvision    # tests: torchvision models exported to ONNX at test time (and PyTorch itself)
   python3-numpy python3-venv  # tests: tools/ort-venv.sh (ONNX Runtime from PyPI beside Debian's numpy)
