@@ -88,30 +88,38 @@ class Importer {
       c.dims.push_back(d);
       count *= static_cast<std::size_t>(d);
     }
-    const std::string& raw = t.raw_data();
     if (t.data_type() == onnx::TensorProto::FLOAT) {
-      if (!raw.empty()) {
-        if (raw.size() != count * 4) fail(what + " has " + std::to_string(raw.size()) + " bytes of data for " + std::to_string(count) + " floats");
-        c.floats.resize(count);
-        std::memcpy(c.floats.data(), raw.data(), raw.size());  // little-endian, as x86 and ARM are
-      } else {
-        if (static_cast<std::size_t>(t.float_data_size()) != count) fail(what + " has " + std::to_string(t.float_data_size()) + " values for " + std::to_string(count));
-        c.floats.assign(t.float_data().begin(), t.float_data().end());
-      }
+      c.floats = values<float>(t, t.float_data(), count, what, "floats");
     } else if (t.data_type() == onnx::TensorProto::INT64) {
-      if (!raw.empty()) {
-        if (raw.size() != count * 8) fail(what + " has " + std::to_string(raw.size()) + " bytes of data for " + std::to_string(count) + " int64 values");
-        c.ints.resize(count);
-        std::memcpy(c.ints.data(), raw.data(), raw.size());
-      } else {
-        if (static_cast<std::size_t>(t.int64_data_size()) != count) fail(what + " has " + std::to_string(t.int64_data_size()) + " values for " + std::to_string(count));
-        c.ints.assign(t.int64_data().begin(), t.int64_data().end());
-      }
+      c.ints = values<long long>(t, t.int64_data(), count, what, "int64 values");
     } else {
       fail(what + " has data type " + onnx::TensorProto::DataType_Name(static_cast<onnx::TensorProto::DataType>(t.data_type())) +
            "; infer reads FLOAT weights (and INT64 shapes): export the model in float32");
     }
     return c;
+  }
+
+  // The `count` values of a FLOAT or INT64 tensor: its raw_data (little-endian, as x86 and ARM
+  // are), else its typed field `typed`; `noun` names them in the message of a size mismatch.
+  template <typename T, typename Repeated>
+  std::vector<T> values(const onnx::TensorProto& t, const Repeated& typed, std::size_t count, const std::string& what,
+                        const char* noun) const {
+    static_assert(sizeof(T) == sizeof(*typed.begin()), "the typed field holds T");
+    const std::string& raw = t.raw_data();
+    std::vector<T> v;
+    if (!raw.empty()) {
+      if (raw.size() != count * sizeof(T)) {
+        fail(what + " has " + std::to_string(raw.size()) + " bytes of data for " + std::to_string(count) + " " + noun);
+      }
+      v.resize(count);
+      std::memcpy(v.data(), raw.data(), raw.size());
+    } else {
+      if (static_cast<std::size_t>(typed.size()) != count) {
+        fail(what + " has " + std::to_string(typed.size()) + " values for " + std::to_string(count));
+      }
+      v.assign(typed.begin(), typed.end());
+    }
+    return v;
   }
 
   void read_input() {
