@@ -246,38 +246,28 @@ ParsedLayer parse_layer(const std::string& file, const toml::table& t, std::size
       break;
     }
     case LayerKind::Add: layer.attrs = AddAttrs{named.boolean("relu", false)}; break;
-    case LayerKind::Clip: {
-      named.require("min");
-      named.require("max");
-      ClipAttrs a{static_cast<float>(named.number("min", 0.0)), static_cast<float>(named.number("max", 0.0))};
-      if (!(a.min <= a.max)) {  // NaN fails too; inf (TOML's inf) is no bound
-        named.fail(named.find("min"), "min and max must be numbers with min <= max, found " + value_string(a.min) +
-                                          " and " + value_string(a.max));
-      }
+    INFER_CASE_POINTWISE_OPS {
+      // The row's keys (ops.h); a key without a default is required, an empty one is fixed.
+      const PointwiseKeys& keys = pointwise_keys(pointwise_op(layer.kind));
+      auto value = [&](std::string_view key, float fallback) {
+        if (key.empty()) return fallback;
+        const std::string k(key);
+        if (std::isnan(fallback)) named.require(k);
+        return static_cast<float>(named.number(k, fallback));
+      };
+      PointwiseAttrs a{value(keys.key_a, keys.default_a), value(keys.key_b, keys.default_b)};
+      const std::string problem = pointwise_params_problem(pointwise_op(layer.kind), a);
+      if (!problem.empty()) named.fail(keys.key_a.empty() ? nullptr : named.find(std::string(keys.key_a)), problem);
       layer.attrs = a;
       break;
     }
-    case LayerKind::HardSigmoid: {
-      HardSigmoidAttrs a;
-      a.alpha = static_cast<float>(named.number("alpha", a.alpha));
-      a.beta = static_cast<float>(named.number("beta", a.beta));
-      if (!std::isfinite(a.alpha) || !std::isfinite(a.beta)) {
-        named.fail(nullptr, "alpha and beta must be finite float32 numbers, found " + value_string(a.alpha) + " and " +
-                                value_string(a.beta));
-      }
-      layer.attrs = a;
-      break;
-    }
-    case LayerKind::HardSwish: layer.attrs = HardSigmoidAttrs{}; break;  // fixed: alpha 1/6, beta 1/2
     // No attributes: any key is refused below. Listed, not defaulted, so that a new kind is a build error.
     case LayerKind::Relu:
     case LayerKind::GlobalAvgPool:
     case LayerKind::Flatten:
     case LayerKind::Softmax:
     case LayerKind::Mul:
-    case LayerKind::Concat:
-    case LayerKind::Sigmoid:
-    case LayerKind::Silu: break;
+    case LayerKind::Concat: break;
   }
   named.reject_unknown_keys();
   return parsed;

@@ -104,6 +104,20 @@ std::string value_string(double v) {
   return s.str();
 }
 
+std::string pointwise_params_problem(PointwiseOp op, const PointwiseAttrs& p) {
+  const PointwiseKeys& keys = pointwise_keys(op);
+  const std::string a(keys.key_a), b(keys.key_b);
+  const std::string found = ", found " + value_string(p.a) + " and " + value_string(p.b);
+  switch (keys.rule) {
+    case PointwiseRule::Any: return {};
+    case PointwiseRule::Finite:
+      return std::isfinite(p.a) && std::isfinite(p.b) ? std::string() : a + " and " + b + " must be finite" + found;
+    case PointwiseRule::Ordered:  // an infinite bound is no bound; NaN fails the comparison
+      return p.a <= p.b ? std::string() : a + " and " + b + " must be numbers with " + a + " <= " + b + found;
+  }
+  return "unknown rule" + found;
+}
+
 std::string unusable_params(const Layer& layer, const Dims& in) {
   for (const ParamShape& spec : expected_params(layer, in)) {
     const std::string problem = unusable_value(spec, layer.params.*(spec.field));
@@ -206,26 +220,14 @@ Dims single_output_dims(const Layer& layer, const Dims& in) {
       }
       return in;
     }
-    case LayerKind::Clip: {
-      const ClipAttrs& a = layer.clip();
-      if (!(a.min <= a.max)) {  // NaN fails too; an infinite bound is no bound
-        fail(layer, "min and max must be numbers with min <= max, found " + value_string(a.min) + " and " +
-                        value_string(a.max));
-      }
-      return in;
-    }
-    case LayerKind::HardSigmoid: {
-      const HardSigmoidAttrs& a = layer.hardsigmoid();
-      if (!std::isfinite(a.alpha) || !std::isfinite(a.beta)) {
-        fail(layer, "alpha and beta must be finite, found " + value_string(a.alpha) + " and " + value_string(a.beta));
-      }
+    INFER_CASE_POINTWISE_OPS {
+      const PointwiseAttrs& a = layer.pointwise();
+      const std::string problem = pointwise_params_problem(pointwise_op(layer.kind), a);
+      if (!problem.empty()) fail(layer, problem);
       return in;
     }
     case LayerKind::Relu:
-    case LayerKind::Softmax:
-    case LayerKind::Sigmoid:
-    case LayerKind::HardSwish:
-    case LayerKind::Silu: return in;
+    case LayerKind::Softmax: return in;
     case LayerKind::Add:
     case LayerKind::Mul:
     case LayerKind::Concat: break;  // several inputs: infer_output_dims
@@ -254,17 +256,13 @@ bool attrs_fit(const Layer& layer) {
     case LayerKind::BatchNorm: return std::holds_alternative<BatchNormAttrs>(layer.attrs);
     case LayerKind::Linear: return std::holds_alternative<LinearAttrs>(layer.attrs);
     case LayerKind::Add: return std::holds_alternative<AddAttrs>(layer.attrs);
-    case LayerKind::Clip: return std::holds_alternative<ClipAttrs>(layer.attrs);
-    case LayerKind::HardSigmoid:
-    case LayerKind::HardSwish: return std::holds_alternative<HardSigmoidAttrs>(layer.attrs);
+    INFER_CASE_POINTWISE_OPS return std::holds_alternative<PointwiseAttrs>(layer.attrs);
     case LayerKind::Relu:
     case LayerKind::GlobalAvgPool:
     case LayerKind::Flatten:
     case LayerKind::Softmax:
     case LayerKind::Mul:
-    case LayerKind::Concat:
-    case LayerKind::Sigmoid:
-    case LayerKind::Silu: return std::holds_alternative<std::monostate>(layer.attrs);
+    case LayerKind::Concat: return std::holds_alternative<std::monostate>(layer.attrs);
   }
   return false;
 }
@@ -385,11 +383,7 @@ std::vector<ParamShape> expected_params(const Layer& layer, const Dims& in) {
     case LayerKind::Add:
     case LayerKind::Mul:
     case LayerKind::Concat:
-    case LayerKind::Sigmoid:
-    case LayerKind::Clip:
-    case LayerKind::HardSigmoid:
-    case LayerKind::HardSwish:
-    case LayerKind::Silu: return {};
+    INFER_CASE_POINTWISE_OPS return {};
   }
   fail(layer, "unknown layer kind");  // a value outside the enum: every kind returns above
 }

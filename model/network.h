@@ -73,21 +73,26 @@ struct AddAttrs {
   bool relu = false;
 };
 
-// Clip: out = min(max(x, min), max); ReLU6 is min 0, max 6; an infinite bound is none. NaN stays NaN.
-struct ClipAttrs {
-  float min = 0.0f;
-  float max = 6.0f;
+// The two parameters of a pointwise op (ops.h, INFER_POINTWISE_OPS; the formulas are in
+// pointwise_formula.h): clip's min and max (ReLU6 is 0, 6; an infinite bound is none), hardsigmoid's
+// alpha and beta (PyTorch's are 1/6 and 1/2; ONNX's default alpha is 0.2), hardswish's fixed 1/6
+// and 1/2; unused by sigmoid and silu.
+struct PointwiseAttrs {
+  float a = 0.0f;
+  float b = 0.0f;
 };
 
-// HardSigmoid: out = max(0, min(1, alpha * x + beta)); PyTorch's is alpha = 1/6, beta = 1/2 (ONNX's
-// default alpha is 0.2). HardSwish: out = x * hardsigmoid(x) with alpha = 1/6, beta = 1/2.
-struct HardSigmoidAttrs {
-  float alpha = 1.0f / 6.0f;
-  float beta = 0.5f;
-};
+// A pointwise op's parameters when none is given: its row's defaults (NaN where a key is required).
+constexpr PointwiseAttrs default_pointwise_attrs(PointwiseOp op) {
+  return {pointwise_keys(op).default_a, pointwise_keys(op).default_b};
+}
+
+// What breaks the op's rule (ops.h), with the values found ("min and max must be numbers with
+// min <= max, found 2 and 1"); empty when they follow it.
+std::string pointwise_params_problem(PointwiseOp op, const PointwiseAttrs& p);
 
 using LayerAttrs =
-    std::variant<std::monostate, Conv2dAttrs, Pool2dAttrs, BatchNormAttrs, LinearAttrs, AddAttrs, ClipAttrs, HardSigmoidAttrs>;
+    std::variant<std::monostate, Conv2dAttrs, Pool2dAttrs, BatchNormAttrs, LinearAttrs, AddAttrs, PointwiseAttrs>;
 
 // Parameters of a layer. Which vectors are used depends on the kind:
 //   Conv2d / Linear: weight, bias (empty when the layer has no bias)
@@ -122,8 +127,7 @@ struct Layer {
   const BatchNormAttrs& batchnorm() const { return std::get<BatchNormAttrs>(attrs); }
   const LinearAttrs& linear() const { return std::get<LinearAttrs>(attrs); }
   const AddAttrs& add() const { return std::get<AddAttrs>(attrs); }
-  const ClipAttrs& clip() const { return std::get<ClipAttrs>(attrs); }
-  const HardSigmoidAttrs& hardsigmoid() const { return std::get<HardSigmoidAttrs>(attrs); }
+  const PointwiseAttrs& pointwise() const { return std::get<PointwiseAttrs>(attrs); }
 };
 
 // What the network expects at its input and what its outputs mean.

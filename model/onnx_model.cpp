@@ -305,10 +305,10 @@ class Importer {
     if (op == "Gemm") return gemm(node);
     if (op == "MaxPool" || op == "AveragePool") return pool(node);
     if (op == "Relu") return elementwise(node, LayerKind::Relu, {});
-    if (op == "Sigmoid") return elementwise(node, LayerKind::Sigmoid, {});
-    if (op == "HardSwish") return elementwise(node, LayerKind::HardSwish, HardSigmoidAttrs{});
-    if (op == "HardSigmoid") {
-      return elementwise(node, LayerKind::HardSigmoid, HardSigmoidAttrs{float_attr(node, "alpha", 0.2f), float_attr(node, "beta", 0.5f)});
+    if (op == "Sigmoid") return elementwise(node, LayerKind::Sigmoid, default_pointwise_attrs(PointwiseOp::Sigmoid));
+    if (op == "HardSwish") return elementwise(node, LayerKind::HardSwish, default_pointwise_attrs(PointwiseOp::HardSwish));
+    if (op == "HardSigmoid") {  // ONNX's defaults: alpha 0.2, beta 0.5
+      return elementwise(node, LayerKind::HardSigmoid, PointwiseAttrs{float_attr(node, "alpha", 0.2f), float_attr(node, "beta", 0.5f)});
     }
     if (op == "Clip") return clip(node);
     if (op == "GlobalAveragePool") return elementwise(node, LayerKind::GlobalAvgPool, {});
@@ -415,10 +415,10 @@ class Importer {
 
   void clip(const onnx::NodeProto& node) {
     const float inf = std::numeric_limits<float>::infinity();
-    ClipAttrs a{-inf, inf};  // an absent bound: none
+    PointwiseAttrs a{-inf, inf};  // min, max; an absent bound: none
     if (result_.opset < 11) {
-      a.min = float_attr(node, "min", -inf);
-      a.max = float_attr(node, "max", inf);
+      a.a = float_attr(node, "min", -inf);
+      a.b = float_attr(node, "max", inf);
     } else {
       auto bound = [&](int index, float fallback) {
         if (node.input_size() <= index || node.input(index).empty()) return fallback;
@@ -426,8 +426,8 @@ class Importer {
         if (c.floats.size() != 1) fail(node, "min and max must be one float each");
         return c.floats[0];
       };
-      a.min = bound(1, -inf);
-      a.max = bound(2, inf);
+      a.a = bound(1, -inf);
+      a.b = bound(2, inf);
     }
     add_layer(node, LayerKind::Clip, a, {source(node, 0)});
   }

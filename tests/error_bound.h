@@ -43,6 +43,7 @@
 
 #include "model/cpu/cpu_backend.h"
 #include "model/network.h"
+#include "tests/pointwise_reference.h"
 
 namespace infer::test {
 
@@ -75,7 +76,8 @@ inline Network magnitude_network(const Network& net) {
     }
     // A clip can cut the magnitude below the error it passes on (an input near the bound, computed
     // from large cancelling terms): its magnitude is its input's, a ReLU of non-negative values.
-    if (l.kind == LayerKind::Clip) {
+    // Likewise every exact, 1-Lipschitz pointwise op (pointwise_reference.h).
+    if (is_pointwise(l.kind) && pointwise_reference(pointwise_op(l.kind), l.pointwise()).exact) {
       l.kind = LayerKind::Relu;
       l.attrs = {};
     }
@@ -118,13 +120,12 @@ inline std::vector<double> rounding_error_bound(const Network& net, const std::v
       case LayerKind::MaxPool:
       case LayerKind::Flatten:
       case LayerKind::Concat:
-      case LayerKind::Clip:  // 1-Lipschitz; the magnitude network runs it as a ReLU (see magnitude_network)
         break;
+      INFER_CASE_POINTWISE_OPS
+        // exact and 1-Lipschitz (clip): the magnitude network runs it as a ReLU (see magnitude_network)
+        if (pointwise_reference(pointwise_op(l.kind), l.pointwise()).exact) break;
+        [[fallthrough]];
       case LayerKind::Mul:
-      case LayerKind::Sigmoid:
-      case LayerKind::HardSigmoid:
-      case LayerKind::HardSwish:
-      case LayerKind::Silu:
         throw std::invalid_argument(std::string("rounding_error_bound: ") + layer_kind_name(l.kind) +
                                     " is not modelled (its error is not a multiple of the magnitude network's output)");
     }

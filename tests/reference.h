@@ -8,17 +8,12 @@
 //   conv / linear (K terms)  sum|w| E  + (K + 3) u (sum|w x| + |b|)         Higham 3.1: any order, +bias, +store,
 //                                                                          +1: a batch-norm folded into w
 //   batch-norm               |s| E + 8 u (|s x| + |s mean| + |beta|)         s = gamma / sqrt(var + eps), folded or not
-//   relu, max pooling, clip  E of the input that wins (max pooling: the largest E in the window); 1-Lipschitz
+//   relu, max pooling        E of the input that wins (max pooling: the largest E in the window); 1-Lipschitz
 //   avg pooling (K)          mean of E + (K + 1) u mean|x|
 //   flatten, concat          E, moved
 //   add                      E_a + E_b + u |y|                               then a fused ReLU: 1-Lipschitz
 //   mul                      |b| E_a + |a| E_b + E_a E_b + u |y|
-//   sigmoid                  E / 4 + 6 u |y| + t                            exp within 2 ulp (4 u), +1 and / rounded;
-//   silu                     1.1 E + 6 u |y| + t                            max |silu'| = 1.0998; t = 1e-36: below
-//                                                                           x = -88.7 expf(-x) overflows, and the
-//                                                                           result (at most 3e-37) becomes 0
-//   hardsigmoid (a, b)       |a| E + u (|a x| + |a x + b|)                  the product and the sum rounded; clamp
-//   hardswish (a, b)         L E + u |x| (|a x| + |a x + b|) + u |y|       L = max(1, |b|, |2 - b|) for a > 0
+//   pointwise ops            L E + r(|x|, |y|)                              L and r from pointwise_reference.h
 //   softmax (C channels)     2 max E + (C + 6) u                            |dy_i| <= y_i (|dx_i| + sum y_j |dx_j|)
 // Second-order terms (products of errors) are ignored except in mul; the comparison adds 2^-20 of
 // the bound for them. Exact only for the float32 backends: reduced precisions use error_bound.h.
@@ -42,6 +37,7 @@
 #include <vector>
 
 #include "model/network.h"
+#include "tests/pointwise_reference.h"
 
 namespace infer::test {
 
@@ -57,7 +53,6 @@ inline constexpr double kLambda = 6.0;  // |error| > 6 sigma: probability below 
 namespace reference_detail {
 
 constexpr double u = 1.0 / (1 << 24);
-constexpr double kTinyResult = 1e-36;  // sigmoid and silu where expf overflows (see above)
 
 inline ReferenceTensor layer(const Layer& l, const std::vector<const ReferenceTensor*>& ins, int n) {
   const ReferenceTensor& in = *ins[0];
@@ -263,9 +258,14 @@ inline ReferenceTensor layer(const Layer& l, const std::vector<const ReferenceTe
       }
       default:
         if (b == 0) {  // elementwise: all n samples at once
-          const double alpha = l.kind == LayerKind::HardSigmoid || l.kind == LayerKind::HardSwish ? l.hardsigmoid().alpha : 0.0;
-          const double beta = l.kind == LayerKind::HardSigmoid || l.kind == LayerKind::HardSwish ? l.hardsigmoid().beta : 0.0;
-          auto hard = [&](double x) { return std::min(std::max(alpha * x + beta, 0.0), 1.0); };
+          if (is_pointwise(l.kind)) {
+            const PointwiseReference f = pointwise_reference(pointwise_op(l.kind), l.pointwise());
+            each(f.lipschitz, [&](double x, double e) {
+              const double y = f.value(x);
+              return std::pair{y, f.lipschitz * e + f.rounding(std::fabs(x), std::fabs(y))};
+            }, [&](double x, double sigma) { return f.slope(x, kLambda * sigma); });
+            break;
+          }
           switch (l.kind) {
             case LayerKind::Relu:
               each(1.0, [](double x, double e) { return std::pair{std::max(x, 0.0), e}; },
@@ -274,54 +274,6 @@ inline ReferenceTensor layer(const Layer& l, const std::vector<const ReferenceTe
             case LayerKind::Flatten:
               each(1.0, [](double x, double e) { return std::pair{x, e}; }, [](double, double) { return 1.0; });
               break;
-            case LayerKind::Clip: {
-              const double lo = l.clip().min, hi = l.clip().max;
-              each(1.0, [&](double x, double e) { return std::pair{std::min(std::max(x, lo), hi), e}; },
-                   [&](double x, double sigma) { return ramp(x, sigma, lo, hi, 1.0); });
-              break;
-            }
-            case LayerKind::Sigmoid:
-              each(0.25, [](double x, double e) {
-                const double y = 1.0 / (1.0 + std::exp(-x));
-                return std::pair{y, e / 4.0 + 6.0 * u * y + kTinyResult};
-              }, [](double x, double) {
-                const double y = 1.0 / (1.0 + std::exp(-x));
-                return y * (1.0 - y);
-              });
-              break;
-            case LayerKind::Silu:
-              each(1.1, [](double x, double e) {
-                const double y = x / (1.0 + std::exp(-x));
-                return std::pair{y, 1.1 * e + 6.0 * u * std::fabs(y) + kTinyResult};
-              }, [](double x, double) {
-                const double sg = 1.0 / (1.0 + std::exp(-x));
-                return std::fabs(sg + x * sg * (1.0 - sg));
-              });
-              break;
-            case LayerKind::HardSigmoid:
-              each(std::fabs(alpha), [&](double x, double e) {
-                return std::pair{hard(x), std::fabs(alpha) * e + u * (std::fabs(alpha * x) + std::fabs(alpha * x + beta))};
-              }, [&](double x, double sigma) {
-                const double lo = std::min(-beta / alpha, (1.0 - beta) / alpha), hi = std::max(-beta / alpha, (1.0 - beta) / alpha);
-                return ramp(x, sigma, lo, hi, std::fabs(alpha));
-              });
-              break;
-            case LayerKind::HardSwish: {
-              if (!(alpha > 0.0)) throw std::invalid_argument("reference: hardswish with alpha <= 0");
-              const double lipschitz = std::max({1.0, std::fabs(beta), std::fabs(2.0 - beta)});
-              each(lipschitz, [&](double x, double e) {
-                const double y = x * hard(x);
-                return std::pair{y, lipschitz * e + u * std::fabs(x) * (std::fabs(alpha * x) + std::fabs(alpha * x + beta)) +
-                                        u * std::fabs(y)};
-              }, [&](double x, double sigma) {
-                // 0 below -beta/alpha, 2 alpha x + beta up to (1 - beta)/alpha, 1 above; near a
-                // corner, the Lipschitz constant.
-                const double lo = -beta / alpha, hi = (1.0 - beta) / alpha, margin = kLambda * sigma;
-                if (std::fabs(x - lo) <= margin || std::fabs(x - hi) <= margin) return lipschitz;
-                return x < lo ? 0.0 : x > hi ? 1.0 : std::fabs(2.0 * alpha * x + beta);
-              });
-              break;
-            }
             default: throw std::logic_error("reference: an op without a case");
           }
         }

@@ -98,10 +98,9 @@ double max_abs(const std::vector<float>& v) {
 //      avg pooling  K = window (H*W for global), sum|terms| <= K max|x|, then / K; L = 1
 //      softmax      |dy_i| <= y_i (|dx_i| + sum_j y_j |dx_j|) so L = 2; exp (<= 2 ulp), a C-term
 //                   sum and a division: r = 2 (C + 6) u, as y <= 1
-//      relu, max pooling, flatten, clip: exact, L = 1; concat: the largest of its inputs' errors
+//      relu, max pooling, flatten: exact, L = 1; concat: the largest of its inputs' errors
 //      add          e_a + e_b + 2 u max|y|;  mul: max|b| e_a + max|a| e_b + e_a e_b + 2 u max|y|
-//      sigmoid, silu, hardsigmoid, hardswish: their Lipschitz constant times e, plus both sides'
-//                   rounding as reference.h derives it
+//      pointwise    L e plus both sides' rounding at max|x|, max|y| (pointwise_reference.h)
 // Graphs: carried per activation, each layer from the activations it reads. max|x| per activation
 // comes from the CPU's own intermediate outputs.
 double error_bound(const Network& net, Backend& cpu, const std::vector<float>& input, int n, std::size_t count) {
@@ -155,22 +154,15 @@ double error_bound(const Network& net, Backend& cpu, const std::vector<float>& i
       case LayerKind::Concat:
         for (std::size_t a : l.sources) e = std::max(e, errors[a]);
         break;
-      // The smooth ops: L e + both sides' rounding (reference.h derives each).
-      case LayerKind::Sigmoid: e = e / 4.0 + 12.0 * u * y_max + 2e-36; break;
-      case LayerKind::Silu: e = 1.1 * e + 12.0 * u * y_max + 2e-36; break;
-      case LayerKind::HardSigmoid:
-      case LayerKind::HardSwish: {
-        const double a = std::fabs(l.hardsigmoid().alpha), b = std::fabs(l.hardsigmoid().beta);
-        const double inner = 2.0 * u * (2.0 * a * x_max + b);
-        e = l.kind == LayerKind::HardSigmoid
-                ? a * e + inner
-                : std::max({1.0, b, std::fabs(2.0 - l.hardsigmoid().beta)}) * e + inner * x_max + 2.0 * u * y_max;
+      // Pointwise: L e + both sides' rounding (pointwise_reference.h derives each).
+      INFER_CASE_POINTWISE_OPS {
+        const PointwiseReference f = pointwise_reference(pointwise_op(l.kind), l.pointwise());
+        e = f.lipschitz * e + 2.0 * f.rounding(x_max, y_max);
         break;
       }
       case LayerKind::Relu:
       case LayerKind::MaxPool:
-      case LayerKind::Flatten:
-      case LayerKind::Clip: break;
+      case LayerKind::Flatten: break;
     }
     errors.push_back(e);
     maxima.push_back(y_max);
@@ -267,9 +259,9 @@ TEST(GpuBackend, EveryOpAloneMatchesCpu) {
       {"softmax over channels", {6, 4, 5}, {plain_layer("softmax", LayerKind::Softmax)}},
       {"sigmoid", {3, 5, 6}, {plain_layer("s", LayerKind::Sigmoid)}},
       {"silu", {3, 5, 6}, {plain_layer("s", LayerKind::Silu)}},
-      {"clip", {3, 5, 6}, {make_layer("c", LayerKind::Clip, ClipAttrs{-0.25f, 0.5f})}},
-      {"hardsigmoid", {3, 5, 6}, {make_layer("h", LayerKind::HardSigmoid, HardSigmoidAttrs{0.2f, 0.5f})}},
-      {"hardswish", {3, 5, 6}, {make_layer("h", LayerKind::HardSwish, HardSigmoidAttrs{})}},
+      {"clip", {3, 5, 6}, {make_layer("c", LayerKind::Clip, PointwiseAttrs{-0.25f, 0.5f})}},
+      {"hardsigmoid", {3, 5, 6}, {make_layer("h", LayerKind::HardSigmoid, PointwiseAttrs{0.2f, 0.5f})}},
+      {"hardswish", {3, 5, 6}, {plain_layer("h", LayerKind::HardSwish)}},
       {"add", {3, 5, 6}, {conv_layer("c", 3, 1), reading(make_layer("a", LayerKind::Add, AddAttrs{}), {"c", "input"})}},
       {"add with relu", {3, 5, 6},
        {conv_layer("c", 3, 1), reading(make_layer("a", LayerKind::Add, AddAttrs{true}), {"input", "c"})}},

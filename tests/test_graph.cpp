@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <fstream>
 #include <limits>
 
 #include "model/cpu/blocked.h"
@@ -230,17 +231,34 @@ TEST(Graph, ShapesTheOpsCannotCombineAreRefused) {
                 .find("layer 'j' (concat): joins inputs along the channels, so their heights and widths must agree, "
                       "found 4x3x3 and 4x6x6"),
             std::string::npos);
-  EXPECT_NE(error({4, 6, 6}, {make_layer("c", LayerKind::Clip, ClipAttrs{0.0f, std::numeric_limits<float>::quiet_NaN()})})
+  EXPECT_NE(error({4, 6, 6}, {make_layer("c", LayerKind::Clip, PointwiseAttrs{0.0f, std::numeric_limits<float>::quiet_NaN()})})
                 .find("min and max must be numbers with min <= max"),
             std::string::npos);
   // An infinite bound is no bound (ONNX's Clip without max).
-  EXPECT_NO_THROW(random_network(rng, {4, 6, 6}, {make_layer("c", LayerKind::Clip, ClipAttrs{0.0f, std::numeric_limits<float>::infinity()})}));
-  EXPECT_NE(error({4, 6, 6}, {make_layer("h", LayerKind::HardSigmoid, HardSigmoidAttrs{std::numeric_limits<float>::quiet_NaN(), 0.5f})})
+  EXPECT_NO_THROW(random_network(rng, {4, 6, 6}, {make_layer("c", LayerKind::Clip, PointwiseAttrs{0.0f, std::numeric_limits<float>::infinity()})}));
+  EXPECT_NE(error({4, 6, 6}, {make_layer("h", LayerKind::HardSigmoid, PointwiseAttrs{std::numeric_limits<float>::quiet_NaN(), 0.5f})})
                 .find("alpha and beta must be finite"),
             std::string::npos);
   // A per-channel mul takes its scale second; the same shape works either way.
   EXPECT_NO_THROW(random_network(rng, {4, 6, 6}, {plain_layer("g", LayerKind::GlobalAvgPool),
                                                   reading(make_layer("m", LayerKind::Mul), {"input", "g"})}));
+}
+
+// The README's op table ("Model format") names every op of model/ops.h in the first cell of a row:
+// a new op is documented before the suite passes.
+TEST(Graph, TheReadmeOpTableNamesEveryOp) {
+  std::ifstream readme(INFER_SOURCE_DIR "/README.md");
+  ASSERT_TRUE(readme) << INFER_SOURCE_DIR "/README.md";
+  std::vector<std::string> first_cells;
+  for (std::string line; std::getline(readme, line);) {
+    if (line.rfind("| `", 0) == 0) first_cells.push_back(line.substr(0, line.find(" |", 1)));
+  }
+  for (LayerKind kind : kAllOps) {
+    const std::string quoted = "`" + std::string(op_name(kind)) + "`";
+    const bool found = std::any_of(first_cells.begin(), first_cells.end(),
+                                   [&](const std::string& cell) { return cell.find(quoted) != std::string::npos; });
+    EXPECT_TRUE(found) << "README.md has no op-table row for " << quoted;
+  }
 }
 
 // The graph zoo (test_util.h) holds every op of model/ops.h, so that a new op joins the tests that
@@ -265,11 +283,11 @@ std::vector<OpCase> op_cases() {
   return {
       {"sigmoid", {3, 5, 6}, {plain_layer("s", LayerKind::Sigmoid)}},
       {"silu", {3, 5, 6}, {plain_layer("s", LayerKind::Silu)}},
-      {"relu6", {3, 5, 6}, {make_layer("c", LayerKind::Clip, ClipAttrs{0.0f, 0.5f})}},
-      {"clip below zero", {3, 5, 6}, {make_layer("c", LayerKind::Clip, ClipAttrs{-0.25f, 0.25f})}},
-      {"hardsigmoid, PyTorch", {3, 5, 6}, {make_layer("h", LayerKind::HardSigmoid, HardSigmoidAttrs{})}},
-      {"hardsigmoid, ONNX default", {3, 5, 6}, {make_layer("h", LayerKind::HardSigmoid, HardSigmoidAttrs{0.2f, 0.5f})}},
-      {"hardswish", {3, 5, 6}, {make_layer("h", LayerKind::HardSwish, HardSigmoidAttrs{})}},
+      {"relu6", {3, 5, 6}, {make_layer("c", LayerKind::Clip, PointwiseAttrs{0.0f, 0.5f})}},
+      {"clip below zero", {3, 5, 6}, {make_layer("c", LayerKind::Clip, PointwiseAttrs{-0.25f, 0.25f})}},
+      {"hardsigmoid, PyTorch", {3, 5, 6}, {plain_layer("h", LayerKind::HardSigmoid)}},
+      {"hardsigmoid, ONNX default", {3, 5, 6}, {make_layer("h", LayerKind::HardSigmoid, PointwiseAttrs{0.2f, 0.5f})}},
+      {"hardswish", {3, 5, 6}, {plain_layer("h", LayerKind::HardSwish)}},
       {"add", {3, 5, 6}, {conv_layer("c", 3, 3, 1, 1), reading(make_layer("a", LayerKind::Add, AddAttrs{}), {"c", "input"})}},
       {"add with relu", {3, 5, 6}, {conv_layer("c", 3, 3, 1, 1), reading(make_layer("a", LayerKind::Add, AddAttrs{true}), {"input", "c"})}},
       {"mul, same shape", {3, 5, 6}, {conv_layer("c", 3, 1), reading(make_layer("m", LayerKind::Mul), {"c", "input"})}},
@@ -343,9 +361,9 @@ TEST(Graph, NaNPassesThroughEveryElementwiseOp) {
   Random rng;
   SCOPED_TRACE(rng.trace());
   const std::vector<Layer> ops = {plain_layer("s", LayerKind::Sigmoid), plain_layer("s", LayerKind::Silu),
-                                  make_layer("c", LayerKind::Clip, ClipAttrs{0.0f, 6.0f}),
-                                  make_layer("h", LayerKind::HardSigmoid, HardSigmoidAttrs{}),
-                                  make_layer("h", LayerKind::HardSwish, HardSigmoidAttrs{}),
+                                  make_layer("c", LayerKind::Clip, PointwiseAttrs{0.0f, 6.0f}),
+                                  plain_layer("h", LayerKind::HardSigmoid),
+                                  plain_layer("h", LayerKind::HardSwish),
                                   plain_layer("r", LayerKind::Relu)};
   for (const Layer& op : ops) {
     SCOPED_TRACE(layer_kind_name(op.kind));

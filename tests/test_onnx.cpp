@@ -123,11 +123,11 @@ TEST(Onnx, AModelLoadsAsTheSameNetworkBuiltDirectly) {
       plain_layer("gap", LayerKind::GlobalAvgPool),
       plain_layer("gate", LayerKind::HardSigmoid),
       reading(make_layer("scale", LayerKind::Mul), {"cat", "gate"}),
-      make_layer("clip", LayerKind::Clip, ClipAttrs{0.0f, 6.0f}),
+      make_layer("clip", LayerKind::Clip, PointwiseAttrs{0.0f, 6.0f}),
       plain_layer("flat", LayerKind::Flatten),
       linear_layer("fc", 5),
       plain_layer("prob", LayerKind::Softmax)};
-  layers[9].attrs = HardSigmoidAttrs{0.2f, 0.5f};
+  layers[9].attrs = PointwiseAttrs{0.2f, 0.5f};
   const Network direct = random_network(rng, in, layers);
   const auto& L = direct.layers();
 

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "model/network.h"
+#include "tests/pointwise_reference.h"
 
 namespace infer::test {
 
@@ -115,7 +116,10 @@ inline Layer linear_layer(const std::string& name, int out_features, bool bias =
   return make_layer(name, LayerKind::Linear, LinearAttrs{out_features, bias});
 }
 
-inline Layer plain_layer(const std::string& name, LayerKind kind) { return make_layer(name, kind); }
+// A layer without attributes, or a pointwise op with its row's defaults (ops.h).
+inline Layer plain_layer(const std::string& name, LayerKind kind) {
+  return is_pointwise(kind) ? make_layer(name, kind, default_pointwise_attrs(pointwise_op(kind))) : make_layer(name, kind);
+}
 
 // The same pooling layer with ceil_mode.
 inline Layer ceil_mode(Layer pool) {
@@ -143,34 +147,40 @@ inline std::vector<Layer> fashion_like_layers() {
 
 // Every op of the graph format in one network (input 3x8x8): a residual block (conv + bn + relu,
 // conv + bn, add with ReLU), two branches (one through average pooling) joined by concat, a
-// squeeze-and-excitation scale (ceil-mode max pooling and global pooling, two 1x1 convolutions, sigmoid, per-channel
-// mul), the smooth activations, a flatten of
-// 8x8 features (reordered in NHWC), a linear layer and softmax.
+// squeeze-and-excitation scale (ceil-mode max pooling and global pooling, two 1x1 convolutions,
+// sigmoid, per-channel mul), then every pointwise op (ops.h) with its test parameters
+// (pointwise_reference.h), each reading the scaled features (so each sees their whole range),
+// joined by a concat; a flatten of its 40x5x5 features (reordered in NHWC), a linear layer and
+// softmax. A new pointwise op joins by itself.
 inline std::vector<Layer> graph_zoo_layers() {
-  return {conv_layer("conv1", 8, 3, 1, 1),
-          batchnorm_layer("bn1"),
-          plain_layer("relu1", LayerKind::Relu),
-          conv_layer("conv2", 8, 3, 1, 1),
-          batchnorm_layer("bn2"),
-          reading(make_layer("res", LayerKind::Add, AddAttrs{true}), {"bn2", "relu1"}),
-          conv_layer("branch1", 3, 1),
-          reading(pool_layer("avg", LayerKind::AvgPool, 3, 1, 1, false), {"res"}),
-          conv_layer("branch3", 5, 3, 1, 1, 1, 1, false),
-          reading(make_layer("cat", LayerKind::Concat), {"branch1", "branch3"}),
-          ceil_mode(pool_layer("max", LayerKind::MaxPool, 3, 2, 1)),  // 8x8 -> 5x5: the last window overhangs
-          plain_layer("squeeze", LayerKind::GlobalAvgPool),
-          conv_layer("se1", 4, 1),
-          plain_layer("se_relu", LayerKind::Relu),
-          conv_layer("se2", 8, 1),
-          plain_layer("gate", LayerKind::Sigmoid),
-          reading(make_layer("scale", LayerKind::Mul), {"cat", "gate"}),
-          make_layer("hswish", LayerKind::HardSwish, HardSigmoidAttrs{}),
-          make_layer("relu6", LayerKind::Clip, ClipAttrs{0.0f, 6.0f}),
-          plain_layer("silu", LayerKind::Silu),
-          make_layer("hsig", LayerKind::HardSigmoid, HardSigmoidAttrs{0.2f, 0.5f}),
-          plain_layer("flatten", LayerKind::Flatten),
-          linear_layer("fc", 10),
-          plain_layer("softmax", LayerKind::Softmax)};
+  std::vector<Layer> layers = {conv_layer("conv1", 8, 3, 1, 1),
+                               batchnorm_layer("bn1"),
+                               plain_layer("relu1", LayerKind::Relu),
+                               conv_layer("conv2", 8, 3, 1, 1),
+                               batchnorm_layer("bn2"),
+                               reading(make_layer("res", LayerKind::Add, AddAttrs{true}), {"bn2", "relu1"}),
+                               conv_layer("branch1", 3, 1),
+                               reading(pool_layer("avg", LayerKind::AvgPool, 3, 1, 1, false), {"res"}),
+                               conv_layer("branch3", 5, 3, 1, 1, 1, 1, false),
+                               reading(make_layer("cat", LayerKind::Concat), {"branch1", "branch3"}),
+                               ceil_mode(pool_layer("max", LayerKind::MaxPool, 3, 2, 1)),  // 8x8 -> 5x5: the last window overhangs
+                               plain_layer("squeeze", LayerKind::GlobalAvgPool),
+                               conv_layer("se1", 4, 1),
+                               plain_layer("se_relu", LayerKind::Relu),
+                               conv_layer("se2", 8, 1),
+                               plain_layer("gate", LayerKind::Sigmoid),
+                               reading(make_layer("scale", LayerKind::Mul), {"cat", "gate"})};
+  std::vector<std::string> branches;
+  for (std::size_t i = 0; i < kPointwiseCount; ++i) {
+    const auto op = static_cast<PointwiseOp>(i);
+    branches.emplace_back(op_name(layer_kind(op)));
+    layers.push_back(reading(make_layer(branches.back(), layer_kind(op), pointwise_sample(op)), {"scale"}));
+  }
+  layers.push_back(reading(make_layer("pointwise", LayerKind::Concat), branches));
+  layers.push_back(plain_layer("flatten", LayerKind::Flatten));
+  layers.push_back(linear_layer("fc", 10));
+  layers.push_back(plain_layer("softmax", LayerKind::Softmax));
+  return layers;
 }
 
 // Builds a network with fresh random parameters for the given layers (running variances are

@@ -259,11 +259,7 @@ class CpuBackend final : public Backend {
       case LayerKind::Add: cpu::add_forward(layer, x, in[1], n, y); return;
       case LayerKind::Mul: cpu::mul_forward(layer, x, in[1], n, y); return;
       case LayerKind::Concat: cpu::concat_forward(layer, in, n, y); return;
-      case LayerKind::Sigmoid: cpu::sigmoid_forward(layer, x, n, y); return;
-      case LayerKind::Clip: cpu::clip_forward(layer, x, n, y); return;
-      case LayerKind::HardSigmoid: cpu::hardsigmoid_forward(layer, x, n, y); return;
-      case LayerKind::HardSwish: cpu::hardswish_forward(layer, x, n, y); return;
-      case LayerKind::Silu: cpu::silu_forward(layer, x, n, y); return;
+      INFER_CASE_POINTWISE_OPS cpu::pointwise_forward(layer, x, n, y); return;
     }
   }
 

@@ -19,11 +19,8 @@ void batchnorm_forward(const Layer& layer, const BatchNormAffine& bn, const floa
 
 // Elementwise (activation.cpp); NaN in, NaN out.
 void relu_forward(const Layer& layer, const float* in, int n, float* out);
-void sigmoid_forward(const Layer& layer, const float* in, int n, float* out);
-void silu_forward(const Layer& layer, const float* in, int n, float* out);
-void clip_forward(const Layer& layer, const float* in, int n, float* out);
-void hardsigmoid_forward(const Layer& layer, const float* in, int n, float* out);
-void hardswish_forward(const Layer& layer, const float* in, int n, float* out);
+// Every pointwise op (ops.h INFER_POINTWISE_OPS) by its formula (pointwise_formula.h).
+void pointwise_forward(const Layer& layer, const float* in, int n, float* out);
 
 // Several inputs (combine.cpp), shapes layer.in_dims: a + b [then ReLU]; a * b, b the same shape or
 // one value per channel; the inputs joined along the channels.

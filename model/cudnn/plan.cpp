@@ -133,11 +133,7 @@ Plan::Plan(const Network& network, int max_batch, const PlanOptions& options)
       case LayerKind::Add:
       case LayerKind::Mul: plan_binary(i); break;
       case LayerKind::Concat: plan_concat(i); break;
-      case LayerKind::Sigmoid:
-      case LayerKind::Clip:
-      case LayerKind::HardSigmoid:
-      case LayerKind::HardSwish:
-      case LayerKind::Silu: plan_pointwise(i); break;
+      INFER_CASE_POINTWISE_OPS plan_pointwise(i); break;
     }
     i = steps_.back().last_layer + 1;
   }
@@ -466,29 +462,17 @@ void Plan::set_slices(const Step& step, int n) const {
   }
 }
 
-// Sigmoid, clip, hardsigmoid, hardswish and silu: one kernel (pointwise.h), in the input's type and
-// layout. cuDNN's legacy activations have sigmoid, a clipped ReLU (lower bound 0 only) and swish,
-// but no hard-sigmoid or hard-swish; one kernel for the five keeps one path to test.
+// Every pointwise op (sigmoid, clip, hardsigmoid, hardswish, silu, ...): one kernel (pointwise.h)
+// with the CPU's formula (pointwise_formula.h), in the input's type and layout. cuDNN's legacy
+// activations have sigmoid, a clipped ReLU (lower bound 0 only) and swish, but no hard-sigmoid or
+// hard-swish; one kernel for all keeps one path to test.
 void Plan::plan_pointwise(std::size_t index) {
   const Layer& layer = network_->layers()[index];
   const Activation& x = input_of(index);
   Step step = layer_step(index, StepKind::Pointwise);
-  switch (layer.kind) {
-    case LayerKind::Sigmoid: step.pointwise_op = kPointwiseSigmoid; break;
-    case LayerKind::Silu: step.pointwise_op = kPointwiseSilu; break;
-    case LayerKind::Clip:
-      step.pointwise_op = kPointwiseClip;
-      step.pointwise_a = layer.clip().min;
-      step.pointwise_b = layer.clip().max;
-      break;
-    case LayerKind::HardSigmoid:
-    case LayerKind::HardSwish:
-      step.pointwise_op = layer.kind == LayerKind::HardSigmoid ? kPointwiseHardSigmoid : kPointwiseHardSwish;
-      step.pointwise_a = layer.hardsigmoid().alpha;
-      step.pointwise_b = layer.hardsigmoid().beta;
-      break;
-    default: throw std::logic_error("plan_pointwise: not a pointwise op");
-  }
+  step.pointwise_op = static_cast<int>(pointwise_op(layer.kind));
+  step.pointwise_a = layer.pointwise().a;
+  step.pointwise_b = layer.pointwise().b;
   activations_[index + 1].buffer = new_buffer(layer.out, x.type);
   set_output_type(index, x.type, x.format);
   steps_.push_back(std::move(step));

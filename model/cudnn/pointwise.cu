@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstddef>
 
+#include "../pointwise_formula.h"
 #include "pointwise.h"
 
 namespace infer::cudnn {
@@ -12,20 +13,8 @@ namespace {
 constexpr int kThreads = 256;
 constexpr std::size_t kMaxBlocks = 4096;  // the grid-stride loop covers the rest
 
-// max(lo, min(hi, v)) with NaN passed through (fminf and fmaxf would return the bound).
-__device__ float clamp(float v, float lo, float hi) { return v != v ? v : fminf(fmaxf(v, lo), hi); }
-
-// expf and the IEEE division (nvcc's defaults, no fast math): CUDA's documented error bounds for
-// expf (2 ulp) and a correctly rounded quotient are the ones the tests' bound assumes.
 __device__ float apply(int op, float a, float b, float v) {
-  switch (op) {
-    case kPointwiseSigmoid: return 1.0f / (1.0f + expf(-v));
-    case kPointwiseClip: return clamp(v, a, b);
-    case kPointwiseHardSigmoid: return v != v ? v : clamp(a * v + b, 0.0f, 1.0f);
-    case kPointwiseHardSwish: return v != v ? v : v * clamp(a * v + b, 0.0f, 1.0f);
-    case kPointwiseSilu: return v / (1.0f + expf(-v));
-    default: return v;  // not reached: launch_pointwise refuses other codes
-  }
+  return pointwise_value(static_cast<PointwiseOp>(op), a, b, v);
 }
 
 __global__ void pointwise_kernel(int op, float a, float b, const void* x, void* y, std::size_t count, int half) {
@@ -44,7 +33,7 @@ __global__ void pointwise_kernel(int op, float a, float b, const void* x, void* 
 
 cudaError_t launch_pointwise(int op, float a, float b, const void* x, void* y, std::size_t count, bool half,
                              cudaStream_t stream) {
-  if (op < kPointwiseSigmoid || op > kPointwiseSilu) return cudaErrorInvalidValue;
+  if (op < 0 || static_cast<std::size_t>(op) >= kPointwiseCount) return cudaErrorInvalidValue;
   if (count == 0) return cudaSuccess;
   const unsigned blocks =
       static_cast<unsigned>(std::max<std::size_t>(1, std::min(kMaxBlocks, (count + kThreads - 1) / kThreads)));

@@ -17,6 +17,7 @@
 #include <cstring>
 
 #include "half.h"
+#include "model/ops.h"
 #include "state.h"
 
 namespace standin::detail {
@@ -116,24 +117,26 @@ cudaError_t top_k_kernel(dim3 grid, dim3 block, Args args, cudaStream_t stream) 
 // pointwise.h: y[i] = f(x[i]) for i < count, element-wise (x == y allowed), count floats (half == 0)
 // or count IEEE binary16 values (half == 1: read as half, computed, rounded to nearest even on
 // store). 1-D grid of 256-thread blocks, grid-stride loop: any grid.x covers count. Parameters
-// (int op, float a, float b, const void* x, void* y, size_t count, int half); op:
-//   0 sigmoid      1 / (1 + exp(-x))
-//   1 clip         min(max(x, a), b)
-//   2 hardsigmoid  max(0, min(1, a * x + b))
-//   3 hardswish    x * max(0, min(1, a * x + b))
-//   4 silu         x / (1 + exp(-x))
+// (int op, float a, float b, const void* x, void* y, size_t count, int half); op is a PointwiseOp
+// (model/ops.h), each defined here from its mathematical definition:
+//   sigmoid      1 / (1 + exp(-x))
+//   clip         min(max(x, a), b)
+//   hardsigmoid  max(0, min(1, a * x + b))
+//   hardswish    x * max(0, min(1, a * x + b))
+//   silu         x / (1 + exp(-x))
 // A NaN x gives NaN for every op (clip and the clamps do not swallow it). Computed in double and
 // rounded once. Another op, or a half flag other than 0 and 1: cudaErrorInvalidValue.
 double clamp01(double v) { return std::isnan(v) ? v : v < 0.0 ? 0.0 : v > 1.0 ? 1.0 : v; }
 
 double pointwise(int op, double a, double b, double x) {
-  switch (op) {
-    case 0: return 1.0 / (1.0 + std::exp(-x));
-    case 1: return std::isnan(x) ? x : std::min(std::max(x, a), b);
-    case 2: return clamp01(a * x + b);
-    case 3: return x * clamp01(a * x + b);
-    default: return x / (1.0 + std::exp(-x));  // 4; the launch refused every other op
+  switch (static_cast<infer::PointwiseOp>(op)) {
+    case infer::PointwiseOp::Sigmoid: return 1.0 / (1.0 + std::exp(-x));
+    case infer::PointwiseOp::Clip: return std::isnan(x) ? x : std::min(std::max(x, a), b);
+    case infer::PointwiseOp::HardSigmoid: return clamp01(a * x + b);
+    case infer::PointwiseOp::HardSwish: return x * clamp01(a * x + b);
+    case infer::PointwiseOp::Silu: return x / (1.0 + std::exp(-x));
   }
+  return std::nan("");  // not reached: the launch refused every other op
 }
 
 cudaError_t pointwise_kernel(dim3 grid, dim3 block, Args args, cudaStream_t stream) {
@@ -149,7 +152,9 @@ cudaError_t pointwise_kernel(dim3 grid, dim3 block, Args args, cudaStream_t stre
                                           std::to_string(grid.x) + ", " + std::to_string(grid.y) + ", " +
                                           std::to_string(grid.z) + "); pointwise.h: a 1-D grid of 256-thread blocks");
   }
-  if (op < 0 || op > 4 || (half != 0 && half != 1)) return cudaErrorInvalidValue;
+  if (op < 0 || static_cast<std::size_t>(op) >= infer::kPointwiseCount || (half != 0 && half != 1)) {
+    return cudaErrorInvalidValue;
+  }
   const std::size_t bytes = count * (half ? 2 : 4);
   return static_cast<cudaError_t>(enqueue(stream, "pointwise_kernel", {{x, bytes, "x"}, {y, bytes, "y"}}, [=] {
     if (half) {

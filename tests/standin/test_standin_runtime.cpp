@@ -16,6 +16,8 @@
 #include <vector>
 
 #include "half.h"
+#include "model/ops.h"
+#include "tests/pointwise_reference.h"
 
 // Declared by CUDA's crt/host_runtime.h for nvcc's generated host code, which registers each
 // __global__ function of a module under its mangled device name.
@@ -192,30 +194,28 @@ cudaError_t launch_pointwise(int op, float a, float b, const void* x, void* y, s
   return launch_pointwise(pointwise_kernel(), dim3(std::max(blocks, 1u)), dim3(256), op, a, b, x, y, count, half);
 }
 
-// pointwise.h, written out again in double: the value each element must get before its one rounding.
-double pointwise_reference(int op, double a, double b, double x) {
-  if (std::isnan(x)) return x;
-  auto clamp01 = [](double v) { return std::isnan(v) ? v : std::min(1.0, std::max(0.0, v)); };
-  switch (op) {
-    case 0: return 1.0 / (1.0 + std::exp(-x));
-    case 1: return std::min(std::max(x, a), b);
-    case 2: return clamp01(a * x + b);
-    case 3: return x * clamp01(a * x + b);
-    case 4: return x / (1.0 + std::exp(-x));
-    default: return std::numeric_limits<double>::quiet_NaN();
-  }
-}
-
+// Every pointwise op with the parameters the tests give it (pointwise_reference.h), against the
+// tests' double-precision definition of the op, rounded once.
 struct PointwiseCase {
   int op;
   float a, b;
-  const char* name;
+  std::string name;
 };
-const PointwiseCase kPointwiseCases[] = {{0, 0.0f, 0.0f, "sigmoid"},
-                                         {1, -1.5f, 2.25f, "clip"},
-                                         {2, 0.2f, 0.5f, "hardsigmoid"},
-                                         {3, 1.0f / 6.0f, 0.5f, "hardswish"},
-                                         {4, 0.0f, 0.0f, "silu"}};
+std::vector<PointwiseCase> pointwise_cases() {
+  std::vector<PointwiseCase> cases;
+  for (std::size_t i = 0; i < infer::kPointwiseCount; ++i) {
+    const auto op = static_cast<infer::PointwiseOp>(i);
+    const infer::PointwiseAttrs p = infer::test::pointwise_sample(op);
+    cases.push_back({static_cast<int>(i), p.a, p.b, std::string(infer::op_name(infer::layer_kind(op)))});
+  }
+  return cases;
+}
+
+double pointwise_reference(int op, double a, double b, double x) {
+  return infer::test::pointwise_reference(static_cast<infer::PointwiseOp>(op),
+                                          {static_cast<float>(a), static_cast<float>(b)})
+      .value(x);
+}
 
 // Fresh random x in [-8, 8] (with a NaN, both zeros and a value beyond each clamp), 1000 floats over
 // 2 blocks of 256 (a grid-stride loop covers the rest); y starts as a sentinel so that every element
@@ -238,7 +238,7 @@ TEST(StandinKernels, PointwiseFloatMatchesItsContract) {
   ASSERT_EQ(cudaMalloc(&dy, count * 4), cudaSuccess);
   ASSERT_EQ(cudaMemcpy(dx, x.data(), count * 4, cudaMemcpyHostToDevice), cudaSuccess);
   const std::vector<float> sentinel(count, 12345.0f);
-  for (const PointwiseCase& k : kPointwiseCases) {
+  for (const PointwiseCase& k : pointwise_cases()) {
     ASSERT_EQ(cudaMemcpy(dy, sentinel.data(), count * 4, cudaMemcpyHostToDevice), cudaSuccess);
     ASSERT_EQ(launch_pointwise(k.op, k.a, k.b, dx, dy, count, 0), cudaSuccess) << k.name;
     std::vector<float> y(count);
@@ -266,31 +266,31 @@ TEST(StandinKernels, PointwiseHandComputedValues) {
   ASSERT_EQ(cudaMalloc(&dx, x.size() * 4), cudaSuccess);
   ASSERT_EQ(cudaMalloc(&dy, x.size() * 4), cudaSuccess);
   ASSERT_EQ(cudaMemcpy(dx, x.data(), x.size() * 4, cudaMemcpyHostToDevice), cudaSuccess);
-  auto run = [&](int op, float a, float b) {
+  auto run = [&](infer::PointwiseOp op, float a, float b) {
     std::vector<float> y(x.size(), 12345.0f);
     EXPECT_EQ(cudaMemcpy(dy, y.data(), y.size() * 4, cudaMemcpyHostToDevice), cudaSuccess);
-    EXPECT_EQ(launch_pointwise(op, a, b, dx, dy, x.size(), 0), cudaSuccess);
+    EXPECT_EQ(launch_pointwise(static_cast<int>(op), a, b, dx, dy, x.size(), 0), cudaSuccess);
     EXPECT_EQ(cudaMemcpy(y.data(), dy, y.size() * 4, cudaMemcpyDeviceToHost), cudaSuccess);
     return y;
   };
-  std::vector<float> y = run(0, 0.0f, 0.0f);
+  std::vector<float> y = run(infer::PointwiseOp::Sigmoid, 0.0f, 0.0f);
   EXPECT_EQ(y[0], 0.5f);
   EXPECT_NEAR(y[1], 0.75f, 1e-7f);
   EXPECT_TRUE(std::isnan(y[8]));
-  y = run(4, 0.0f, 0.0f);
+  y = run(infer::PointwiseOp::Silu, 0.0f, 0.0f);
   EXPECT_EQ(y[0], 0.0f);
   EXPECT_NEAR(y[1], 0.75f * ln3, 2e-7f);
-  y = run(1, -1.0f, 2.0f);
+  y = run(infer::PointwiseOp::Clip, -1.0f, 2.0f);
   EXPECT_EQ(y[2], -1.0f);
   EXPECT_EQ(y[3], 0.5f);
   EXPECT_EQ(y[4], 2.0f);
   EXPECT_TRUE(std::isnan(y[8])) << "clip keeps NaN";
-  y = run(2, 0.25f, 0.5f);
+  y = run(infer::PointwiseOp::HardSigmoid, 0.25f, 0.5f);
   EXPECT_EQ(y[5], 0.75f);
   EXPECT_EQ(y[6], 1.0f);
   EXPECT_EQ(y[7], 0.0f);
   EXPECT_TRUE(std::isnan(y[8])) << "hardsigmoid keeps NaN";
-  y = run(3, 0.25f, 0.5f);
+  y = run(infer::PointwiseOp::HardSwish, 0.25f, 0.5f);
   EXPECT_EQ(y[5], 0.75f);
   EXPECT_EQ(y[6], 4.0f);
   EXPECT_EQ(y[7], 0.0f);
@@ -308,7 +308,7 @@ TEST(StandinKernels, PointwiseHalfInPlaceRoundsToNearestEven) {
   ASSERT_EQ(cudaMalloc(&d, 4), cudaSuccess);
   const std::uint16_t ties[2] = {0x3800, 0x3801};
   ASSERT_EQ(cudaMemcpy(d, ties, 4, cudaMemcpyHostToDevice), cudaSuccess);
-  ASSERT_EQ(launch_pointwise(2, 1.0f, std::ldexp(1.0f, -12), d, d, 2, 1), cudaSuccess);
+  ASSERT_EQ(launch_pointwise(static_cast<int>(infer::PointwiseOp::HardSigmoid), 1.0f, std::ldexp(1.0f, -12), d, d, 2, 1), cudaSuccess);
   std::uint16_t out[2] = {};
   ASSERT_EQ(cudaMemcpy(out, d, 4, cudaMemcpyDeviceToHost), cudaSuccess);
   EXPECT_EQ(out[0], 0x3800);
@@ -324,7 +324,7 @@ TEST(StandinKernels, PointwiseHalfInPlaceRoundsToNearestEven) {
   for (std::uint16_t& h : x) h = standin::half_from_float(value(rng));
   x[0] = 0x7E00;  // NaN
   ASSERT_EQ(cudaMalloc(&d, count * 2), cudaSuccess);
-  for (const PointwiseCase& k : kPointwiseCases) {
+  for (const PointwiseCase& k : pointwise_cases()) {
     ASSERT_EQ(cudaMemcpy(d, x.data(), count * 2, cudaMemcpyHostToDevice), cudaSuccess);
     ASSERT_EQ(launch_pointwise(k.op, k.a, k.b, d, d, count, 1), cudaSuccess) << k.name;
     std::vector<std::uint16_t> y(count);
@@ -344,7 +344,7 @@ TEST(StandinKernels, PointwiseRefusesAnUnknownOpOrHalfFlag) {
   ASSERT_EQ(cudaMalloc(&d, 16), cudaSuccess);
   const float before[4] = {1, 2, 3, 4};
   ASSERT_EQ(cudaMemcpy(d, before, 16, cudaMemcpyHostToDevice), cudaSuccess);
-  EXPECT_EQ(launch_pointwise(5, 0.0f, 0.0f, d, d, 4, 0), cudaErrorInvalidValue);
+  EXPECT_EQ(launch_pointwise(static_cast<int>(infer::kPointwiseCount), 0.0f, 0.0f, d, d, 4, 0), cudaErrorInvalidValue);
   EXPECT_EQ(cudaGetLastError(), cudaErrorInvalidValue);
   EXPECT_EQ(launch_pointwise(-1, 0.0f, 0.0f, d, d, 4, 0), cudaErrorInvalidValue);
   EXPECT_EQ(launch_pointwise(0, 0.0f, 0.0f, d, d, 4, 2), cudaErrorInvalidValue) << "half is 0 or 1";
