@@ -20,10 +20,6 @@ namespace {
 // which is not read.
 constexpr std::uint64_t kMaxOnnxBytes = (std::uint64_t{2} << 30) - 1;  // ParseFromArray takes an int size
 
-const char* const kSupported =
-    "Conv, BatchNormalization, Relu, Clip, Sigmoid, HardSigmoid, HardSwish, Add, Mul, Concat, MaxPool, AveragePool, "
-    "GlobalAveragePool, Flatten, Reshape, Gemm, Softmax, Dropout, Identity, Constant";
-
 // A tensor's values as float32, row-major, with its dimensions.
 struct Constant {
   std::vector<long long> dims;
@@ -280,44 +276,87 @@ class Importer {
     }
   }
 
+  // The ONNX ops read (onnx_ops() lists them): op type, whether it is elementwise, whether its
+  // reader checks the node's outputs itself (else: exactly one is used), and the reader.
+  struct Reader {
+    std::string_view type;
+    bool elementwise;
+    bool own_outputs;
+    void (*read)(Importer&, const onnx::NodeProto&);
+  };
+  static const std::vector<Reader>& readers() {
+    using N = const onnx::NodeProto&;
+    static const std::vector<Reader> table = {
+        {"Conv", false, false, [](Importer& m, N n) { m.conv(n); }},
+        {"BatchNormalization", false, false, [](Importer& m, N n) { m.batchnorm(n); }},
+        {"Gemm", false, false, [](Importer& m, N n) { m.gemm(n); }},
+        {"MaxPool", false, false, [](Importer& m, N n) { m.pool(n); }},
+        {"AveragePool", false, false, [](Importer& m, N n) { m.pool(n); }},
+        {"GlobalAveragePool", false, false, [](Importer& m, N n) { m.elementwise(n, LayerKind::GlobalAvgPool, {}); }},
+        {"Relu", true, false, [](Importer& m, N n) { m.elementwise(n, LayerKind::Relu, {}); }},
+        {"Sigmoid", true, false, [](Importer& m, N n) { m.pointwise(n, PointwiseOp::Sigmoid); }},
+        {"HardSwish", true, false, [](Importer& m, N n) { m.pointwise(n, PointwiseOp::HardSwish); }},
+        {"HardSigmoid", true, false,  // ONNX's default alpha is 0.2 (the model file's, PyTorch's 1/6)
+         [](Importer& m, N n) { m.pointwise(n, PointwiseOp::HardSigmoid, {m.float_attr(n, "alpha", 0.2f), m.float_attr(n, "beta", 0.5f)}); }},
+        {"Clip", true, false, [](Importer& m, N n) { m.clip(n); }},
+        {"Add", false, false, [](Importer& m, N n) { m.binary(n); }},
+        {"Mul", false, false, [](Importer& m, N n) { m.binary(n); }},
+        {"Concat", false, false, [](Importer& m, N n) { m.concat(n); }},
+        {"Flatten", false, false, [](Importer& m, N n) { m.flatten(n); }},
+        {"Reshape", false, false, [](Importer& m, N n) { m.reshape(n); }},
+        {"Softmax", false, false, [](Importer& m, N n) { m.softmax(n); }},
+        {"Constant", false, true, [](Importer& m, N n) { m.read_constant(n); }},
+        {"Dropout", true, true, [](Importer& m, N n) { m.passthrough(n); }},
+        {"Identity", true, true, [](Importer& m, N n) { m.passthrough(n); }},
+    };
+    return table;
+  }
+
+  static std::string supported_list() {
+    std::string list;
+    for (const Reader& r : readers()) list += (list.empty() ? "" : ", ") + std::string(r.type);
+    return list;
+  }
+
+ public:
+  static std::vector<OnnxOp> ops() {
+    std::vector<OnnxOp> ops;
+    for (const Reader& r : readers()) ops.push_back({std::string(r.type), r.elementwise});
+    return ops;
+  }
+
+ private:
   void convert(const onnx::NodeProto& node) {
     if (!node.domain().empty() && node.domain() != "ai.onnx") fail(node, "domain '" + node.domain() + "' is not ONNX's default domain");
     if (node.output_size() < 1) fail(node, "the node has no output");
-    const std::string& op = node.op_type();
-    if (op == "Constant") {
-      const onnx::AttributeProto* value = attribute(node, "value");
-      if (!value || !value->has_t()) fail(node, "only a tensor 'value' is supported");
-      constants_[node.output(0)] = std::make_shared<const Constant>(tensor(value->t(), "constant '" + node.output(0) + "'"));
+    for (const Reader& r : readers()) {
+      if (r.type != node.op_type()) continue;
+      if (!r.own_outputs) no_extra_outputs(node, 1);
+      return r.read(*this, node);
+    }
+    fail(node, "op " + node.op_type() + " is not supported (infer imports: " + supported_list() + ")");
+  }
+
+  void read_constant(const onnx::NodeProto& node) {
+    const onnx::AttributeProto* value = attribute(node, "value");
+    if (!value || !value->has_t()) fail(node, "only a tensor 'value' is supported");
+    constants_[node.output(0)] = std::make_shared<const Constant>(tensor(value->t(), "constant '" + node.output(0) + "'"));
+  }
+
+  // Dropout and Identity at inference: the input, unchanged.
+  void passthrough(const onnx::NodeProto& node) {
+    if (node.input_size() > 0 && constants_.count(node.input(0))) {  // exporters copy shared weights so
+      constants_[node.output(0)] = constants_.at(node.input(0));      // shared, not copied
       return;
     }
-    if (op == "Dropout" || op == "Identity") {  // inference: its input, unchanged
-      if (node.input_size() > 0 && constants_.count(node.input(0))) {  // exporters copy shared weights so
-        constants_[node.output(0)] = constants_.at(node.input(0));  // shared, not copied
-        return;
-      }
-      producer_[node.output(0)] = source(node, 0);
-      no_extra_outputs(node, 1);
-      return;
-    }
+    producer_[node.output(0)] = source(node, 0);
     no_extra_outputs(node, 1);
-    if (op == "Conv") return conv(node);
-    if (op == "BatchNormalization") return batchnorm(node);
-    if (op == "Gemm") return gemm(node);
-    if (op == "MaxPool" || op == "AveragePool") return pool(node);
-    if (op == "Relu") return elementwise(node, LayerKind::Relu, {});
-    if (op == "Sigmoid") return elementwise(node, LayerKind::Sigmoid, default_pointwise_attrs(PointwiseOp::Sigmoid));
-    if (op == "HardSwish") return elementwise(node, LayerKind::HardSwish, default_pointwise_attrs(PointwiseOp::HardSwish));
-    if (op == "HardSigmoid") {  // ONNX's defaults: alpha 0.2, beta 0.5
-      return elementwise(node, LayerKind::HardSigmoid, PointwiseAttrs{float_attr(node, "alpha", 0.2f), float_attr(node, "beta", 0.5f)});
-    }
-    if (op == "Clip") return clip(node);
-    if (op == "GlobalAveragePool") return elementwise(node, LayerKind::GlobalAvgPool, {});
-    if (op == "Add" || op == "Mul") return binary(node);
-    if (op == "Concat") return concat(node);
-    if (op == "Flatten") return flatten(node);
-    if (op == "Reshape") return reshape(node);
-    if (op == "Softmax") return softmax(node);
-    fail(node, "op " + op + " is not supported (infer imports: " + kSupported + ")");
+  }
+
+  // A pointwise op (ops.h) with the given parameters, by default its row's.
+  void pointwise(const onnx::NodeProto& node, PointwiseOp op) { pointwise(node, op, default_pointwise_attrs(op)); }
+  void pointwise(const onnx::NodeProto& node, PointwiseOp op, PointwiseAttrs attrs) {
+    add_layer(node, layer_kind(op), attrs, {source(node, 0)});
   }
 
   void elementwise(const onnx::NodeProto& node, LayerKind kind, LayerAttrs attrs) {
@@ -510,6 +549,8 @@ class Importer {
 };
 
 }  // namespace
+
+std::vector<OnnxOp> onnx_ops() { return Importer::ops(); }
 
 bool looks_like_onnx(const unsigned char* bytes, std::size_t size) {
   // Field 1 (ir_version) as a varint: tag byte 0x08. Text (TOML) starts with a printable character,

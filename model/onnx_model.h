@@ -7,12 +7,8 @@
 //   opsets 1 to 17 of the default domain (17: the newest of ONNX 1.12, Debian 12's); one graph input, [N, C, H, W] or [N, features], N free;
 //   one graph output, written by the last node that computes; float32 initializers stored in the
 //   file (not external data);
-//   Conv (symmetric pads, auto_pad NOTSET or VALID), BatchNormalization (inference), Relu, Clip,
-//   Sigmoid, HardSigmoid, HardSwish, Add and Mul of two computed tensors (Mul's second may be one
-//   value per channel), Concat along the channels, MaxPool and AveragePool (symmetric pads,
-//   ceil_mode 0 or 1), GlobalAveragePool, Flatten (axis 1), Reshape to [N, features], Gemm (a linear
-//   layer: alpha = beta = 1, transA = 0), Softmax over the channels, and Dropout, Identity and
-//   Constant (folded away).
+//   the ops onnx_ops() lists (the reader table in onnx_model.cpp), each within the limits the
+//   README states (symmetric pads, Gemm as a linear layer, softmax over the channels, ...).
 // Anything else is refused naming the node and its op type.
 #pragma once
 
@@ -32,6 +28,14 @@ inline constexpr long long kOnnxMaxOpset = 17;
 // with a protobuf field tag, in practice ir_version's (0x08), a control character no TOML file
 // starts with.
 bool looks_like_onnx(const unsigned char* bytes, std::size_t size);
+
+// The ONNX op types the import reads, in its table's order; elementwise: the op computes each
+// element from the same element of its one input (any shape gives the same values).
+struct OnnxOp {
+  std::string type;
+  bool elementwise = false;
+};
+std::vector<OnnxOp> onnx_ops();
 
 struct OnnxModel {
   std::string name;           // the graph's name (or "onnx-model")
