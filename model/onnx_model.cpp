@@ -299,6 +299,7 @@ class Importer {
         {"HardSigmoid", true, false,  // ONNX's default alpha is 0.2 (the model file's, PyTorch's 1/6)
          [](Importer& m, N n) { m.pointwise(n, PointwiseOp::HardSigmoid, {m.float_attr(n, "alpha", 0.2f), m.float_attr(n, "beta", 0.5f)}); }},
         {"Clip", true, false, [](Importer& m, N n) { m.clip(n); }},
+        {"LeakyRelu", true, false, [](Importer& m, N n) { m.pointwise(n, PointwiseOp::LeakyRelu, {m.float_attr(n, "alpha", 0.01f), 0.0f}); }},
         {"Add", false, false, [](Importer& m, N n) { m.binary(n); }},
         {"Mul", false, false, [](Importer& m, N n) { m.binary(n); }},
         {"Concat", false, false, [](Importer& m, N n) { m.concat(n); }},

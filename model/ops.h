@@ -42,7 +42,8 @@
   P(X, Clip, "clip", "min", ::infer::kRequiredValue, "max", ::infer::kRequiredValue, Ordered)        \
   P(X, HardSigmoid, "hardsigmoid", "alpha", 1.0f / 6.0f, "beta", 0.5f, Finite)                       \
   P(X, HardSwish, "hardswish", "", 1.0f / 6.0f, "", 0.5f, Any)                                       \
-  P(X, Silu, "silu", "", 0.0f, "", 0.0f, Any)
+  P(X, Silu, "silu", "", 0.0f, "", 0.0f, Any)                                                        \
+  P(X, LeakyRelu, "leaky_relu", "alpha", 0.01f, "", 0.0f, Finite)
 
 // Every op, as rows X(Kind, "name", inputs).
 #define INFER_POINTWISE_AS_OP(X, kind, name, key_a, a, key_b, b, rule) X(kind, name, One)

@@ -32,6 +32,7 @@ INFER_HOST_DEVICE inline float pointwise_value(PointwiseOp op, float a, float b,
     case PointwiseOp::HardSigmoid: return x != x ? x : pointwise_clamp(a * x + b, 0.0f, 1.0f);  // a = alpha, b = beta
     case PointwiseOp::HardSwish: return x != x ? x : x * pointwise_clamp(a * x + b, 0.0f, 1.0f);
     case PointwiseOp::Silu: return x / (1.0f + expf(-x));
+    case PointwiseOp::LeakyRelu: return x < 0.0f ? a * x : x;  // a = alpha; NaN < 0 is false: NaN
   }
   return x;  // not reached: every op returns above
 }

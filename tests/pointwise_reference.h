@@ -81,6 +81,12 @@ inline PointwiseReference pointwise_reference(PointwiseOp op, PointwiseAttrs p) 
                 return x < lo ? 0.0 : x > hi ? 1.0 : std::fabs(2.0 * a * x + b);
               }};
     }
+    case PointwiseOp::LeakyRelu: {  // a = alpha; the product rounded below 0, exact above
+      const double lipschitz = std::max(1.0, std::fabs(a));
+      return {{0.1f, 0.0f}, [=](double x) { return x < 0.0 ? a * x : x; }, lipschitz,
+              [](double, double y) { return u * y; },
+              [=](double x, double margin) { return std::fabs(x) <= margin ? lipschitz : x > 0.0 ? 1.0 : std::fabs(a); }};
+    }
   }
   throw std::logic_error("pointwise_reference: an op without a case");
 }

@@ -124,6 +124,7 @@ cudaError_t top_k_kernel(dim3 grid, dim3 block, Args args, cudaStream_t stream) 
 //   hardsigmoid  max(0, min(1, a * x + b))
 //   hardswish    x * max(0, min(1, a * x + b))
 //   silu         x / (1 + exp(-x))
+//   leaky_relu   x for x >= 0, a * x below
 // A NaN x gives NaN for every op (clip and the clamps do not swallow it). Computed in double and
 // rounded once. Another op, or a half flag other than 0 and 1: cudaErrorInvalidValue.
 double clamp01(double v) { return std::isnan(v) ? v : v < 0.0 ? 0.0 : v > 1.0 ? 1.0 : v; }
@@ -135,6 +136,7 @@ double pointwise(int op, double a, double b, double x) {
     case infer::PointwiseOp::HardSigmoid: return clamp01(a * x + b);
     case infer::PointwiseOp::HardSwish: return x * clamp01(a * x + b);
     case infer::PointwiseOp::Silu: return x / (1.0 + std::exp(-x));
+    case infer::PointwiseOp::LeakyRelu: return x < 0.0 ? a * x : x;
   }
   return std::nan("");  // not reached: the launch refused every other op
 }
