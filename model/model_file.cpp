@@ -268,6 +268,11 @@ ParsedLayer parse_layer(const std::string& file, const toml::table& t, std::size
     case LayerKind::Softmax:
     case LayerKind::Mul:
     case LayerKind::Concat: break;
+    case LayerKind::Upsample: {
+      const auto [h, w] = named.pair("scale", {2, 2}, 1);
+      layer.attrs = UpsampleAttrs{h, w};
+      break;
+    }
   }
   named.reject_unknown_keys();
   return parsed;

@@ -199,6 +199,17 @@ Dims single_output_dims(const Layer& layer, const Dims& in) {
                   pool_output_size(in.w, a.kernel_w, a.stride_w, a.pad_w, true)};
     }
     case LayerKind::GlobalAvgPool: return Dims{in.c, 1, 1};
+    case LayerKind::Upsample: {
+      const UpsampleAttrs& a = layer.upsample();
+      require_positive(layer, "scale_h", a.scale_h);
+      require_positive(layer, "scale_w", a.scale_w);
+      const long long h = static_cast<long long>(in.h) * a.scale_h, w = static_cast<long long>(in.w) * a.scale_w;
+      if (h > std::numeric_limits<int>::max() || w > std::numeric_limits<int>::max()) {
+        fail(layer, "the output " + std::to_string(h) + "x" + std::to_string(w) + " is over " +
+                        std::to_string(std::numeric_limits<int>::max()) + " on a side");
+      }
+      return Dims{in.c, static_cast<int>(h), static_cast<int>(w)};
+    }
     case LayerKind::Flatten:
       if (in.size() > static_cast<std::size_t>(std::numeric_limits<int>::max())) {
         fail(layer, "the flattened input " + to_string(in) + " has " + std::to_string(in.size()) +
@@ -263,6 +274,7 @@ bool attrs_fit(const Layer& layer) {
     case LayerKind::Softmax:
     case LayerKind::Mul:
     case LayerKind::Concat: return std::holds_alternative<std::monostate>(layer.attrs);
+    case LayerKind::Upsample: return std::holds_alternative<UpsampleAttrs>(layer.attrs);
   }
   return false;
 }
@@ -383,6 +395,7 @@ std::vector<ParamShape> expected_params(const Layer& layer, const Dims& in) {
     case LayerKind::Add:
     case LayerKind::Mul:
     case LayerKind::Concat:
+    case LayerKind::Upsample:
     INFER_CASE_POINTWISE_OPS return {};
   }
   fail(layer, "unknown layer kind");  // a value outside the enum: every kind returns above

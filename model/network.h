@@ -73,6 +73,13 @@ struct AddAttrs {
   bool relu = false;
 };
 
+// Upsample: nearest-neighbour by whole factors, out[y][x] = in[y / scale_h][x / scale_w] (U-Net's
+// decoder; ONNX Resize in nearest mode with integer scales).
+struct UpsampleAttrs {
+  int scale_h = 2;
+  int scale_w = 2;
+};
+
 // The two parameters of a pointwise op (ops.h, INFER_POINTWISE_OPS; the formulas are in
 // pointwise_formula.h): clip's min and max (ReLU6 is 0, 6; an infinite bound is none), hardsigmoid's
 // alpha and beta (PyTorch's are 1/6 and 1/2; ONNX's default alpha is 0.2), hardswish's fixed 1/6
@@ -92,7 +99,7 @@ constexpr PointwiseAttrs default_pointwise_attrs(PointwiseOp op) {
 std::string pointwise_params_problem(PointwiseOp op, const PointwiseAttrs& p);
 
 using LayerAttrs =
-    std::variant<std::monostate, Conv2dAttrs, Pool2dAttrs, BatchNormAttrs, LinearAttrs, AddAttrs, PointwiseAttrs>;
+    std::variant<std::monostate, Conv2dAttrs, Pool2dAttrs, BatchNormAttrs, LinearAttrs, AddAttrs, UpsampleAttrs, PointwiseAttrs>;
 
 // Parameters of a layer. Which vectors are used depends on the kind:
 //   Conv2d / Linear: weight, bias (empty when the layer has no bias)
@@ -127,6 +134,7 @@ struct Layer {
   const BatchNormAttrs& batchnorm() const { return std::get<BatchNormAttrs>(attrs); }
   const LinearAttrs& linear() const { return std::get<LinearAttrs>(attrs); }
   const AddAttrs& add() const { return std::get<AddAttrs>(attrs); }
+  const UpsampleAttrs& upsample() const { return std::get<UpsampleAttrs>(attrs); }
   const PointwiseAttrs& pointwise() const { return std::get<PointwiseAttrs>(attrs); }
 };
 

@@ -306,6 +306,8 @@ class Importer {
         {"Flatten", false, false, [](Importer& m, N n) { m.flatten(n); }},
         {"Reshape", false, false, [](Importer& m, N n) { m.reshape(n); }},
         {"Softmax", false, false, [](Importer& m, N n) { m.softmax(n); }},
+        {"Resize", false, false, [](Importer& m, N n) { m.resize(n); }},
+        {"Upsample", false, false, [](Importer& m, N n) { m.resize(n); }},
         {"Constant", false, true, [](Importer& m, N n) { m.read_constant(n); }},
         {"Dropout", true, true, [](Importer& m, N n) { m.passthrough(n); }},
         {"Identity", true, true, [](Importer& m, N n) { m.passthrough(n); }},
@@ -451,6 +453,84 @@ class Importer {
     a.count_include_pad = !max && int_attr(node, "count_include_pad", 0) != 0;  // ONNX's default is 0
     if (max) a.count_include_pad = true;
     add_layer(node, max ? LayerKind::MaxPool : LayerKind::AvgPool, a, {source(node, 0)});
+  }
+
+  std::string string_attr(const onnx::NodeProto& node, const std::string& name, const std::string& fallback) const {
+    const onnx::AttributeProto* a = attribute(node, name);
+    return a ? a->s() : fallback;
+  }
+
+  // Resize (opset 10+) and Upsample (7 to 9) in nearest mode by whole scales on H and W: infer's
+  // upsample, out[y] = in[floor(y / s)]. ONNX computes the source index from a coordinate
+  // transformation and a rounding mode; each pair is accepted only where it gives exactly that
+  // index for every output row and column of this input (asymmetric with floor, as
+  // torch.onnx.export writes F.interpolate; half_pixel with either rounding; and others at some
+  // scales), checked here index by index. Sizes instead of scales, linear and cubic modes, and
+  // tf_crop_and_resize are refused.
+  void resize(const onnx::NodeProto& node) {
+    const bool upsample = node.op_type() == "Upsample";
+    const std::string x = source(node, 0);
+    if (ranks_.at(x) != 4) fail(node, "infer resizes [N, C, H, W] tensors; the input has rank 2");
+    const std::string mode = string_attr(node, "mode", "nearest");
+    if (mode != "nearest") fail(node, "mode '" + mode + "' is not supported (nearest only)");
+    // Before opset 11 (and in Upsample): asymmetric, the source index truncated.
+    const bool v11 = !upsample && result_.opset >= 11;
+    const std::string transform = v11 ? string_attr(node, "coordinate_transformation_mode", "half_pixel") : "asymmetric";
+    const std::string rounding = v11 ? string_attr(node, "nearest_mode", "round_prefer_floor") : "floor";
+    std::vector<float> scales;
+    if (upsample && result_.opset < 9) {
+      const onnx::AttributeProto* a = attribute(node, "scales");
+      if (a) scales.assign(a->floats().begin(), a->floats().end());
+    } else {
+      const int index = v11 ? 2 : 1;  // Resize-11+: X, roi, scales, sizes
+      if (v11 && node.input_size() > 3 && !node.input(3).empty()) {
+        fail(node, "a Resize by 'sizes' is not supported; export with a scale factor (F.interpolate(scale_factor=...))");
+      }
+      if (node.input_size() > index && !node.input(index).empty()) scales = constant(node, index).floats;
+    }
+    if (scales.size() != 4 || scales[0] != 1.0f || scales[1] != 1.0f) {
+      fail(node, "scales must be 4 values [1, 1, scale_h, scale_w]");
+    }
+    const Dims in = shape_of(x);
+    auto whole = [&](float s, int length, const char* axis) {
+      if (!(s >= 1.0f && s <= 1'000'000.0f) || s != std::floor(s)) {
+        fail(node, std::string("the ") + axis + " scale " + value_string(s) + " is not a whole number >= 1");
+      }
+      const int factor = static_cast<int>(s);
+      // ONNX's source index of each output position, against floor(x / factor). Every mode but
+      // align_corners is x / s plus a constant, the same pattern in each period of `factor`
+      // positions but where the clamp acts: the first and last four periods show every case.
+      if (transform == "align_corners" && factor > 1 && length > 1) {
+        fail(node, "coordinate_transformation_mode 'align_corners' interpolates; it is not a whole-factor nearest upsampling");
+      }
+      const long long out = static_cast<long long>(length) * factor, period = 4LL * factor;
+      for (long long i = 0; i < out; i = (i + 1 == period && out > 2 * period) ? out - period : i + 1) {
+        double original = 0.0;
+        const double xr = static_cast<double>(i), sc = static_cast<double>(s);
+        if (transform == "asymmetric") original = xr / sc;
+        else if (transform == "half_pixel") original = (xr + 0.5) / sc - 0.5;
+        else if (transform == "pytorch_half_pixel") original = out > 1 ? (xr + 0.5) / sc - 0.5 : 0.0;
+        else if (transform == "tf_half_pixel_for_nn") original = (xr + 0.5) / sc;
+        else if (transform == "align_corners") original = out > 1 ? xr * (length - 1) / static_cast<double>(out - 1) : 0.0;
+        else fail(node, "coordinate_transformation_mode '" + transform + "' is not supported");
+        double index = 0.0;
+        if (rounding == "floor") index = std::floor(original);
+        else if (rounding == "ceil") index = std::ceil(original);
+        else if (rounding == "round_prefer_floor") index = std::ceil(original - 0.5);
+        else if (rounding == "round_prefer_ceil") index = std::floor(original + 0.5);
+        else fail(node, "nearest_mode '" + rounding + "' is not supported");
+        index = std::min(std::max(index, 0.0), static_cast<double>(length - 1));
+        if (static_cast<long long>(index) != i / factor) {
+          fail(node, "coordinate_transformation_mode '" + transform + "' with nearest_mode '" + rounding + "' at scale " +
+                         std::to_string(factor) + " is not a whole-factor nearest upsampling (" + axis + " position " +
+                         std::to_string(i) + " reads " + std::to_string(static_cast<long long>(index)) + ")");
+        }
+      }
+      return factor;
+    };
+    const int h = whole(scales[2], in.h, "height");
+    const int w = whole(scales[3], in.w, "width");
+    add_layer(node, LayerKind::Upsample, UpsampleAttrs{h, w}, {x});
   }
 
   void clip(const onnx::NodeProto& node) {

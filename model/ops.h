@@ -35,7 +35,8 @@
   X(Softmax, "softmax", One)               \
   X(Add, "add", Two)                       \
   X(Mul, "mul", Two)                       \
-  X(Concat, "concat", Many)
+  X(Concat, "concat", Many)                \
+  X(Upsample, "upsample", One)
 
 #define INFER_POINTWISE_OPS(P, X)                                                                    \
   P(X, Sigmoid, "sigmoid", "", 0.0f, "", 0.0f, Any)                                                  \

@@ -120,6 +120,7 @@ inline std::vector<double> rounding_error_bound(const Network& net, const std::v
       case LayerKind::MaxPool:
       case LayerKind::Flatten:
       case LayerKind::Concat:
+      case LayerKind::Upsample:
         break;
       INFER_CASE_POINTWISE_OPS
         // exact and 1-Lipschitz (clip): the magnitude network runs it as a ReLU (see magnitude_network)

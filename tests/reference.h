@@ -10,7 +10,7 @@
 //   batch-norm               |s| E + 8 u (|s x| + |s mean| + |beta|)         s = gamma / sqrt(var + eps), folded or not
 //   relu, max pooling        E of the input that wins (max pooling: the largest E in the window); 1-Lipschitz
 //   avg pooling (K)          mean of E + (K + 1) u mean|x|
-//   flatten, concat          E, moved
+//   flatten, concat, upsample E, moved (upsample: copied)
 //   add                      E_a + E_b + u |y|                               then a fused ReLU: 1-Lipschitz
 //   mul                      |b| E_a + |a| E_b + E_a E_b + u |y|
 //   pointwise ops            L E + r(|x|, |y|)                              L and r from pointwise_reference.h
@@ -219,6 +219,16 @@ inline ReferenceTensor layer(const Layer& l, const std::vector<const ReferenceTe
               out.variance[idx(d, b, c, y, x)] = 4.0 * worst_var + (d.c + 6.0) * u * u;
             }
           }
+        break;
+      case LayerKind::Upsample:  // out[y][x] = in[y / scale_h][x / scale_w]: a copy, exact
+        for (int c = 0; c < d.c; ++c)
+          for (int y = 0; y < d.h; ++y)
+            for (int x = 0; x < d.w; ++x) {
+              const std::size_t from = idx(di, b, c, y / l.upsample().scale_h, x / l.upsample().scale_w), to = idx(d, b, c, y, x);
+              out.value[to] = in.value[from];
+              out.bound[to] = in.bound[from];
+              out.variance[to] = in.variance[from];
+            }
         break;
       case LayerKind::Concat: {
         const std::size_t plane = static_cast<std::size_t>(d.h) * d.w;

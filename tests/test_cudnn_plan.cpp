@@ -436,6 +436,27 @@ TEST(CudnnPlan, PrecisionDecidesTypesLayoutsAndMath) {
               }
               break;
             }
+            case StepKind::Upsample: {
+              // Phase (i, j), row-major: the input's shape, the whole output's strides times the
+              // scales, starting at output row i, column j.
+              const Layer& layer = net.layers()[step.first_layer];
+              const Tensor4d whole = read(acts[step.output()].desc.get());
+              const UpsampleAttrs& a = layer.upsample();
+              ASSERT_EQ(step.slices.size(), static_cast<std::size_t>(a.scale_h * a.scale_w));
+              for (int i = 0; i < a.scale_h; ++i) {
+                for (int j = 0; j < a.scale_w; ++j) {
+                  const Step::Slice& slice = step.slices[static_cast<std::size_t>(i * a.scale_w + j)];
+                  const Tensor4d t = read(slice.desc.get());
+                  EXPECT_EQ((std::vector<int>{t.n, t.c, t.h, t.w}), (std::vector<int>{n, layer.in.c, layer.in.h, layer.in.w}));
+                  EXPECT_EQ((std::vector<int>{t.ns, t.cs, t.hs, t.ws}),
+                            (std::vector<int>{whole.ns, whole.cs, whole.hs * a.scale_h, whole.ws * a.scale_w}));
+                  EXPECT_EQ(t.type, storage);
+                  EXPECT_EQ(slice.offset_bytes, static_cast<std::size_t>(i * whole.hs + j * whole.ws) *
+                                                    acts[step.output()].element_bytes());
+                }
+              }
+              break;
+            }
             case StepKind::Pointwise:
               EXPECT_EQ(acts[step.output()].type, acts[step.input()].type);
               EXPECT_NE(acts[step.output()].buffer, acts[step.input()].buffer);

@@ -98,7 +98,7 @@ double max_abs(const std::vector<float>& v) {
 //      avg pooling  K = window (H*W for global), sum|terms| <= K max|x|, then / K; L = 1
 //      softmax      |dy_i| <= y_i (|dx_i| + sum_j y_j |dx_j|) so L = 2; exp (<= 2 ulp), a C-term
 //                   sum and a division: r = 2 (C + 6) u, as y <= 1
-//      relu, max pooling, flatten: exact, L = 1; concat: the largest of its inputs' errors
+//      relu, max pooling, flatten, upsample: exact, L = 1; concat: the largest of its inputs' errors
 //      add          e_a + e_b + 2 u max|y|;  mul: max|b| e_a + max|a| e_b + e_a e_b + 2 u max|y|
 //      pointwise    L e plus both sides' rounding at max|x|, max|y| (pointwise_reference.h)
 // Graphs: carried per activation, each layer from the activations it reads. max|x| per activation
@@ -162,7 +162,8 @@ double error_bound(const Network& net, Backend& cpu, const std::vector<float>& i
       }
       case LayerKind::Relu:
       case LayerKind::MaxPool:
-      case LayerKind::Flatten: break;
+      case LayerKind::Flatten:
+      case LayerKind::Upsample: break;
     }
     errors.push_back(e);
     maxima.push_back(y_max);
@@ -262,6 +263,7 @@ TEST(GpuBackend, EveryOpAloneMatchesCpu) {
       {"clip", {3, 5, 6}, {make_layer("c", LayerKind::Clip, PointwiseAttrs{-0.25f, 0.5f})}},
       {"hardsigmoid", {3, 5, 6}, {make_layer("h", LayerKind::HardSigmoid, PointwiseAttrs{0.2f, 0.5f})}},
       {"hardswish", {3, 5, 6}, {plain_layer("h", LayerKind::HardSwish)}},
+      {"upsample 3x2", {3, 5, 6}, {conv_layer("c", 4, 1), make_layer("u", LayerKind::Upsample, UpsampleAttrs{3, 2})}},
       {"add", {3, 5, 6}, {conv_layer("c", 3, 1), reading(make_layer("a", LayerKind::Add, AddAttrs{}), {"c", "input"})}},
       {"add with relu", {3, 5, 6},
        {conv_layer("c", 3, 1), reading(make_layer("a", LayerKind::Add, AddAttrs{true}), {"input", "c"})}},
@@ -307,6 +309,25 @@ TEST(GpuBackend, CeilModeAveragePoolingThatOverhangsIsRefusedNamingTheLayer) {
               std::string::npos)
         << e.what();
   }
+}
+
+// Upsampling is one cudnnTransformTensor per phase: beyond 64 (scale_h x scale_w) the plan refuses
+// it naming the layer, and the CPU runs it.
+TEST(GpuBackend, UpsamplingBeyondItsCopyLimitIsRefusedNamingTheLayer) {
+  SKIP_WITHOUT_GPU();
+  Random rng;
+  SCOPED_TRACE(rng.trace());
+  const Network net = random_network(rng, {2, 3, 3}, {make_layer("up", LayerKind::Upsample, UpsampleAttrs{5, 13})});
+  try {
+    make_gpu_backend(net, 1);
+    ADD_FAILURE() << "accepted";
+  } catch (const GpuError& e) {
+    EXPECT_NE(std::string(e.what()).find("layer 'up' (upsample): an upsampling by 5x13 takes more than 64 copies"),
+              std::string::npos)
+        << e.what();
+  }
+  const Network fits = random_network(rng, {2, 3, 3}, {make_layer("up", LayerKind::Upsample, UpsampleAttrs{8, 8})});
+  EXPECT_NO_THROW(make_gpu_backend(fits, 1)) << "64 copies fit";
 }
 
 TEST(GpuBackend, FusedConvolutionReluAndItsIntermediateResult) {

@@ -154,6 +154,28 @@ TEST_F(GraphFile, LayersReadTheirNamedInputsAndDropoutAndIdentityAreRemoved) {
   }
 }
 
+// An upsample reads its scale as [h, w] (or one integer for both), and runs as the reference says.
+TEST_F(GraphFile, AnUpsampleReadsItsScale) {
+  SCOPED_TRACE(rng_.trace());
+  write(edited("name = \"flat\"", "name = \"up\"\ntype = \"upsample\"\nscale = [2, 3]\n\n[[layers]]\nname = \"down\"\n"
+                                  "type = \"maxpool\"\nkernel = [2, 3]\n\n[[layers]]\nname = \"flat\""));
+  const LoadedModel m = load_model(dir_ / "graph.toml");
+  const Layer& up = m.network.layers()[6];
+  ASSERT_EQ(up.name, "up");
+  EXPECT_EQ(up.upsample().scale_h, 2);
+  EXPECT_EQ(up.upsample().scale_w, 3);
+  EXPECT_EQ(up.out, (Dims{6, 10, 15}));
+  const int n = 2;
+  const std::vector<float> input = rng_.vector(static_cast<std::size_t>(n) * m.network.input().dims.size());
+  const std::vector<ReferenceTensor> ref = reference_forward(m.network, input, n, 7);
+  std::vector<float> got(ref[7].value.size(), std::numeric_limits<float>::quiet_NaN());
+  make_cpu_backend(m.network, n)->forward(input.data(), n, got.data(), 7);
+  expect_close(got, ref[7].value, reference_tolerance(ref[7]), "up to the upsample");
+
+  write(edited("name = \"flat\"", "name = \"up\"\ntype = \"upsample\"\nscale = 1\n\n[[layers]]\nname = \"flat\""));
+  EXPECT_EQ(load_model(dir_ / "graph.toml").network.layers()[6].out, (Dims{6, 5, 5})) << "scale = 1: both sides";
+}
+
 TEST_F(GraphFile, EveryWrongGraphIsRefusedNamingTheLayer) {
   struct Case {
     const char* what;
@@ -189,6 +211,8 @@ TEST_F(GraphFile, EveryWrongGraphIsRefusedNamingTheLayer) {
       {"a clip without max", edited("name = \"flat\"", "name = \"c\"\ntype = \"clip\"\nmin = 0\n\n[[layers]]\nname = \"flat\""),
        "layer 'c': missing key 'max'"},
       {"an attribute an op does not have", edited("relu = true", "relu = true\nalpha = 0.5"), "layer 'sum': unknown key 'alpha'"},
+      {"an upsample by 0", edited("name = \"flat\"", "name = \"up\"\ntype = \"upsample\"\nscale = [0, 2]\n\n[[layers]]\nname = \"flat\""),
+       "key 'scale' has 0, out of range [1, 1000000]"},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.what);
@@ -288,6 +312,9 @@ std::vector<OpCase> op_cases() {
       {"hardsigmoid, PyTorch", {3, 5, 6}, {plain_layer("h", LayerKind::HardSigmoid)}},
       {"hardsigmoid, ONNX default", {3, 5, 6}, {make_layer("h", LayerKind::HardSigmoid, PointwiseAttrs{0.2f, 0.5f})}},
       {"hardswish", {3, 5, 6}, {plain_layer("h", LayerKind::HardSwish)}},
+      {"leaky relu", {3, 5, 6}, {make_layer("l", LayerKind::LeakyRelu, PointwiseAttrs{0.2f, 0.0f})}},
+      {"upsample 3x2", {3, 5, 6}, {make_layer("u", LayerKind::Upsample, UpsampleAttrs{3, 2})}},
+      {"upsample 1x4 after a conv", {3, 5, 6}, {conv_layer("c", 4, 3, 1, 1), make_layer("u", LayerKind::Upsample, UpsampleAttrs{1, 4})}},
       {"add", {3, 5, 6}, {conv_layer("c", 3, 3, 1, 1), reading(make_layer("a", LayerKind::Add, AddAttrs{}), {"c", "input"})}},
       {"add with relu", {3, 5, 6}, {conv_layer("c", 3, 3, 1, 1), reading(make_layer("a", LayerKind::Add, AddAttrs{true}), {"input", "c"})}},
       {"mul, same shape", {3, 5, 6}, {conv_layer("c", 3, 1), reading(make_layer("m", LayerKind::Mul), {"c", "input"})}},

@@ -85,6 +85,12 @@ class OnnxBuilder {
     a->set_type(onnx::AttributeProto::INT);
     a->set_i(value);
   }
+  static void attr_s(onnx::NodeProto* n, const std::string& name, const std::string& value) {
+    auto* a = n->add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::STRING);
+    a->set_s(value);
+  }
   static void attr_f(onnx::NodeProto* n, const std::string& name, float value) {
     auto* a = n->add_attribute();
     a->set_name(name);
@@ -233,6 +239,52 @@ TEST(Onnx, ATomlNamingTheOnnxFileAddsWhatOnnxDoesNotSay) {
   }
 }
 
+// A nearest Resize by whole scales is infer's upsample in each accepted coordinate mode and
+// rounding (ONNX's defaults, half_pixel with round_prefer_floor; torch.onnx.export's asymmetric
+// with floor), and Upsample-9 too; it computes what the reference says.
+TEST(Onnx, ANearestResizeByWholeScalesIsAnUpsample) {
+  Random rng;
+  SCOPED_TRACE(rng.trace());
+  struct Mode {
+    const char* transform;
+    const char* rounding;
+    long long opset;
+    const char* op;
+  };
+  for (const Mode& m : {Mode{nullptr, nullptr, 14, "Resize"}, Mode{"asymmetric", "floor", 14, "Resize"},
+                        Mode{"pytorch_half_pixel", "round_prefer_ceil", 13, "Resize"},
+                        Mode{"tf_half_pixel_for_nn", "floor", 11, "Resize"}, Mode{nullptr, nullptr, 9, "Upsample"}}) {
+    SCOPED_TRACE(std::string(m.op) + ", " + (m.transform ? m.transform : "default") + ", opset " + std::to_string(m.opset));
+    TempDir dir;
+    OnnxBuilder b({2, 5, 4}, m.opset);
+    b.weight("scales", {4}, {1.0f, 1.0f, 3.0f, 2.0f});
+    auto* n = std::string(m.op) == "Upsample" ? b.node("Upsample", "up", {"x", "scales"}, "y")
+                                              : b.node("Resize", "up", {"x", "", "scales"}, "y");
+    if (m.transform) OnnxBuilder::attr_s(n, "coordinate_transformation_mode", m.transform);
+    if (m.rounding) OnnxBuilder::attr_s(n, "nearest_mode", m.rounding);
+    b.output("y");
+    b.save(dir / "m.onnx");
+    const LoadedModel model = load_model(dir / "m.onnx");
+    ASSERT_EQ(model.network.layers().size(), 1u);
+    const Layer& up = model.network.layers()[0];
+    ASSERT_EQ(up.kind, LayerKind::Upsample);
+    EXPECT_EQ(up.upsample().scale_h, 3);
+    EXPECT_EQ(up.upsample().scale_w, 2);
+    EXPECT_EQ(up.out, (Dims{2, 15, 8}));
+    const std::vector<float> input = rng.vector(2 * 5 * 4 * 2);
+    std::vector<float> got(2 * 15 * 8 * 2);
+    make_cpu_backend(model.network, 2)->forward(input.data(), 2, got.data(), 1);
+    for (int s = 0; s < 2; ++s)
+      for (int c = 0; c < 2; ++c)
+        for (int y = 0; y < 15; ++y)
+          for (int x = 0; x < 8; ++x) {
+            ASSERT_EQ(got[static_cast<std::size_t>(((s * 2 + c) * 15 + y) * 8 + x)],
+                      input[static_cast<std::size_t>(((s * 2 + c) * 5 + y / 3) * 4 + x / 2)])
+                << "sample " << s << ", channel " << c << ", (" << y << ", " << x << ")";
+          }
+  }
+}
+
 TEST(Onnx, UnsupportedConstructsAreRefusedNamingTheNode) {
   struct Case {
     const char* what;
@@ -266,6 +318,44 @@ TEST(Onnx, UnsupportedConstructsAreRefusedNamingTheNode) {
          b.output("y");
        },
        "node 'pool' (AveragePool): auto_pad SAME_UPPER is not supported (export with explicit pads)"},
+      {"a Resize by sizes",
+       [](OnnxBuilder& b) {
+         b.ints("sizes", {1, 2, 8, 8});
+         b.node("Resize", "up", {"x", "", "", "sizes"}, "y");
+         b.output("y");
+       },
+       "node 'up' (Resize): a Resize by 'sizes' is not supported"},
+      {"a fractional scale",
+       [](OnnxBuilder& b) {
+         b.weight("scales", {4}, {1.0f, 1.0f, 1.5f, 2.0f});
+         b.node("Resize", "up", {"x", "", "scales"}, "y");
+         b.output("y");
+       },
+       "node 'up' (Resize): the height scale 1.5 is not a whole number >= 1"},
+      {"a linear Resize",
+       [](OnnxBuilder& b) {
+         b.weight("scales", {4}, {1.0f, 1.0f, 2.0f, 2.0f});
+         OnnxBuilder::attr_s(b.node("Resize", "up", {"x", "", "scales"}, "y"), "mode", "linear");
+         b.output("y");
+       },
+       "node 'up' (Resize): mode 'linear' is not supported (nearest only)"},
+      {"a rounding that reads another row",  // asymmetric: y / 3 rounded, 2/3 -> row 1, not floor's 0
+       [](OnnxBuilder& b) {
+         b.weight("scales", {4}, {1.0f, 1.0f, 3.0f, 1.0f});
+         auto* n = b.node("Resize", "up", {"x", "", "scales"}, "y");
+         OnnxBuilder::attr_s(n, "coordinate_transformation_mode", "asymmetric");
+         OnnxBuilder::attr_s(n, "nearest_mode", "round_prefer_floor");
+         b.output("y");
+       },
+       "node 'up' (Resize): coordinate_transformation_mode 'asymmetric' with nearest_mode 'round_prefer_floor' at scale 3 "
+       "is not a whole-factor nearest upsampling (height position 2 reads 1)"},
+      {"align_corners", 
+       [](OnnxBuilder& b) {
+         b.weight("scales", {4}, {1.0f, 1.0f, 2.0f, 2.0f});
+         OnnxBuilder::attr_s(b.node("Resize", "up", {"x", "", "scales"}, "y"), "coordinate_transformation_mode", "align_corners");
+         b.output("y");
+       },
+       "node 'up' (Resize): coordinate_transformation_mode 'align_corners' interpolates"},
       {"a constant operand",
        [](OnnxBuilder& b) {
          b.weight("k", {1}, {2.0f});

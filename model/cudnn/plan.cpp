@@ -67,6 +67,7 @@ const char* step_kind_name(StepKind kind) {
     case StepKind::Binary: return "binary";
     case StepKind::Concat: return "concat";
     case StepKind::Pointwise: return "pointwise";
+    case StepKind::Upsample: return "upsample";
   }
   return "unknown";
 }
@@ -133,6 +134,7 @@ Plan::Plan(const Network& network, int max_batch, const PlanOptions& options)
       case LayerKind::Add:
       case LayerKind::Mul: plan_binary(i); break;
       case LayerKind::Concat: plan_concat(i); break;
+      case LayerKind::Upsample: plan_upsample(i); break;
       INFER_CASE_POINTWISE_OPS plan_pointwise(i); break;
     }
     i = steps_.back().last_layer + 1;
@@ -445,8 +447,41 @@ void Plan::plan_concat(std::size_t index) {
   steps_.push_back(std::move(step));
 }
 
-// The slice descriptors of a Concat step for n samples (cudnnSetTensor4dDescriptorEx, strides of
-// the whole output in the storage layout).
+// Upsample: the scale_h x scale_w phases of the output, one cudnnTransformTensor each (slices as
+// for a concat, the input's shape with the output's strides times the scales). The copies are
+// exact in any type. More than kMaxUpsamplePhases phases are refused naming the layer (the CPU
+// runs them; --device auto falls back to it).
+void Plan::plan_upsample(std::size_t index) {
+  constexpr long long kMaxUpsamplePhases = 64;
+  const Layer& layer = network_->layers()[index];
+  const std::string context = layer_context(layer);
+  const UpsampleAttrs& a = layer.upsample();
+  if (static_cast<long long>(a.scale_h) * a.scale_w > kMaxUpsamplePhases) {
+    throw ModelError(context + " (upsample): an upsampling by " + std::to_string(a.scale_h) + "x" + std::to_string(a.scale_w) +
+                     " takes more than " + std::to_string(kMaxUpsamplePhases) +
+                     " copies on the cuDNN backend; the CPU backend runs it");
+  }
+  require_storage_inputs(index);
+  Step step = layer_step(index, StepKind::Upsample);
+  step.out = layer.out;
+  const std::size_t element = (storage_format_ == CUDNN_TENSOR_NHWC ? static_cast<std::size_t>(layer.out.c) : 1) *
+                              type_bytes(storage_type_);
+  for (int i = 0; i < a.scale_h; ++i) {
+    for (int j = 0; j < a.scale_w; ++j) {
+      Step::Slice slice;
+      slice.desc = TensorDesc::create(context);
+      slice.offset_bytes = (static_cast<std::size_t>(i) * static_cast<std::size_t>(layer.out.w) + static_cast<std::size_t>(j)) * element;
+      step.slices.push_back(std::move(slice));
+    }
+  }
+  set_slices(step, max_batch_);
+  activations_[index + 1].buffer = new_buffer(layer.out, storage_type_);
+  set_output_type(index, storage_type_, storage_format_);
+  steps_.push_back(std::move(step));
+}
+
+// The slice descriptors of a Concat or Upsample step for n samples (cudnnSetTensor4dDescriptorEx,
+// strides of the whole output in the storage layout).
 void Plan::set_slices(const Step& step, int n) const {
   const Layer& layer = network_->layers()[step.first_layer];
   const Dims o = layer.out;
@@ -455,6 +490,16 @@ void Plan::set_slices(const Step& step, int n) const {
   const int c_stride = nhwc ? 1 : o.h * o.w;
   const int h_stride = nhwc ? o.w * o.c : o.w;
   const int w_stride = nhwc ? o.c : 1;
+  if (layer.kind == LayerKind::Upsample) {
+    const Dims& i = layer.in;
+    for (const Step::Slice& slice : step.slices) {
+      INFER_CUDNN_CHECK(layer_context(layer),
+                        cudnnSetTensor4dDescriptorEx(slice.desc.get(), storage_type_, n, i.c, i.h, i.w, n_stride, c_stride,
+                                                     h_stride * layer.upsample().scale_h,
+                                                     w_stride * layer.upsample().scale_w));
+    }
+    return;
+  }
   for (std::size_t k = 0; k < step.slices.size(); ++k) {
     INFER_CUDNN_CHECK(layer_context(layer),
                       cudnnSetTensor4dDescriptorEx(step.slices[k].desc.get(), storage_type_, n, layer.in_dims[k].c, o.h,

@@ -51,7 +51,9 @@ enum class StepKind {
   Binary,       // add or mul: cudnnOpTensor (b broadcast over H x W for a per-channel mul); an add's
                 // ReLU then by cudnnActivationForward in place
   Concat,       // cudnnTransformTensor of each input into its channel slice of the output (a strided view)
-  Pointwise,    // sigmoid, clip, hardsigmoid, hardswish, silu: the project's kernel (pointwise.h)
+  Pointwise,    // every pointwise op (ops.h): the project's kernel (pointwise.h)
+  Upsample,     // nearest, by whole factors: cudnnTransformTensor of the input into each phase of the
+                // output (rows i, i + scale_h, ...; columns j, j + scale_w, ...), a strided view
 };
 const char* step_kind_name(StepKind kind);
 
@@ -120,6 +122,8 @@ struct Step {
 
   // Concat: input k's place in the output: a [batch, C_k, H, W] descriptor with the output's strides
   // (batch-dependent, re-set by set_batch()), starting `offset_bytes` into the output buffer.
+  // Upsample: one per phase (i, j), the input's shape with the output's strides times the scales,
+  // starting at row i, column j.
   struct Slice {
     TensorDesc desc;
     int channel = 0;  // the first output channel it fills
@@ -184,6 +188,7 @@ class Plan {
   void plan_binary(std::size_t index);
   void plan_concat(std::size_t index);
   void plan_pointwise(std::size_t index);
+  void plan_upsample(std::size_t index);
   void set_slices(const Step& step, int n) const;
   void set_padded(const Step& step, int n) const;
   // The activation layer `index` reads as its input k.

@@ -81,6 +81,13 @@ void Executor::run_step(std::size_t step_index, std::size_t layer_count, bool ca
                                            TensorOut(slice.desc.get(), out(step.output()).from(slice.offset_bytes))));
       }
       return;
+    case StepKind::Upsample:
+      for (const Step::Slice& slice : step.slices) {
+        INFER_CUDNN_CHECK(layer_context(layer),
+                          transform_tensor(handle, tensor_in(step.input()),
+                                           TensorOut(slice.desc.get(), out(step.output()).from(slice.offset_bytes))));
+      }
+      return;
     case StepKind::Pointwise: {
       const Activation& y = plan_.activations()[step.output()];
       const std::size_t count = static_cast<std::size_t>(plan_.batch()) * y.dims.size();

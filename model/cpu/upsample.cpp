@@ -1,0 +1,26 @@
+// Nearest-neighbour upsampling by whole factors: each input row is widened (every value repeated
+// scale_w times) into the first of its scale_h output rows, which is then copied to the others.
+#include <algorithm>
+#include <cstddef>
+
+#include "ops.h"
+
+namespace infer::cpu {
+
+void upsample_forward(const Layer& layer, const float* in, int n, float* out) {
+  const UpsampleAttrs& a = layer.upsample();
+  const Dims& d = layer.in;
+  const auto out_w = static_cast<std::size_t>(d.w) * static_cast<std::size_t>(a.scale_w);
+  const std::size_t planes = static_cast<std::size_t>(n) * static_cast<std::size_t>(d.c);
+  for (std::size_t p = 0; p < planes; ++p) {
+    for (int y = 0; y < d.h; ++y) {
+      const float* row = in + (p * static_cast<std::size_t>(d.h) + static_cast<std::size_t>(y)) * static_cast<std::size_t>(d.w);
+      float* first = out + (p * static_cast<std::size_t>(d.h) + static_cast<std::size_t>(y)) *
+                               static_cast<std::size_t>(a.scale_h) * out_w;
+      for (int x = 0; x < d.w; ++x) std::fill_n(first + static_cast<std::size_t>(x) * static_cast<std::size_t>(a.scale_w), a.scale_w, row[x]);
+      for (int r = 1; r < a.scale_h; ++r) std::copy_n(first, out_w, first + static_cast<std::size_t>(r) * out_w);
+    }
+  }
+}
+
+}  // namespace infer::cpu
