@@ -63,6 +63,7 @@ std::uint64_t packed_floats(const Layer& layer, std::uint64_t lanes) {
     case LayerKind::Mul:
     case LayerKind::Concat:
     case LayerKind::Upsample:
+    case LayerKind::Pad:
     INFER_CASE_POINTWISE_OPS return 0;
   }
   return 0;  // a value outside the enum: every kind returns above

@@ -105,6 +105,24 @@ class TableReader {
     return {check(*a->get(0)), check(*a->get(1))};
   }
 
+  // An array of integers in [min_value, max_value] (the key is required).
+  std::vector<int> ints(const std::string& key, long long min_value, long long max_value) {
+    const toml::node& n = require(key);
+    const toml::array* a = n.as_array();
+    if (!a) fail(&n, "key '" + key + "' must be an array of integers");
+    std::vector<int> out;
+    for (const toml::node& v : *a) {
+      if (!v.is_integer()) fail(&n, "key '" + key + "' must be an array of integers");
+      const long long x = v.as_integer()->get();
+      if (x < min_value || x > max_value) {
+        fail(&n, "key '" + key + "' has " + std::to_string(x) + ", out of range [" + std::to_string(min_value) + ", " +
+                     std::to_string(max_value) + "]");
+      }
+      out.push_back(static_cast<int>(x));
+    }
+    return out;
+  }
+
   std::vector<float> floats(const std::string& key) {
     const toml::node& n = require(key);
     const toml::array* a = n.as_array();
@@ -268,6 +286,14 @@ ParsedLayer parse_layer(const std::string& file, const toml::table& t, std::size
     case LayerKind::Softmax:
     case LayerKind::Mul:
     case LayerKind::Concat: break;
+    case LayerKind::Pad: {
+      const std::vector<int> p = named.ints("pads", 0, 1'000'000);
+      if (p.size() != 4) named.fail(named.find("pads"), "key 'pads' must be [top, left, bottom, right]");
+      const float value = static_cast<float>(named.number("value", 0.0));
+      if (std::isnan(value)) named.fail(named.find("value"), "key 'value' must be a number or an infinity, found NaN");
+      layer.attrs = PadAttrs{p[0], p[1], p[2], p[3], value};
+      break;
+    }
     case LayerKind::Upsample: {
       const auto [h, w] = named.pair("scale", {2, 2}, 1);
       layer.attrs = UpsampleAttrs{h, w};

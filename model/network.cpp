@@ -210,6 +210,19 @@ Dims single_output_dims(const Layer& layer, const Dims& in) {
       }
       return Dims{in.c, static_cast<int>(h), static_cast<int>(w)};
     }
+    case LayerKind::Pad: {
+      const PadAttrs& a = layer.pad();
+      for (int p : {a.top, a.left, a.bottom, a.right}) {
+        if (p < 0) fail(layer, "padding must not be negative, found " + std::to_string(p));
+      }
+      if (std::isnan(a.value)) fail(layer, "the padding value must be a number or an infinity, found NaN");
+      const long long h = static_cast<long long>(in.h) + a.top + a.bottom, w = static_cast<long long>(in.w) + a.left + a.right;
+      if (h > std::numeric_limits<int>::max() || w > std::numeric_limits<int>::max()) {
+        fail(layer, "the output " + std::to_string(h) + "x" + std::to_string(w) + " is over " +
+                        std::to_string(std::numeric_limits<int>::max()) + " on a side");
+      }
+      return Dims{in.c, static_cast<int>(h), static_cast<int>(w)};
+    }
     case LayerKind::Flatten:
       if (in.size() > static_cast<std::size_t>(std::numeric_limits<int>::max())) {
         fail(layer, "the flattened input " + to_string(in) + " has " + std::to_string(in.size()) +
@@ -275,6 +288,7 @@ bool attrs_fit(const Layer& layer) {
     case LayerKind::Mul:
     case LayerKind::Concat: return std::holds_alternative<std::monostate>(layer.attrs);
     case LayerKind::Upsample: return std::holds_alternative<UpsampleAttrs>(layer.attrs);
+    case LayerKind::Pad: return std::holds_alternative<PadAttrs>(layer.attrs);
   }
   return false;
 }
@@ -396,6 +410,7 @@ std::vector<ParamShape> expected_params(const Layer& layer, const Dims& in) {
     case LayerKind::Mul:
     case LayerKind::Concat:
     case LayerKind::Upsample:
+    case LayerKind::Pad:
     INFER_CASE_POINTWISE_OPS return {};
   }
   fail(layer, "unknown layer kind");  // a value outside the enum: every kind returns above

@@ -80,6 +80,17 @@ struct UpsampleAttrs {
   int scale_w = 2;
 };
 
+// Pad: the input inside a border of `value`, top rows above, left columns before, and so on (the
+// asymmetric padding of TensorFlow-style SAME convolutions and pooling: the ONNX import puts one
+// before such a layer; -inf before a max pooling). value is a number or -inf / +inf, not NaN.
+struct PadAttrs {
+  int top = 0;
+  int left = 0;
+  int bottom = 0;
+  int right = 0;
+  float value = 0.0f;
+};
+
 // The two parameters of a pointwise op (ops.h, INFER_POINTWISE_OPS; the formulas are in
 // pointwise_formula.h): clip's min and max (ReLU6 is 0, 6; an infinite bound is none), hardsigmoid's
 // alpha and beta (PyTorch's are 1/6 and 1/2; ONNX's default alpha is 0.2), hardswish's fixed 1/6
@@ -99,7 +110,7 @@ constexpr PointwiseAttrs default_pointwise_attrs(PointwiseOp op) {
 std::string pointwise_params_problem(PointwiseOp op, const PointwiseAttrs& p);
 
 using LayerAttrs =
-    std::variant<std::monostate, Conv2dAttrs, Pool2dAttrs, BatchNormAttrs, LinearAttrs, AddAttrs, UpsampleAttrs, PointwiseAttrs>;
+    std::variant<std::monostate, Conv2dAttrs, Pool2dAttrs, BatchNormAttrs, LinearAttrs, AddAttrs, UpsampleAttrs, PadAttrs, PointwiseAttrs>;
 
 // Parameters of a layer. Which vectors are used depends on the kind:
 //   Conv2d / Linear: weight, bias (empty when the layer has no bias)
@@ -135,6 +146,7 @@ struct Layer {
   const LinearAttrs& linear() const { return std::get<LinearAttrs>(attrs); }
   const AddAttrs& add() const { return std::get<AddAttrs>(attrs); }
   const UpsampleAttrs& upsample() const { return std::get<UpsampleAttrs>(attrs); }
+  const PadAttrs& pad() const { return std::get<PadAttrs>(attrs); }
   const PointwiseAttrs& pointwise() const { return std::get<PointwiseAttrs>(attrs); }
 };
 

@@ -224,29 +224,59 @@ class Importer {
     return {static_cast<int>(v[0]), static_cast<int>(v[1])};
   }
 
-  // pads = [top, left, bottom, right]; infer's windows pad both sides alike.
-  std::pair<int, int> pads(const onnx::NodeProto& node) {
-    const onnx::AttributeProto* auto_pad = attribute(node, "auto_pad");
-    if (auto_pad && auto_pad->s() != "NOTSET" && auto_pad->s() != "VALID") {
-      fail(node, "auto_pad " + auto_pad->s() + " is not supported (export with explicit pads)");
+  // A window's padding, [top, left, bottom, right]: the pads attribute, or what auto_pad SAME_UPPER
+  // / SAME_LOWER gives for this input (ONNX: the output ceil(in / stride), the padding the windows
+  // then need, the odd one at the end for SAME_UPPER and at the start for SAME_LOWER).
+  struct Pads {
+    int top = 0, left = 0, bottom = 0, right = 0;
+  };
+  Pads window_pads(const onnx::NodeProto& node, const Dims& in, std::pair<int, int> kernel, std::pair<int, int> stride,
+                   std::pair<int, int> dilation) {
+    const std::string auto_pad = string_attr(node, "auto_pad", "NOTSET");
+    if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+      auto same = [&](int length, int k, int s, int d, int& begin, int& end) {
+        if (s < 1) fail(node, "strides must be positive");
+        const long long out = (static_cast<long long>(length) + s - 1) / s;
+        const long long total =
+            std::max(0LL, (out - 1) * s + (static_cast<long long>(k) - 1) * d + 1 - length);
+        const long long small = total / 2, large = total - small;
+        begin = static_cast<int>(auto_pad == "SAME_UPPER" ? small : large);
+        end = static_cast<int>(auto_pad == "SAME_UPPER" ? large : small);
+      };
+      Pads p;
+      same(in.h, kernel.first, stride.first, dilation.first, p.top, p.bottom);
+      same(in.w, kernel.second, stride.second, dilation.second, p.left, p.right);
+      return p;
     }
-    const std::vector<long long> p = ints_attr(node, "pads");
-    if (p.empty()) return {0, 0};
-    if (p.size() != 4 || p[0] != p[2] || p[1] != p[3]) {
-      std::string text;
-      for (long long v : p) text += (text.empty() ? "" : ", ") + std::to_string(v);
-      fail(node, "pads [" + text + "] are not symmetric; infer pads top and bottom, left and right alike");
+    if (auto_pad != "NOTSET" && auto_pad != "VALID") fail(node, "auto_pad " + auto_pad + " is not supported");
+    const std::vector<long long> v = auto_pad == "VALID" ? std::vector<long long>{} : ints_attr(node, "pads");
+    if (v.empty()) return {};
+    if (v.size() != 4) fail(node, "pads must be 4 values [top, left, bottom, right]");
+    for (long long x : v) {
+      if (x < 0 || x > 1'000'000) fail(node, "pads out of range");
     }
-    if (p[0] < 0 || p[1] < 0 || p[0] > 1'000'000 || p[1] > 1'000'000) fail(node, "pads out of range");
-    return {static_cast<int>(p[0]), static_cast<int>(p[1])};
+    return {static_cast<int>(v[0]), static_cast<int>(v[1]), static_cast<int>(v[2]), static_cast<int>(v[3])};
+  }
+
+  // The window layer's own (symmetric) padding from p, and the layer it reads: x, or a pad layer of
+  // `value` for what is left over (asymmetric pads: one side gets more), named "<node>.pad".
+  std::string padded_input(const onnx::NodeProto& node, const std::string& x, const Pads& p, float value, int& pad_h,
+                           int& pad_w) {
+    pad_h = std::min(p.top, p.bottom);
+    pad_w = std::min(p.left, p.right);
+    if (p.top == p.bottom && p.left == p.right) return x;
+    const PadAttrs extra{p.top - pad_h, p.left - pad_w, p.bottom - pad_h, p.right - pad_w, value};
+    return add_layer(node, LayerKind::Pad, extra, {x}, ".pad").name;
   }
 
   // Adds a layer for `node` reading the layers `inputs`, writing the node's first output.
-  Layer& add_layer(const onnx::NodeProto& node, LayerKind kind, LayerAttrs attrs, std::vector<std::string> inputs) {
+  // A suffix names a helper layer of the node ("<node>.pad"); the node's output is the last one added.
+  Layer& add_layer(const onnx::NodeProto& node, LayerKind kind, LayerAttrs attrs, std::vector<std::string> inputs,
+                   const char* suffix = "") {
     Layer layer;
-    layer.name = node_name(node);
+    layer.name = node_name(node) + suffix;
     for (std::size_t k = result_.layers.size(); layer.name == kNetworkInputName || names_.count(layer.name); ++k) {
-      layer.name = node.op_type() + "_" + std::to_string(k);
+      layer.name = node.op_type() + "_" + std::to_string(k) + suffix;
     }
     names_.insert(layer.name);
     layer.kind = kind;
@@ -307,6 +337,7 @@ class Importer {
         {"Reshape", false, false, [](Importer& m, N n) { m.reshape(n); }},
         {"Softmax", false, false, [](Importer& m, N n) { m.softmax(n); }},
         {"Resize", false, false, [](Importer& m, N n) { m.resize(n); }},
+        {"Pad", false, false, [](Importer& m, N n) { m.pad(n); }},
         {"Upsample", false, false, [](Importer& m, N n) { m.resize(n); }},
         {"Constant", false, true, [](Importer& m, N n) { m.read_constant(n); }},
         {"Dropout", true, true, [](Importer& m, N n) { m.passthrough(n); }},
@@ -381,10 +412,12 @@ class Importer {
     if (a.kernel_h != w.dims[2] || a.kernel_w != w.dims[3]) fail(node, "kernel_shape differs from the weight's shape");
     std::tie(a.stride_h, a.stride_w) = pair_attr(node, "strides", {1, 1});
     std::tie(a.dilation_h, a.dilation_w) = pair_attr(node, "dilations", {1, 1});
-    std::tie(a.pad_h, a.pad_w) = pads(node);
+    const Pads p = window_pads(node, shape_of(x), {a.kernel_h, a.kernel_w}, {a.stride_h, a.stride_w},
+                               {a.dilation_h, a.dilation_w});
+    const std::string from = padded_input(node, x, p, 0.0f, a.pad_h, a.pad_w);
     a.groups = static_cast<int>(group);
     a.bias = node.input_size() > 2 && !node.input(2).empty();
-    Layer& layer = add_layer(node, LayerKind::Conv2d, a, {x});
+    Layer& layer = add_layer(node, LayerKind::Conv2d, a, {from});
     layer.params.weight = take(node, w);
     if (a.bias) layer.params.bias = take(node, constant(node, 2));
   }
@@ -448,11 +481,18 @@ class Importer {
     std::tie(a.kernel_h, a.kernel_w) = pair_attr(node, "kernel_shape", {0, 0});
     if (a.kernel_h == 0 || a.kernel_w == 0) fail(node, "kernel_shape must be two sizes");
     std::tie(a.stride_h, a.stride_w) = pair_attr(node, "strides", {1, 1});
-    std::tie(a.pad_h, a.pad_w) = pads(node);
     a.ceil_mode = int_attr(node, "ceil_mode", 0) != 0;
     a.count_include_pad = !max && int_attr(node, "count_include_pad", 0) != 0;  // ONNX's default is 0
     if (max) a.count_include_pad = true;
-    add_layer(node, max ? LayerKind::MaxPool : LayerKind::AvgPool, a, {source(node, 0)});
+    const std::string x = source(node, 0);
+    const Pads p = window_pads(node, shape_of(x), {a.kernel_h, a.kernel_w}, {a.stride_h, a.stride_w}, {1, 1});
+    if (!a.count_include_pad && (p.top != p.bottom || p.left != p.right)) {
+      fail(node, "asymmetric pads with count_include_pad = 0: the windows at the larger side would average over "
+                 "fewer values than infer's padding counts");
+    }
+    // Max pooling pads with -inf, so that the extra border never wins.
+    const std::string from = padded_input(node, x, p, max ? -std::numeric_limits<float>::infinity() : 0.0f, a.pad_h, a.pad_w);
+    add_layer(node, max ? LayerKind::MaxPool : LayerKind::AvgPool, a, {from});
   }
 
   std::string string_attr(const onnx::NodeProto& node, const std::string& name, const std::string& fallback) const {
@@ -531,6 +571,38 @@ class Importer {
     const int h = whole(scales[2], in.h, "height");
     const int w = whole(scales[3], in.w, "width");
     add_layer(node, LayerKind::Upsample, UpsampleAttrs{h, w}, {x});
+  }
+
+  // Pad in constant mode on H and W: pads [N, C, H, W begins, N, C, H, W ends] (an attribute
+  // before opset 11, an INT64 input after), the value an attribute or an optional scalar input.
+  void pad(const onnx::NodeProto& node) {
+    const std::string x = source(node, 0);
+    if (ranks_.at(x) != 4) fail(node, "infer pads [N, C, H, W] tensors; the input has rank 2");
+    const std::string mode = string_attr(node, "mode", "constant");
+    if (mode != "constant") fail(node, "mode '" + mode + "' is not supported (constant only)");
+    std::vector<long long> pads;
+    float value = 0.0f;
+    if (result_.opset < 11) {
+      pads = ints_attr(node, "pads");
+      value = float_attr(node, "value", 0.0f);
+    } else {
+      pads = constant(node, 1).ints;
+      if (node.input_size() > 2 && !node.input(2).empty()) {
+        const Constant& c = constant(node, 2);
+        if (c.floats.size() != 1) fail(node, "constant_value must be one float");
+        value = c.floats[0];
+      }
+    }
+    if (pads.size() != 8 || pads[0] != 0 || pads[1] != 0 || pads[4] != 0 || pads[5] != 0) {
+      fail(node, "pads must be 8 values with none on N and C (infer pads H and W)");
+    }
+    for (long long v : pads) {
+      if (v < 0 || v > 1'000'000) fail(node, "pads must be in [0, 1000000] (a negative pad crops: not supported)");
+    }
+    if (std::isnan(value)) fail(node, "the padding value is NaN");
+    add_layer(node, LayerKind::Pad,
+              PadAttrs{static_cast<int>(pads[2]), static_cast<int>(pads[3]), static_cast<int>(pads[6]), static_cast<int>(pads[7]), value},
+              {x});
   }
 
   void clip(const onnx::NodeProto& node) {

@@ -36,7 +36,8 @@
   X(Add, "add", Two)                       \
   X(Mul, "mul", Two)                       \
   X(Concat, "concat", Many)                \
-  X(Upsample, "upsample", One)
+  X(Upsample, "upsample", One)             \
+  X(Pad, "pad", One)
 
 #define INFER_POINTWISE_OPS(P, X)                                                                    \
   P(X, Sigmoid, "sigmoid", "", 0.0f, "", 0.0f, Any)                                                  \

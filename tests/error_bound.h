@@ -71,6 +71,11 @@ inline Network magnitude_network(const Network& net) {
   for (Layer& l : layers) {
     abs_all(l.params.weight);
     abs_all(l.params.bias);
+    if (l.kind == LayerKind::Pad && std::isfinite(l.pad().value)) {
+      PadAttrs a = l.pad();
+      a.value = std::fabs(a.value);
+      l.attrs = a;
+    }
     if (l.kind == LayerKind::BatchNorm) {
       for (float& m : l.params.running_mean) m = -std::fabs(m);  // x - mean = x + |mean|
     }
@@ -121,6 +126,9 @@ inline std::vector<double> rounding_error_bound(const Network& net, const std::v
       case LayerKind::Flatten:
       case LayerKind::Concat:
       case LayerKind::Upsample:
+        break;
+      case LayerKind::Pad:  // the border value stored once: within u |value| (the magnitude network's border)
+        c += r.store;
         break;
       INFER_CASE_POINTWISE_OPS
         // exact and 1-Lipschitz (clip): the magnitude network runs it as a ReLU (see magnitude_network)

@@ -10,7 +10,7 @@
 //   batch-norm               |s| E + 8 u (|s x| + |s mean| + |beta|)         s = gamma / sqrt(var + eps), folded or not
 //   relu, max pooling        E of the input that wins (max pooling: the largest E in the window); 1-Lipschitz
 //   avg pooling (K)          mean of E + (K + 1) u mean|x|
-//   flatten, concat, upsample E, moved (upsample: copied)
+//   flatten, concat, upsample E, moved (upsample: copied; pad: the border exact)
 //   add                      E_a + E_b + u |y|                               then a fused ReLU: 1-Lipschitz
 //   mul                      |b| E_a + |a| E_b + E_a E_b + u |y|
 //   pointwise ops            L E + r(|x|, |y|)                              L and r from pointwise_reference.h
@@ -230,6 +230,24 @@ inline ReferenceTensor layer(const Layer& l, const std::vector<const ReferenceTe
               out.variance[to] = in.variance[from];
             }
         break;
+      case LayerKind::Pad: {  // the border holds the value exactly (float, half and -inf alike: 0 error)
+        const PadAttrs& a = l.pad();
+        for (int c = 0; c < d.c; ++c)
+          for (int y = 0; y < d.h; ++y)
+            for (int x = 0; x < d.w; ++x) {
+              const std::size_t to = idx(d, b, c, y, x);
+              const int sy = y - a.top, sx = x - a.left;
+              if (sy < 0 || sy >= di.h || sx < 0 || sx >= di.w) {
+                out.value[to] = a.value;
+                continue;  // bound and variance 0
+              }
+              const std::size_t from = idx(di, b, c, sy, sx);
+              out.value[to] = in.value[from];
+              out.bound[to] = in.bound[from];
+              out.variance[to] = in.variance[from];
+            }
+        break;
+      }
       case LayerKind::Concat: {
         const std::size_t plane = static_cast<std::size_t>(d.h) * d.w;
         std::size_t at = static_cast<std::size_t>(b) * d.size();

@@ -457,6 +457,19 @@ TEST(CudnnPlan, PrecisionDecidesTypesLayoutsAndMath) {
               }
               break;
             }
+            case StepKind::Pad: {
+              // One slice: the input's shape with the whole output's strides, at row top, column left.
+              const Layer& layer = net.layers()[step.first_layer];
+              const Tensor4d whole = read(acts[step.output()].desc.get());
+              ASSERT_EQ(step.slices.size(), 1u);
+              const Tensor4d t = read(step.slices[0].desc.get());
+              EXPECT_EQ((std::vector<int>{t.n, t.c, t.h, t.w}), (std::vector<int>{n, layer.in.c, layer.in.h, layer.in.w}));
+              EXPECT_EQ((std::vector<int>{t.ns, t.cs, t.hs, t.ws}), (std::vector<int>{whole.ns, whole.cs, whole.hs, whole.ws}));
+              EXPECT_EQ(step.slices[0].offset_bytes, static_cast<std::size_t>(layer.pad().top * whole.hs + layer.pad().left * whole.ws) *
+                                                         acts[step.output()].element_bytes());
+              EXPECT_EQ(step.pad_value, layer.pad().value);
+              break;
+            }
             case StepKind::Pointwise:
               EXPECT_EQ(acts[step.output()].type, acts[step.input()].type);
               EXPECT_NE(acts[step.output()].buffer, acts[step.input()].buffer);

@@ -176,6 +176,19 @@ TEST_F(GraphFile, AnUpsampleReadsItsScale) {
   EXPECT_EQ(load_model(dir_ / "graph.toml").network.layers()[6].out, (Dims{6, 5, 5})) << "scale = 1: both sides";
 }
 
+// A pad reads pads = [top, left, bottom, right] and value, -inf included (TOML's -inf).
+TEST_F(GraphFile, APadReadsItsBorderAndValue) {
+  write(edited("name = \"flat\"", "name = \"p\"\ntype = \"pad\"\npads = [1, 0, 2, 3]\nvalue = -inf\n\n[[layers]]\n"
+                                  "name = \"down\"\ntype = \"maxpool\"\nkernel = [4, 4]\nstride = 1\n\n[[layers]]\nname = \"flat\""));
+  const LoadedModel m = load_model(dir_ / "graph.toml");
+  const Layer& p = m.network.layers()[6];
+  ASSERT_EQ(p.name, "p");
+  EXPECT_EQ((std::vector<int>{p.pad().top, p.pad().left, p.pad().bottom, p.pad().right}), (std::vector<int>{1, 0, 2, 3}));
+  EXPECT_EQ(p.pad().value, -std::numeric_limits<float>::infinity());
+  EXPECT_EQ(p.out, (Dims{6, 8, 8}));
+  EXPECT_EQ(m.network.layers()[7].out, (Dims{6, 5, 5}));
+}
+
 TEST_F(GraphFile, EveryWrongGraphIsRefusedNamingTheLayer) {
   struct Case {
     const char* what;
@@ -211,6 +224,12 @@ TEST_F(GraphFile, EveryWrongGraphIsRefusedNamingTheLayer) {
       {"a clip without max", edited("name = \"flat\"", "name = \"c\"\ntype = \"clip\"\nmin = 0\n\n[[layers]]\nname = \"flat\""),
        "layer 'c': missing key 'max'"},
       {"an attribute an op does not have", edited("relu = true", "relu = true\nalpha = 0.5"), "layer 'sum': unknown key 'alpha'"},
+      {"pads of three", edited("name = \"flat\"", "name = \"p\"\ntype = \"pad\"\npads = [1, 1, 1]\n\n[[layers]]\nname = \"flat\""),
+       "key 'pads' must be [top, left, bottom, right]"},
+      {"a negative pad", edited("name = \"flat\"", "name = \"p\"\ntype = \"pad\"\npads = [0, -1, 0, 0]\n\n[[layers]]\nname = \"flat\""),
+       "key 'pads' has -1, out of range [0, 1000000]"},
+      {"a NaN padding value", edited("name = \"flat\"", "name = \"p\"\ntype = \"pad\"\npads = [1, 1, 1, 1]\nvalue = nan\n\n[[layers]]\nname = \"flat\""),
+       "key 'value' must be a number or an infinity, found NaN"},
       {"an upsample by 0", edited("name = \"flat\"", "name = \"up\"\ntype = \"upsample\"\nscale = [0, 2]\n\n[[layers]]\nname = \"flat\""),
        "key 'scale' has 0, out of range [1, 1000000]"},
   };
@@ -314,6 +333,10 @@ std::vector<OpCase> op_cases() {
       {"hardswish", {3, 5, 6}, {plain_layer("h", LayerKind::HardSwish)}},
       {"leaky relu", {3, 5, 6}, {make_layer("l", LayerKind::LeakyRelu, PointwiseAttrs{0.2f, 0.0f})}},
       {"upsample 3x2", {3, 5, 6}, {make_layer("u", LayerKind::Upsample, UpsampleAttrs{3, 2})}},
+      {"pad 1, 0, 2, 3 with 0.5", {3, 5, 6}, {make_layer("p", LayerKind::Pad, PadAttrs{1, 0, 2, 3, 0.5f})}},
+      {"pad with -inf, max pooling", {3, 5, 6},
+       {make_layer("p", LayerKind::Pad, PadAttrs{0, 1, 1, 0, -std::numeric_limits<float>::infinity()}),
+        pool_layer("m", LayerKind::MaxPool, 2, 2)}},
       {"upsample 1x4 after a conv", {3, 5, 6}, {conv_layer("c", 4, 3, 1, 1), make_layer("u", LayerKind::Upsample, UpsampleAttrs{1, 4})}},
       {"add", {3, 5, 6}, {conv_layer("c", 3, 3, 1, 1), reading(make_layer("a", LayerKind::Add, AddAttrs{}), {"c", "input"})}},
       {"add with relu", {3, 5, 6}, {conv_layer("c", 3, 3, 1, 1), reading(make_layer("a", LayerKind::Add, AddAttrs{true}), {"input", "c"})}},

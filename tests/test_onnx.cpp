@@ -285,6 +285,78 @@ TEST(Onnx, ANearestResizeByWholeScalesIsAnUpsample) {
   }
 }
 
+// Asymmetric pads and auto_pad SAME (TensorFlow's padding) become a pad layer before the window op:
+// zeros before a convolution, -inf before a max pooling; checked against ONNX's definition computed
+// here directly (a window reads only positions inside the input; padded ones add 0 or never win).
+TEST(Onnx, AsymmetricPadsAndSamePaddingBecomeAPadLayer) {
+  Random rng;
+  SCOPED_TRACE(rng.trace());
+  const Dims in{2, 5, 6};
+  const std::vector<float> w = rng.vector(3 * 2 * 2 * 3);
+  struct Case {
+    const char* what;
+    bool conv;
+    std::vector<long long> pads;  // empty: auto_pad
+    const char* auto_pad;
+    int top, left;                // the resulting padding at the start
+    Dims out;
+  };
+  for (const Case& c : {Case{"conv, pads 0 1 1 2", true, {0, 1, 1, 2}, nullptr, 0, 1, {3, 5, 7}},
+                        Case{"conv, SAME_UPPER", true, {}, "SAME_UPPER", 0, 1, {3, 5, 6}},
+                        Case{"conv, SAME_LOWER", true, {}, "SAME_LOWER", 1, 1, {3, 5, 6}},
+                        Case{"max pool, pads 1 0 0 1", false, {1, 0, 0, 1}, nullptr, 1, 0, {2, 3, 3}},
+                        Case{"max pool, SAME_UPPER", false, {}, "SAME_UPPER", 0, 0, {2, 3, 3}}}) {
+    SCOPED_TRACE(c.what);
+    TempDir dir;
+    OnnxBuilder b(in);
+    onnx::NodeProto* n = nullptr;
+    if (c.conv) {  // 3 outputs, kernel 2x3, stride 1
+      b.weight("w", {3, 2, 2, 3}, w);
+      n = b.node("Conv", "conv", {"x", "w"}, "y");
+    } else {  // kernel 2x3, stride 2
+      n = b.node("MaxPool", "pool", {"x"}, "y");
+      OnnxBuilder::attr(n, "kernel_shape", {2, 3});
+      OnnxBuilder::attr(n, "strides", {2, 2});
+    }
+    if (!c.pads.empty()) OnnxBuilder::attr(n, "pads", c.pads);
+    if (c.auto_pad) OnnxBuilder::attr_s(n, "auto_pad", c.auto_pad);
+    b.output("y");
+    b.save(dir / "m.onnx");
+    const LoadedModel m = load_model(dir / "m.onnx");
+    ASSERT_EQ(m.network.layers().size(), 2u);
+    EXPECT_EQ(m.network.layers()[0].kind, LayerKind::Pad);
+    EXPECT_EQ(m.network.layers()[0].name, c.conv ? "conv.pad" : "pool.pad");
+    ASSERT_EQ(m.network.output_dims(), c.out);
+    const std::vector<float> x = rng.vector(in.size());
+    std::vector<float> got(c.out.size());
+    make_cpu_backend(m.network, 1)->forward(x.data(), 1, got.data(), 2);
+    const int kh = 2, kw = 3, stride = c.conv ? 1 : 2;
+    for (int k = 0; k < c.out.c; ++k)
+      for (int oy = 0; oy < c.out.h; ++oy)
+        for (int ox = 0; ox < c.out.w; ++ox) {
+          double want = c.conv ? 0.0 : -HUGE_VAL, magnitude = 0.0;
+          for (int ch = 0; ch < (c.conv ? in.c : 1); ++ch)
+            for (int r = 0; r < kh; ++r)
+              for (int s = 0; s < kw; ++s) {
+                const int y = oy * stride + r - c.top, xx = ox * stride + s - c.left;
+                if (y < 0 || y >= in.h || xx < 0 || xx >= in.w) continue;
+                if (c.conv) {
+                  const double term = static_cast<double>(w[static_cast<std::size_t>(((k * in.c + ch) * kh + r) * kw + s)]) *
+                                      x[static_cast<std::size_t>((ch * in.h + y) * in.w + xx)];
+                  want += term;
+                  magnitude += std::fabs(term);
+                } else {
+                  want = std::max(want, static_cast<double>(x[static_cast<std::size_t>((k * in.h + y) * in.w + xx)]));
+                }
+              }
+          // A K-term float sum in any order (Higham 3.1): (K + 1) u sum|terms|; max pooling is exact.
+          const double bound = (in.c * kh * kw + 1) * kFloatEps * magnitude;
+          EXPECT_NEAR(got[static_cast<std::size_t>((k * c.out.h + oy) * c.out.w + ox)], want, bound)
+              << "(" << k << ", " << oy << ", " << ox << ")";
+        }
+  }
+}
+
 TEST(Onnx, UnsupportedConstructsAreRefusedNamingTheNode) {
   struct Case {
     const char* what;
@@ -299,15 +371,7 @@ TEST(Onnx, UnsupportedConstructsAreRefusedNamingTheNode) {
   };
   const std::vector<Case> cases = {
       {"an unknown op", one("Tanh"), "node 'the_node' (Tanh): op Tanh is not supported (infer imports: Conv,"},
-      {"asymmetric pads",
-       [](OnnxBuilder& b) {
-         auto* n = b.node("MaxPool", "pool", {"x"}, "y");
-         OnnxBuilder::attr(n, "kernel_shape", {2, 2});
-         OnnxBuilder::attr(n, "pads", {0, 0, 1, 1});
-         b.output("y");
-       },
-       "node 'pool' (MaxPool): pads [0, 0, 1, 1] are not symmetric"},
-      {"auto_pad SAME_UPPER",
+      {"auto_pad SAME_UPPER on an average excluding the padding",
        [](OnnxBuilder& b) {
          auto* n = b.node("AveragePool", "pool", {"x"}, "y");
          OnnxBuilder::attr(n, "kernel_shape", {2, 2});
@@ -317,7 +381,28 @@ TEST(Onnx, UnsupportedConstructsAreRefusedNamingTheNode) {
          a->set_s("SAME_UPPER");
          b.output("y");
        },
-       "node 'pool' (AveragePool): auto_pad SAME_UPPER is not supported (export with explicit pads)"},
+       "node 'pool' (AveragePool): asymmetric pads with count_include_pad = 0"},
+      {"a reflecting Pad",
+       [](OnnxBuilder& b) {
+         b.ints("pads", {0, 0, 1, 1, 0, 0, 1, 1});
+         OnnxBuilder::attr_s(b.node("Pad", "p", {"x", "pads"}, "y"), "mode", "reflect");
+         b.output("y");
+       },
+       "node 'p' (Pad): mode 'reflect' is not supported (constant only)"},
+      {"a Pad on the channels",
+       [](OnnxBuilder& b) {
+         b.ints("pads", {0, 1, 0, 0, 0, 0, 0, 0});
+         b.node("Pad", "p", {"x", "pads"}, "y");
+         b.output("y");
+       },
+       "node 'p' (Pad): pads must be 8 values with none on N and C"},
+      {"a cropping Pad",
+       [](OnnxBuilder& b) {
+         b.ints("pads", {0, 0, -1, 0, 0, 0, 0, 0});
+         b.node("Pad", "p", {"x", "pads"}, "y");
+         b.output("y");
+       },
+       "a negative pad crops: not supported"},
       {"a Resize by sizes",
        [](OnnxBuilder& b) {
          b.ints("sizes", {1, 2, 8, 8});

@@ -19,8 +19,9 @@ void batchnorm_forward(const Layer& layer, const BatchNormAffine& bn, const floa
 
 // Elementwise (activation.cpp); NaN in, NaN out.
 void relu_forward(const Layer& layer, const float* in, int n, float* out);
-// Nearest-neighbour upsampling by whole factors (upsample.cpp).
+// Nearest-neighbour upsampling by whole factors, and a border of one value (upsample.cpp).
 void upsample_forward(const Layer& layer, const float* in, int n, float* out);
+void pad_forward(const Layer& layer, const float* in, int n, float* out);
 
 // Every pointwise op (ops.h INFER_POINTWISE_OPS) by its formula (pointwise_formula.h).
 void pointwise_forward(const Layer& layer, const float* in, int n, float* out);

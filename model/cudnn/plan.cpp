@@ -68,6 +68,7 @@ const char* step_kind_name(StepKind kind) {
     case StepKind::Concat: return "concat";
     case StepKind::Pointwise: return "pointwise";
     case StepKind::Upsample: return "upsample";
+    case StepKind::Pad: return "pad";
   }
   return "unknown";
 }
@@ -135,6 +136,7 @@ Plan::Plan(const Network& network, int max_batch, const PlanOptions& options)
       case LayerKind::Mul: plan_binary(i); break;
       case LayerKind::Concat: plan_concat(i); break;
       case LayerKind::Upsample: plan_upsample(i); break;
+      case LayerKind::Pad: plan_pad(i); break;
       INFER_CASE_POINTWISE_OPS plan_pointwise(i); break;
     }
     i = steps_.back().last_layer + 1;
@@ -480,7 +482,28 @@ void Plan::plan_upsample(std::size_t index) {
   steps_.push_back(std::move(step));
 }
 
-// The slice descriptors of a Concat or Upsample step for n samples (cudnnSetTensor4dDescriptorEx,
+// Pad: the whole output set to the value (cudnnSetTensor, in the storage type: -inf stays -inf
+// in half), then the input copied into its interior, a slice as for a concat. Exact in any type.
+void Plan::plan_pad(std::size_t index) {
+  const Layer& layer = network_->layers()[index];
+  const PadAttrs& a = layer.pad();
+  require_storage_inputs(index);
+  Step step = layer_step(index, StepKind::Pad);
+  step.out = layer.out;
+  step.pad_value = a.value;
+  Step::Slice slice;
+  slice.desc = TensorDesc::create(layer_context(layer));
+  slice.offset_bytes = (static_cast<std::size_t>(a.top) * static_cast<std::size_t>(layer.out.w) + static_cast<std::size_t>(a.left)) *
+                       (storage_format_ == CUDNN_TENSOR_NHWC ? static_cast<std::size_t>(layer.out.c) : 1) *
+                       type_bytes(storage_type_);
+  step.slices.push_back(std::move(slice));
+  set_slices(step, max_batch_);
+  activations_[index + 1].buffer = new_buffer(layer.out, storage_type_);
+  set_output_type(index, storage_type_, storage_format_);
+  steps_.push_back(std::move(step));
+}
+
+// The slice descriptors of a Concat, Upsample or Pad step for n samples (cudnnSetTensor4dDescriptorEx,
 // strides of the whole output in the storage layout).
 void Plan::set_slices(const Step& step, int n) const {
   const Layer& layer = network_->layers()[step.first_layer];
@@ -490,13 +513,14 @@ void Plan::set_slices(const Step& step, int n) const {
   const int c_stride = nhwc ? 1 : o.h * o.w;
   const int h_stride = nhwc ? o.w * o.c : o.w;
   const int w_stride = nhwc ? o.c : 1;
-  if (layer.kind == LayerKind::Upsample) {
+  if (layer.kind == LayerKind::Upsample || layer.kind == LayerKind::Pad) {
     const Dims& i = layer.in;
+    const int sh = layer.kind == LayerKind::Upsample ? layer.upsample().scale_h : 1;
+    const int sw = layer.kind == LayerKind::Upsample ? layer.upsample().scale_w : 1;
     for (const Step::Slice& slice : step.slices) {
       INFER_CUDNN_CHECK(layer_context(layer),
                         cudnnSetTensor4dDescriptorEx(slice.desc.get(), storage_type_, n, i.c, i.h, i.w, n_stride, c_stride,
-                                                     h_stride * layer.upsample().scale_h,
-                                                     w_stride * layer.upsample().scale_w));
+                                                     h_stride * sh, w_stride * sw));
     }
     return;
   }

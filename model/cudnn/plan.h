@@ -52,6 +52,8 @@ enum class StepKind {
                 // ReLU then by cudnnActivationForward in place
   Concat,       // cudnnTransformTensor of each input into its channel slice of the output (a strided view)
   Pointwise,    // every pointwise op (ops.h): the project's kernel (pointwise.h)
+  Pad,          // a border of one value: cudnnSetTensor of the whole output, then cudnnTransformTensor
+                // of the input into its interior (a strided view)
   Upsample,     // nearest, by whole factors: cudnnTransformTensor of the input into each phase of the
                 // output (rows i, i + scale_h, ...; columns j, j + scale_w, ...), a strided view
 };
@@ -123,13 +125,16 @@ struct Step {
   // Concat: input k's place in the output: a [batch, C_k, H, W] descriptor with the output's strides
   // (batch-dependent, re-set by set_batch()), starting `offset_bytes` into the output buffer.
   // Upsample: one per phase (i, j), the input's shape with the output's strides times the scales,
-  // starting at row i, column j.
+  // starting at row i, column j. Pad: one, the input's shape with the output's strides, at row top,
+  // column left; the rest of the output holds pad_value.
   struct Slice {
     TensorDesc desc;
     int channel = 0;  // the first output channel it fills
     std::size_t offset_bytes = 0;
   };
   std::vector<Slice> slices;
+
+  float pad_value = 0.0f;
 
   // Pointwise: the kernel's op and parameters (pointwise.h).
   int pointwise_op = 0;
@@ -189,6 +194,7 @@ class Plan {
   void plan_concat(std::size_t index);
   void plan_pointwise(std::size_t index);
   void plan_upsample(std::size_t index);
+  void plan_pad(std::size_t index);
   void set_slices(const Step& step, int n) const;
   void set_padded(const Step& step, int n) const;
   // The activation layer `index` reads as its input k.

@@ -81,6 +81,13 @@ void Executor::run_step(std::size_t step_index, std::size_t layer_count, bool ca
                                            TensorOut(slice.desc.get(), out(step.output()).from(slice.offset_bytes))));
       }
       return;
+    case StepKind::Pad:
+      INFER_CUDNN_CHECK(layer_context(layer), fill_tensor(handle, tensor_out(step.output()),
+                                                          plan_.activations()[step.output()].type, step.pad_value));
+      INFER_CUDNN_CHECK(layer_context(layer),
+                        transform_tensor(handle, tensor_in(step.input()),
+                                         TensorOut(step.slices[0].desc.get(), out(step.output()).from(step.slices[0].offset_bytes))));
+      return;
     case StepKind::Upsample:
       for (const Step::Slice& slice : step.slices) {
         INFER_CUDNN_CHECK(layer_context(layer),
