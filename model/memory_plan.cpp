@@ -64,6 +64,7 @@ std::uint64_t packed_floats(const Layer& layer, std::uint64_t lanes) {
     case LayerKind::Concat:
     case LayerKind::Upsample:
     case LayerKind::Pad:
+    case LayerKind::AdaptiveAvgPool:
     INFER_CASE_POINTWISE_OPS return 0;
   }
   return 0;  // a value outside the enum: every kind returns above

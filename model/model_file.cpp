@@ -286,6 +286,12 @@ ParsedLayer parse_layer(const std::string& file, const toml::table& t, std::size
     case LayerKind::Softmax:
     case LayerKind::Mul:
     case LayerKind::Concat: break;
+    case LayerKind::AdaptiveAvgPool: {
+      named.require("output");
+      const auto [h, w] = named.pair("output", {1, 1}, 1);
+      layer.attrs = AdaptivePoolAttrs{h, w};
+      break;
+    }
     case LayerKind::Pad: {
       const std::vector<int> p = named.ints("pads", 0, 1'000'000);
       if (p.size() != 4) named.fail(named.find("pads"), "key 'pads' must be [top, left, bottom, right]");

@@ -210,6 +210,12 @@ Dims single_output_dims(const Layer& layer, const Dims& in) {
       }
       return Dims{in.c, static_cast<int>(h), static_cast<int>(w)};
     }
+    case LayerKind::AdaptiveAvgPool: {
+      const AdaptivePoolAttrs& a = layer.adaptive();
+      require_positive(layer, "output height", a.out_h);
+      require_positive(layer, "output width", a.out_w);
+      return Dims{in.c, a.out_h, a.out_w};
+    }
     case LayerKind::Pad: {
       const PadAttrs& a = layer.pad();
       for (int p : {a.top, a.left, a.bottom, a.right}) {
@@ -289,6 +295,7 @@ bool attrs_fit(const Layer& layer) {
     case LayerKind::Concat: return std::holds_alternative<std::monostate>(layer.attrs);
     case LayerKind::Upsample: return std::holds_alternative<UpsampleAttrs>(layer.attrs);
     case LayerKind::Pad: return std::holds_alternative<PadAttrs>(layer.attrs);
+    case LayerKind::AdaptiveAvgPool: return std::holds_alternative<AdaptivePoolAttrs>(layer.attrs);
   }
   return false;
 }
@@ -411,6 +418,7 @@ std::vector<ParamShape> expected_params(const Layer& layer, const Dims& in) {
     case LayerKind::Concat:
     case LayerKind::Upsample:
     case LayerKind::Pad:
+    case LayerKind::AdaptiveAvgPool:
     INFER_CASE_POINTWISE_OPS return {};
   }
   fail(layer, "unknown layer kind");  // a value outside the enum: every kind returns above

@@ -91,6 +91,20 @@ struct PadAttrs {
   float value = 0.0f;
 };
 
+// Adaptive average pooling to out_h x out_w (PyTorch's AdaptiveAvgPool2d): output row i averages
+// input rows [floor(i H / out_h), ceil((i + 1) H / out_h)), and likewise for columns.
+struct AdaptivePoolAttrs {
+  int out_h = 1;
+  int out_w = 1;
+};
+// The first and one past the last input row (or column) of output row i.
+constexpr int adaptive_begin(int i, int in, int out) {
+  return static_cast<int>(static_cast<long long>(i) * in / out);
+}
+constexpr int adaptive_end(int i, int in, int out) {
+  return static_cast<int>((static_cast<long long>(i + 1) * in + out - 1) / out);
+}
+
 // The two parameters of a pointwise op (ops.h, INFER_POINTWISE_OPS; the formulas are in
 // pointwise_formula.h): clip's min and max (ReLU6 is 0, 6; an infinite bound is none), hardsigmoid's
 // alpha and beta (PyTorch's are 1/6 and 1/2; ONNX's default alpha is 0.2), hardswish's fixed 1/6
@@ -110,7 +124,7 @@ constexpr PointwiseAttrs default_pointwise_attrs(PointwiseOp op) {
 std::string pointwise_params_problem(PointwiseOp op, const PointwiseAttrs& p);
 
 using LayerAttrs =
-    std::variant<std::monostate, Conv2dAttrs, Pool2dAttrs, BatchNormAttrs, LinearAttrs, AddAttrs, UpsampleAttrs, PadAttrs, PointwiseAttrs>;
+    std::variant<std::monostate, Conv2dAttrs, Pool2dAttrs, BatchNormAttrs, LinearAttrs, AddAttrs, UpsampleAttrs, PadAttrs, AdaptivePoolAttrs, PointwiseAttrs>;
 
 // Parameters of a layer. Which vectors are used depends on the kind:
 //   Conv2d / Linear: weight, bias (empty when the layer has no bias)
@@ -147,6 +161,7 @@ struct Layer {
   const AddAttrs& add() const { return std::get<AddAttrs>(attrs); }
   const UpsampleAttrs& upsample() const { return std::get<UpsampleAttrs>(attrs); }
   const PadAttrs& pad() const { return std::get<PadAttrs>(attrs); }
+  const AdaptivePoolAttrs& adaptive() const { return std::get<AdaptivePoolAttrs>(attrs); }
   const PointwiseAttrs& pointwise() const { return std::get<PointwiseAttrs>(attrs); }
 };
 

@@ -37,7 +37,8 @@
   X(Mul, "mul", Two)                       \
   X(Concat, "concat", Many)                \
   X(Upsample, "upsample", One)             \
-  X(Pad, "pad", One)
+  X(Pad, "pad", One)                       \
+  X(AdaptiveAvgPool, "adaptive_avgpool", One)
 
 #define INFER_POINTWISE_OPS(P, X)                                                                    \
   P(X, Sigmoid, "sigmoid", "", 0.0f, "", 0.0f, Any)                                                  \

@@ -62,6 +62,21 @@ constexpr Rounding kFp32Rounding{0.0, 0.0, kU24, kU24, kU24};
 constexpr Rounding kTf32Rounding{0.0, kU10, kU23, kU24, kU24};  // fp32 data, TF32 products, tensor-core sums
 constexpr Rounding kFp16Rounding{kU11, 0.0, kU23, kU24, kU11};  // half storage, exact products, tensor-core sums
 
+// The most values one output of an average pooling sums: its kernel, the whole plane, or the widest
+// adaptive window.
+inline double max_window(const Layer& l) {
+  switch (l.kind) {
+    case LayerKind::AvgPool: return static_cast<double>(l.pool().kernel_h) * l.pool().kernel_w;
+    case LayerKind::AdaptiveAvgPool: {
+      int h = 0, w = 0;
+      for (int i = 0; i < l.out.h; ++i) h = std::max(h, adaptive_end(i, l.in.h, l.out.h) - adaptive_begin(i, l.in.h, l.out.h));
+      for (int j = 0; j < l.out.w; ++j) w = std::max(w, adaptive_end(j, l.in.w, l.out.w) - adaptive_begin(j, l.in.w, l.out.w));
+      return static_cast<double>(h) * w;
+    }
+    default: return static_cast<double>(l.in.h) * l.in.w;  // global
+  }
+}
+
 // The magnitude network of `net` (see above): same layers, absolute parameters.
 inline Network magnitude_network(const Network& net) {
   std::vector<Layer> layers = net.layers();
@@ -111,8 +126,9 @@ inline std::vector<double> rounding_error_bound(const Network& net, const std::v
         c += r.data + 8.0 * r.sum + r.store;
         break;
       case LayerKind::AvgPool:
-      case LayerKind::GlobalAvgPool: {
-        const double k = l.kind == LayerKind::AvgPool ? l.pool().kernel_h * l.pool().kernel_w : l.in.h * l.in.w;
+      case LayerKind::GlobalAvgPool:
+      case LayerKind::AdaptiveAvgPool: {
+        const double k = max_window(l);
         c += (k + 1.0) * r.sum + r.store;
         break;
       }

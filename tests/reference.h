@@ -9,7 +9,7 @@
 //                                                                          +1: a batch-norm folded into w
 //   batch-norm               |s| E + 8 u (|s x| + |s mean| + |beta|)         s = gamma / sqrt(var + eps), folded or not
 //   relu, max pooling        E of the input that wins (max pooling: the largest E in the window); 1-Lipschitz
-//   avg pooling (K)          mean of E + (K + 1) u mean|x|
+//   avg pooling (K)          mean of E + (K + 1) u mean|x|                 adaptive: K of each window
 //   flatten, concat, upsample E, moved (upsample: copied; pad: the border exact)
 //   add                      E_a + E_b + u |y|                               then a fused ReLU: 1-Lipschitz
 //   mul                      |b| E_a + |a| E_b + E_a E_b + u |y|
@@ -230,6 +230,33 @@ inline ReferenceTensor layer(const Layer& l, const std::vector<const ReferenceTe
               out.variance[to] = in.variance[from];
             }
         break;
+      case LayerKind::AdaptiveAvgPool: {  // PyTorch's windows: [floor(i H / out), ceil((i + 1) H / out))
+        const AdaptivePoolAttrs& a = l.adaptive();
+        for (int c = 0; c < d.c; ++c)
+          for (int i = 0; i < d.h; ++i)
+            for (int j = 0; j < d.w; ++j) {
+              const int y0 = static_cast<int>(std::floor(static_cast<double>(i) * di.h / a.out_h));
+              const int y1 = static_cast<int>(std::ceil(static_cast<double>(i + 1) * di.h / a.out_h));
+              const int x0 = static_cast<int>(std::floor(static_cast<double>(j) * di.w / a.out_w));
+              const int x1 = static_cast<int>(std::ceil(static_cast<double>(j + 1) * di.w / a.out_w));
+              const double k = static_cast<double>(y1 - y0) * (x1 - x0);
+              double sum = 0.0, e_sum = 0.0, v_sum = 0.0, magnitude = 0.0;
+              for (int y = y0; y < y1; ++y)
+                for (int x = x0; x < x1; ++x) {
+                  const std::size_t at = idx(di, b, c, y, x);
+                  sum += in.value[at];
+                  e_sum += in.bound[at];
+                  v_sum += in.variance[at];
+                  magnitude += std::fabs(in.value[at]);
+                }
+              const std::size_t to = idx(d, b, c, i, j);
+              const double own = (k + 1.0) * u * magnitude / k;  // as average pooling: (K + 1) u mean|x|
+              out.value[to] = sum / k;
+              out.bound[to] = e_sum / k + own;
+              out.variance[to] = v_sum / (k * k) + own * own;
+            }
+        break;
+      }
       case LayerKind::Pad: {  // the border holds the value exactly (float, half and -inf alike: 0 error)
         const PadAttrs& a = l.pad();
         for (int c = 0; c < d.c; ++c)

@@ -139,8 +139,9 @@ double error_bound(const Network& net, Backend& cpu, const std::vector<float>& i
         break;
       }
       case LayerKind::AvgPool:
-      case LayerKind::GlobalAvgPool: {
-        const double k = l.kind == LayerKind::AvgPool ? l.pool().kernel_h * l.pool().kernel_w : l.in.h * l.in.w;
+      case LayerKind::GlobalAvgPool:
+      case LayerKind::AdaptiveAvgPool: {
+        const double k = max_window(l);
         e += 2.0 * (k + 2.0) * u * x_max;
         break;
       }
@@ -265,6 +266,7 @@ TEST(GpuBackend, EveryOpAloneMatchesCpu) {
       {"hardsigmoid", {3, 5, 6}, {make_layer("h", LayerKind::HardSigmoid, PointwiseAttrs{0.2f, 0.5f})}},
       {"hardswish", {3, 5, 6}, {plain_layer("h", LayerKind::HardSwish)}},
       {"upsample 3x2", {3, 5, 6}, {conv_layer("c", 4, 1), make_layer("u", LayerKind::Upsample, UpsampleAttrs{3, 2})}},
+      {"adaptive avgpool 6x9 to 3x3", {3, 6, 9}, {make_layer("a", LayerKind::AdaptiveAvgPool, AdaptivePoolAttrs{3, 3})}},
       {"pad 1, 0, 2, 3 with 0.5", {3, 5, 6}, {conv_layer("c", 4, 1), make_layer("p", LayerKind::Pad, PadAttrs{1, 0, 2, 3, 0.5f})}},
       {"pad with -inf, max pooling", {3, 5, 6},
        {make_layer("p", LayerKind::Pad, PadAttrs{0, 1, 1, 0, -std::numeric_limits<float>::infinity()}),
@@ -333,6 +335,23 @@ TEST(GpuBackend, UpsamplingBeyondItsCopyLimitIsRefusedNamingTheLayer) {
   }
   const Network fits = random_network(rng, {2, 3, 3}, {make_layer("up", LayerKind::Upsample, UpsampleAttrs{8, 8})});
   EXPECT_NO_THROW(make_gpu_backend(fits, 1)) << "64 copies fit";
+}
+
+// An adaptive average pooling whose output does not divide its input pools windows of different
+// sizes: refused naming the layer (the CPU runs it).
+TEST(GpuBackend, AdaptivePoolingThatDoesNotDivideIsRefusedNamingTheLayer) {
+  SKIP_WITHOUT_GPU();
+  Random rng;
+  SCOPED_TRACE(rng.trace());
+  const Network net = random_network(rng, {2, 5, 6}, {make_layer("adapt", LayerKind::AdaptiveAvgPool, AdaptivePoolAttrs{3, 3})});
+  try {
+    make_gpu_backend(net, 1);
+    ADD_FAILURE() << "accepted";
+  } catch (const GpuError& e) {
+    EXPECT_NE(std::string(e.what()).find("layer 'adapt' (adaptive_avgpool): an output of 3x3 that does not divide the input 5x6"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 TEST(GpuBackend, FusedConvolutionReluAndItsIntermediateResult) {

@@ -230,6 +230,8 @@ TEST_F(GraphFile, EveryWrongGraphIsRefusedNamingTheLayer) {
        "key 'pads' has -1, out of range [0, 1000000]"},
       {"a NaN padding value", edited("name = \"flat\"", "name = \"p\"\ntype = \"pad\"\npads = [1, 1, 1, 1]\nvalue = nan\n\n[[layers]]\nname = \"flat\""),
        "key 'value' must be a number or an infinity, found NaN"},
+      {"an adaptive pooling without its output", edited("name = \"flat\"", "name = \"a\"\ntype = \"adaptive_avgpool\"\n\n[[layers]]\nname = \"flat\""),
+       "layer 'a': missing key 'output'"},
       {"an upsample by 0", edited("name = \"flat\"", "name = \"up\"\ntype = \"upsample\"\nscale = [0, 2]\n\n[[layers]]\nname = \"flat\""),
        "key 'scale' has 0, out of range [1, 1000000]"},
   };
@@ -333,6 +335,9 @@ std::vector<OpCase> op_cases() {
       {"hardswish", {3, 5, 6}, {plain_layer("h", LayerKind::HardSwish)}},
       {"leaky relu", {3, 5, 6}, {make_layer("l", LayerKind::LeakyRelu, PointwiseAttrs{0.2f, 0.0f})}},
       {"upsample 3x2", {3, 5, 6}, {make_layer("u", LayerKind::Upsample, UpsampleAttrs{3, 2})}},
+      {"adaptive avgpool 5x6 to 3x4 (windows of 2 and 3, overlapping)", {3, 5, 6},
+       {make_layer("a", LayerKind::AdaptiveAvgPool, AdaptivePoolAttrs{3, 4})}},
+      {"adaptive avgpool to more than the input", {3, 5, 6}, {make_layer("a", LayerKind::AdaptiveAvgPool, AdaptivePoolAttrs{7, 6})}},
       {"pad 1, 0, 2, 3 with 0.5", {3, 5, 6}, {make_layer("p", LayerKind::Pad, PadAttrs{1, 0, 2, 3, 0.5f})}},
       {"pad with -inf, max pooling", {3, 5, 6},
        {make_layer("p", LayerKind::Pad, PadAttrs{0, 1, 1, 0, -std::numeric_limits<float>::infinity()}),

@@ -151,8 +151,8 @@ inline std::vector<Layer> fashion_like_layers() {
 // squeeze-and-excitation scale (a -inf pad, ceil-mode max pooling and global pooling, two 1x1 convolutions,
 // sigmoid, per-channel mul), then every pointwise op (ops.h) with its test parameters
 // (pointwise_reference.h), each reading the scaled features (so each sees their whole range),
-// joined by a concat; a nearest upsampling by 2x3; a flatten of its Cx10x15 features (reordered in
-// NHWC), a linear layer and softmax. A new pointwise op joins by itself.
+// joined by a concat; a nearest upsampling by 2x3 (to 16x24); an adaptive average pooling back to
+// 8x8; a flatten of its Cx8x8 features (reordered in NHWC), a linear layer and softmax. A new pointwise op joins by itself.
 inline std::vector<Layer> graph_zoo_layers() {
   std::vector<Layer> layers = {conv_layer("conv1", 8, 3, 1, 1),
                                batchnorm_layer("bn1"),
@@ -181,6 +181,7 @@ inline std::vector<Layer> graph_zoo_layers() {
   }
   layers.push_back(reading(make_layer("pointwise", LayerKind::Concat), branches));
   layers.push_back(make_layer("up", LayerKind::Upsample, UpsampleAttrs{2, 3}));
+  layers.push_back(make_layer("adapt", LayerKind::AdaptiveAvgPool, AdaptivePoolAttrs{8, 8}));  // 16x24: windows 2x3
   layers.push_back(plain_layer("flatten", LayerKind::Flatten));
   layers.push_back(linear_layer("fc", 10));
   layers.push_back(plain_layer("softmax", LayerKind::Softmax));

@@ -261,6 +261,7 @@ class CpuBackend final : public Backend {
       case LayerKind::Concat: cpu::concat_forward(layer, in, n, y); return;
       case LayerKind::Upsample: cpu::upsample_forward(layer, x, n, y); return;
       case LayerKind::Pad: cpu::pad_forward(layer, x, n, y); return;
+      case LayerKind::AdaptiveAvgPool: cpu::adaptive_avgpool_forward(layer, x, n, y); return;
       INFER_CASE_POINTWISE_OPS cpu::pointwise_forward(layer, x, n, y); return;
     }
   }

@@ -34,6 +34,7 @@ void concat_forward(const Layer& layer, const std::vector<const float*>& in, int
 void maxpool_forward(const Layer& layer, const float* in, int n, float* out);
 void avgpool_forward(const Layer& layer, const float* in, int n, float* out);
 void global_avgpool_forward(const Layer& layer, const float* in, int n, float* out);
+void adaptive_avgpool_forward(const Layer& layer, const float* in, int n, float* out);
 void linear_forward(const Layer& layer, const float* in, int n, float* out);
 // Softmax over the channels at every spatial position (over all features for a flat input).
 void softmax_forward(const Layer& layer, const float* in, int n, float* out);

@@ -88,6 +88,27 @@ void avgpool_forward(const Layer& layer, const float* in, int n, float* out) {
   });
 }
 
+void adaptive_avgpool_forward(const Layer& layer, const float* in, int n, float* out) {
+  const AdaptivePoolAttrs& a = layer.adaptive();
+  const Dims& d = layer.in;
+  const std::size_t planes = static_cast<std::size_t>(n) * d.c;
+  for (std::size_t p = 0; p < planes; ++p) {
+    const float* x = in + p * static_cast<std::size_t>(d.h) * d.w;
+    float* y = out + p * static_cast<std::size_t>(a.out_h) * a.out_w;
+    for (int i = 0; i < a.out_h; ++i) {
+      const int y_lo = adaptive_begin(i, d.h, a.out_h), y_hi = adaptive_end(i, d.h, a.out_h);
+      for (int j = 0; j < a.out_w; ++j) {
+        const int x_lo = adaptive_begin(j, d.w, a.out_w), x_hi = adaptive_end(j, d.w, a.out_w);
+        float sum = 0.0f;
+        for (int r = y_lo; r < y_hi; ++r) {
+          for (int c = x_lo; c < x_hi; ++c) sum += x[static_cast<std::size_t>(r) * d.w + c];
+        }
+        y[static_cast<std::size_t>(i) * a.out_w + j] = sum / static_cast<float>((y_hi - y_lo) * (x_hi - x_lo));
+      }
+    }
+  }
+}
+
 void global_avgpool_forward(const Layer& layer, const float* in, int n, float* out) {
   const std::size_t spatial = static_cast<std::size_t>(layer.in.h) * layer.in.w;
   const std::size_t planes = static_cast<std::size_t>(n) * layer.in.c;

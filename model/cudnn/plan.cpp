@@ -129,7 +129,8 @@ Plan::Plan(const Network& network, int max_batch, const PlanOptions& options)
       case LayerKind::Relu: plan_single(i, StepKind::Relu); break;
       case LayerKind::MaxPool:
       case LayerKind::AvgPool:
-      case LayerKind::GlobalAvgPool: plan_pooling(i); break;
+      case LayerKind::GlobalAvgPool:
+      case LayerKind::AdaptiveAvgPool: plan_pooling(i); break;
       case LayerKind::Softmax: plan_softmax(i); break;
       case LayerKind::Flatten: plan_flatten(i); break;
       case LayerKind::Add:
@@ -350,6 +351,18 @@ void Plan::plan_pooling(std::size_t index) {
   if (layer.kind == LayerKind::GlobalAvgPool) {
     a.kernel_h = a.stride_h = layer.in.h;
     a.kernel_w = a.stride_w = layer.in.w;
+  } else if (layer.kind == LayerKind::AdaptiveAvgPool) {
+    // Windows of one size, side by side, only where the output divides the input; otherwise they
+    // differ in size (and may overlap), which no cuDNN pooling descriptor describes.
+    const AdaptivePoolAttrs& ad = layer.adaptive();
+    if (layer.in.h % ad.out_h != 0 || layer.in.w % ad.out_w != 0) {
+      throw ModelError(context + " (adaptive_avgpool): an output of " + std::to_string(ad.out_h) + "x" +
+                       std::to_string(ad.out_w) + " that does not divide the input " + std::to_string(layer.in.h) +
+                       "x" + std::to_string(layer.in.w) +
+                       " pools windows of different sizes, which the cuDNN backend does not run; use --device cpu");
+    }
+    a.kernel_h = a.stride_h = layer.in.h / ad.out_h;
+    a.kernel_w = a.stride_w = layer.in.w / ad.out_w;
   } else {
     a = layer.pool();
     if (layer.kind == LayerKind::MaxPool) {
