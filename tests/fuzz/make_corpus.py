@@ -181,8 +181,9 @@ def models():
         size=8, extra="", pool='\n[[layers]]\nname = "bn"\ntype = "batchnorm"\nepsilon = 1e-3\n\n'
                              '[[layers]]\nname = "pool"\ntype = "avgpool"\nkernel = [3, 3]\nstride = 2\n'
                              'padding = 1\ncount_include_pad = false\n'))
-    # Format version 2: a graph with every op of several inputs, the smooth activations, dropout
-    # and identity (tests/test_graph.cpp reads the same structure).
+    # Format version 2: a graph with every op of several inputs, the pointwise ops, dropout and
+    # identity (tests/test_graph.cpp reads the same structure), a -inf pad, upsample and adaptive
+    # pooling.
     graph = TINY_TOML.format(size=4, extra="", pool=(
         '\n[[layers]]\nname = "drop"\ntype = "dropout"\np = 0.1\n'
         '\n[[layers]]\nname = "sum"\ntype = "add"\ninputs = ["drop", "conv"]\nrelu = true\n'
@@ -193,7 +194,12 @@ def models():
         '\n[[layers]]\nname = "c"\ntype = "clip"\nmin = 0\nmax = 6\n'
         '\n[[layers]]\nname = "hs"\ntype = "hardswish"\n'
         '\n[[layers]]\nname = "hg"\ntype = "hardsigmoid"\nalpha = 0.2\n'
-        '\n[[layers]]\nname = "si"\ntype = "silu"\n'))
+        '\n[[layers]]\nname = "si"\ntype = "silu"\n'
+        '\n[[layers]]\nname = "lr"\ntype = "leaky_relu"\nalpha = 0.1\n'
+        '\n[[layers]]\nname = "p"\ntype = "pad"\npads = [1, 0, 0, 1]\nvalue = -inf\n'
+        '\n[[layers]]\nname = "mp"\ntype = "maxpool"\nkernel = 2\nstride = 1\n'
+        '\n[[layers]]\nname = "up"\ntype = "upsample"\nscale = [2, 3]\n'
+        '\n[[layers]]\nname = "ad"\ntype = "adaptive_avgpool"\noutput = [4, 4]\n'))
     out("fuzz_model_toml", "graph.toml", graph.replace("format_version = 1", "format_version = 2"))
 
 
