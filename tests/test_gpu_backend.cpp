@@ -300,6 +300,17 @@ TEST(GpuBackend, GraphOfEveryOpMatchesCpuAtEveryLayerCount) {
   check_network(rng, net, counts);
 }
 
+// The GPU backend refuses `net` (a ModelError of the plan, a GpuError through the library boundary)
+// with a message that contains `message`.
+void expect_gpu_refuses(const Network& net, int max_batch, const std::string& message) {
+  try {
+    make_gpu_backend(net, max_batch);
+    ADD_FAILURE() << "accepted";
+  } catch (const GpuError& e) {
+    EXPECT_NE(std::string(e.what()).find(message), std::string::npos) << e.what();
+  }
+}
+
 // cuDNN pools with floor division: a ceil-mode average whose last window overhangs would count the
 // overhang, so the plan refuses it naming the layer (the CPU runs it; --device auto falls back to it
 // with a notice). Through the library boundary the ModelError arrives as a GpuError.
@@ -308,14 +319,7 @@ TEST(GpuBackend, CeilModeAveragePoolingThatOverhangsIsRefusedNamingTheLayer) {
   Random rng;
   SCOPED_TRACE(rng.trace());
   const Network net = random_network(rng, {3, 10, 10}, {ceil_mode(pool_layer("avg", LayerKind::AvgPool, 3, 2, 1))});
-  try {
-    make_gpu_backend(net, 2);
-    ADD_FAILURE() << "accepted";
-  } catch (const GpuError& e) {
-    EXPECT_NE(std::string(e.what()).find("layer 'avg' (avgpool): ceil_mode average pooling whose last window overhangs"),
-              std::string::npos)
-        << e.what();
-  }
+  expect_gpu_refuses(net, 2, "layer 'avg' (avgpool): ceil_mode average pooling whose last window overhangs");
 }
 
 // Upsampling is one cudnnTransformTensor per phase: beyond 64 (scale_h x scale_w) the plan refuses
@@ -325,14 +329,7 @@ TEST(GpuBackend, UpsamplingBeyondItsCopyLimitIsRefusedNamingTheLayer) {
   Random rng;
   SCOPED_TRACE(rng.trace());
   const Network net = random_network(rng, {2, 3, 3}, {make_layer("up", LayerKind::Upsample, UpsampleAttrs{5, 13})});
-  try {
-    make_gpu_backend(net, 1);
-    ADD_FAILURE() << "accepted";
-  } catch (const GpuError& e) {
-    EXPECT_NE(std::string(e.what()).find("layer 'up' (upsample): an upsampling by 5x13 takes more than 64 copies"),
-              std::string::npos)
-        << e.what();
-  }
+  expect_gpu_refuses(net, 1, "layer 'up' (upsample): an upsampling by 5x13 takes more than 64 copies");
   const Network fits = random_network(rng, {2, 3, 3}, {make_layer("up", LayerKind::Upsample, UpsampleAttrs{8, 8})});
   EXPECT_NO_THROW(make_gpu_backend(fits, 1)) << "64 copies fit";
 }
@@ -344,14 +341,7 @@ TEST(GpuBackend, AdaptivePoolingThatDoesNotDivideIsRefusedNamingTheLayer) {
   Random rng;
   SCOPED_TRACE(rng.trace());
   const Network net = random_network(rng, {2, 5, 6}, {make_layer("adapt", LayerKind::AdaptiveAvgPool, AdaptivePoolAttrs{3, 3})});
-  try {
-    make_gpu_backend(net, 1);
-    ADD_FAILURE() << "accepted";
-  } catch (const GpuError& e) {
-    EXPECT_NE(std::string(e.what()).find("layer 'adapt' (adaptive_avgpool): an output of 3x3 that does not divide the input 5x6"),
-              std::string::npos)
-        << e.what();
-  }
+  expect_gpu_refuses(net, 1, "layer 'adapt' (adaptive_avgpool): an output of 3x3 that does not divide the input 5x6");
 }
 
 TEST(GpuBackend, FusedConvolutionReluAndItsIntermediateResult) {
