@@ -278,6 +278,71 @@ TEST(CudnnPlan, FoldedBatchNormJoinsItsConvolutionAndReluInOneStep) {
   for (const Step& step : unfolded.steps()) EXPECT_FALSE(step.folded_bn) << step.name;
 }
 
+// A residual add joins the convolution step that feeds it (its other input becomes the fused call's
+// z), with the add's own ReLU or a ReLU layer after it, whichever order the add names its inputs
+// in; it stays a Binary step when another layer reads the convolution's output too, when the
+// batch-norm between them is not folded, and when it adds the convolution's output to itself.
+TEST(CudnnPlan, AResidualAddJoinsTheConvolutionStepThatFeedsIt) {
+  Random rng;
+  SCOPED_TRACE(rng.trace());
+  const Network net = random_network(
+      rng, {4, 6, 6},
+      {conv_layer("c1", 4, 3, 1, 1), batchnorm_layer("bn1"), plain_layer("r1", LayerKind::Relu),
+       conv_layer("c2", 4, 3, 1, 1), batchnorm_layer("bn2"), reading(make_layer("add2", LayerKind::Add, AddAttrs{}), {"bn2", "r1"}),
+       plain_layer("r2", LayerKind::Relu),
+       conv_layer("c3", 4, 1), reading(make_layer("add3", LayerKind::Add, AddAttrs{true}), {"input", "c3"}),
+       conv_layer("c4", 4, 1), reading(make_layer("add4", LayerKind::Add, AddAttrs{}), {"c4", "add3"}),
+       reading(make_layer("both", LayerKind::Add, AddAttrs{}), {"c4", "add4"}),  // c4 is read twice: no fusion
+       conv_layer("c5", 4, 1), reading(make_layer("self", LayerKind::Add, AddAttrs{}), {"c5", "c5"}),
+       plain_layer("flat", LayerKind::Flatten), linear_layer("fc1", 6), linear_layer("fc2", 6),
+       reading(make_layer("add_fc", LayerKind::Add, AddAttrs{true}), {"fc1", "fc2"})});
+  const auto& layers = net.layers();
+  const auto index = [&](const std::string& name) {
+    for (std::size_t i = 0; i < layers.size(); ++i) {
+      if (layers[i].name == name) return i;
+    }
+    ADD_FAILURE() << name;
+    return std::size_t{0};
+  };
+  for (Precision precision : {Precision::Fp32, Precision::Fp16}) {
+    SCOPED_TRACE(precision_name(precision));
+    const Plan plan(net, 3, cudnn::PlanOptions{precision, true});
+    EXPECT_EQ(step_names(plan), (std::vector<std::string>{"c1+bn1+r1", "c2+bn2+add2+r2", "c3+add3", "c4", "add4",
+                                                          "both", "c5", "self", "flat", "fc1", "fc2+add_fc"}));
+    const std::vector<Step>& s = plan.steps();
+    ASSERT_EQ(s.size(), 11u);
+    // z: the activation the add reads besides the step's own (activation i + 1 is layer i's output).
+    const std::vector<std::pair<std::size_t, std::pair<std::string, std::size_t>>> fused = {
+        {1, {"add2", index("r1") + 1}}, {2, {"add3", 0}}, {10, {"add_fc", index("fc1") + 1}}};
+    for (const auto& [k, want] : fused) {
+      const Step& step = s[k];
+      ASSERT_TRUE(step.residual) << step.name;
+      EXPECT_EQ(step.kind, StepKind::Convolution);
+      EXPECT_EQ(step.residual->layer, index(want.first)) << step.name;
+      EXPECT_EQ(step.residual->z, want.second) << step.name;
+      EXPECT_TRUE(step.fused_relu) << step.name << ": the ReLU layer after the add, or the add's own";
+      // The add's output and the ReLU's are the step's: one buffer with the convolution's.
+      for (std::size_t a = step.first_layer + 1; a <= step.output(); ++a) {
+        EXPECT_EQ(plan.activations()[a].buffer, plan.activations()[step.first_layer + 1].buffer) << step.name;
+      }
+      expect_tensor(plan.activations()[step.residual->z].desc.get(), 3, step.out, plan.storage_type(),
+                    plan.storage_format(), step.name + " z");
+    }
+    EXPECT_TRUE(s[1].folded_bn);
+    EXPECT_EQ(s[1].last_layer, index("r2"));
+    EXPECT_EQ(s[2].last_layer, index("add3"));
+    for (std::size_t k : {0u, 3u, 6u, 9u}) EXPECT_FALSE(s[k].residual) << s[k].name;
+    for (std::size_t k : {4u, 5u, 7u}) EXPECT_EQ(s[k].kind, StepKind::Binary) << s[k].name;
+  }
+  // Unfolded, the add follows a batch-norm step, not the convolution.
+  const Plan unfolded(net, 3, cudnn::PlanOptions{Precision::Fp32, false});
+  const std::vector<std::string> names = step_names(unfolded);
+  ASSERT_GE(names.size(), 6u);
+  EXPECT_EQ((std::vector<std::string>(names.begin(), names.begin() + 6)),
+            (std::vector<std::string>{"c1", "bn1", "r1", "c2", "bn2", "add2"}));
+  EXPECT_EQ(unfolded.steps()[5].kind, StepKind::Binary);
+}
+
 TEST(CudnnPlan, OnlyABatchNormRightAfterAConvolutionOrLinearFolds) {
   Random rng;
   SCOPED_TRACE(rng.trace());

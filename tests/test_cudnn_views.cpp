@@ -64,25 +64,25 @@ using Act = cudnnActivationDescriptor_t;
 // The fused call: cuDNN's order ..., workspace, z, bias, activation, y. The bug this guards against
 // gave the output as z and the zero buffer as y.
 using Fused = decltype(&convolution_bias_activation_forward);
-static_assert(std::is_invocable_v<Fused, Handle, TensorIn, FilterIn, Conv, Algo, DeviceOut, TensorIn, TensorIn, Act,
+static_assert(std::is_invocable_v<Fused, Handle, TensorIn, FilterIn, Conv, Algo, DeviceOut, TensorIn, bool, TensorIn, Act,
                                   TensorOut>,
               "the right order compiles");
-static_assert(!std::is_invocable_v<Fused, Handle, TensorIn, FilterIn, Conv, Algo, DeviceOut, TensorOut, TensorIn, Act,
+static_assert(!std::is_invocable_v<Fused, Handle, TensorIn, FilterIn, Conv, Algo, DeviceOut, TensorOut, bool, TensorIn, Act,
                                    TensorIn>,
               "z and y swapped (an output as z, an input as y) must not compile");
-static_assert(!std::is_invocable_v<Fused, Handle, TensorIn, FilterIn, Conv, Algo, DeviceOut, TensorOut, TensorIn, Act,
+static_assert(!std::is_invocable_v<Fused, Handle, TensorIn, FilterIn, Conv, Algo, DeviceOut, TensorOut, bool, TensorIn, Act,
                                    TensorOut>,
               "an output as z must not compile");
-static_assert(!std::is_invocable_v<Fused, Handle, TensorIn, FilterIn, Conv, Algo, DeviceOut, TensorIn, TensorIn, Act,
+static_assert(!std::is_invocable_v<Fused, Handle, TensorIn, FilterIn, Conv, Algo, DeviceOut, TensorIn, bool, TensorIn, Act,
                                    TensorIn>,
               "an input (the zero buffer) as y must not compile");
-static_assert(!std::is_invocable_v<Fused, Handle, TensorOut, FilterIn, Conv, Algo, DeviceOut, TensorIn, TensorIn, Act,
+static_assert(!std::is_invocable_v<Fused, Handle, TensorOut, FilterIn, Conv, Algo, DeviceOut, TensorIn, bool, TensorIn, Act,
                                    TensorOut>,
               "an output as x must not compile");
-static_assert(!std::is_invocable_v<Fused, Handle, TensorIn, FilterIn, Conv, Algo, DeviceIn, TensorIn, TensorIn, Act,
+static_assert(!std::is_invocable_v<Fused, Handle, TensorIn, FilterIn, Conv, Algo, DeviceIn, TensorIn, bool, TensorIn, Act,
                                    TensorOut>,
               "a read-only workspace must not compile");
-static_assert(!std::is_invocable_v<Fused, Handle, TensorIn, FilterIn, Conv, Algo, DeviceOut, TensorIn, TensorOut, Act,
+static_assert(!std::is_invocable_v<Fused, Handle, TensorIn, FilterIn, Conv, Algo, DeviceOut, TensorIn, bool, TensorOut, Act,
                                    TensorOut>,
               "an output as bias must not compile");
 

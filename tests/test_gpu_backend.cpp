@@ -1273,6 +1273,104 @@ TEST(GpuBackend, Fp16FallsBackToFloatPerLayerWhereHalfNhwcDeclines) {
   }
 }
 
+// Residual blocks for the fused call's z: ResNet's basic block (conv+bn+add+relu, the shortcut a
+// ReLU's output), an add of the network input with the add's own ReLU, and an add with no ReLU at
+// all (identity activation: IMPLICIT_PRECOMP_GEMM only), every channel count a multiple of 8.
+// `k`: the channels of the last block (5 makes its half NHWC convolution unaligned).
+Network residual_blocks(Random& rng, int k = 8) {
+  return scaled_random_network(
+      rng, {8, 6, 7},
+      {conv_layer("c1", 8, 3, 1, 1), batchnorm_layer("bn1"), plain_layer("r1", LayerKind::Relu),
+       conv_layer("c2", 8, 3, 1, 1), batchnorm_layer("bn2"),
+       reading(make_layer("add2", LayerKind::Add, AddAttrs{}), {"bn2", "r1"}), plain_layer("r2", LayerKind::Relu),
+       conv_layer("c3", 8, 1), reading(make_layer("add3", LayerKind::Add, AddAttrs{true}), {"input", "c3"}),
+       conv_layer("c4", k, 1), conv_layer("c5", k, 3, 1, 1),
+       reading(make_layer("add5", LayerKind::Add, AddAttrs{}), {"c5", "c4"})});
+}
+
+// Every layer count on both backends at batch sizes 3, 1 and the maximum: the counts that stop
+// before an add run its step without z, the add's own count adds it. Ignoring z, adding it twice
+// or reading the wrong activation is off by the shortcut's size, far outside the bound.
+void expect_every_layer_count(Backend& gpu, Backend& cpu, const Network& net, Random& rng, Precision precision) {
+  for (int n : {3, 1, kMaxBatch}) {
+    const std::vector<float> input = rng.vector(static_cast<std::size_t>(n) * net.input().dims.size());
+    for (std::size_t count = 1; count <= net.layers().size(); ++count) {
+      if (precision == Precision::Fp32) {
+        expect_gpu_matches_cpu(gpu, cpu, net, input, n, count);
+      } else {
+        expect_matches_at_precision(gpu, cpu, net, input, n, count, precision);
+      }
+    }
+  }
+}
+
+// A residual add runs inside the fused call as its z (alpha2 = 1): the log says each residual step
+// runs fused (the identity one where IMPLICIT_PRECOMP_GEMM runs it), direct and replayed.
+TEST(GpuBackend, AResidualAddRunsAsTheFusedCallsZ) {
+  SKIP_WITHOUT_GPU();
+  Random rng;
+  SCOPED_TRACE(rng.trace());
+  const Network net = residual_blocks(rng);
+  for (bool graphs : {false, true}) {
+    SCOPED_TRACE(graphs ? "graphs" : "direct");
+    std::vector<std::string> log;
+    GpuOptions o;
+    o.cuda_graphs = graphs;
+    o.log = [&log](const std::string& line) { log.push_back(line); };
+    auto cpu = make_cpu_backend(net, kMaxBatch);
+    auto gpu = make_gpu_backend(net, kMaxBatch, o);
+    for (const char* step : {"c2+bn2+add2+r2", "c3+add3"}) {
+      EXPECT_NE(choice_line(log, step).find(" fused"), std::string::npos) << step << " does not run fused";
+    }
+    const std::string identity = choice_line(log, "c5+add5");
+    if (gpu->description().find("stand-in") != std::string::npos) {
+      EXPECT_NE(identity.find("IMPLICIT_PRECOMP_GEMM fused"), std::string::npos) << identity;
+    }
+    expect_every_layer_count(*gpu, *cpu, net, rng, Precision::Fp32);
+  }
+}
+
+// Where cuDNN declines the fused call, the separate calls add the residual with cudnnAddTensor
+// (the stand-in declines it on request; a GPU's cuDNN ignores the variable and fuses).
+TEST(GpuBackend, AResidualAddRunsInTheSeparateCallsWhereTheFusedCallDeclines) {
+  SKIP_WITHOUT_GPU();
+  Random rng;
+  SCOPED_TRACE(rng.trace());
+  const Network net = residual_blocks(rng);
+  const ScopedEnv decline("INFER_STANDIN_CUDNN_DECLINE", "fused-call");
+  std::vector<std::string> log;
+  GpuOptions o;
+  o.log = [&log](const std::string& line) { log.push_back(line); };
+  auto cpu = make_cpu_backend(net, kMaxBatch);
+  auto gpu = make_gpu_backend(net, kMaxBatch, o);
+  if (gpu->description().find("stand-in") != std::string::npos) {
+    for (const char* step : {"c2+bn2+add2+r2", "c3+add3", "c5+add5"}) {
+      EXPECT_NE(choice_line(log, step).find(" separate"), std::string::npos) << step;
+    }
+  }
+  expect_every_layer_count(*gpu, *cpu, net, rng, Precision::Fp32);
+}
+
+// FP16: a residual step whose half NHWC convolution declines runs in float NCHW with its residual
+// converted to float too (the stand-in declines the unaligned c4 and c5 on request).
+TEST(GpuBackend, Fp16FallbackOfAResidualStepAddsItsResidualInFloat) {
+  SKIP_WITHOUT_GPU();
+  Random rng;
+  SCOPED_TRACE(rng.trace());
+  const Network net = residual_blocks(rng, 5);
+  const ScopedEnv decline("INFER_STANDIN_CUDNN_DECLINE", "half-nhwc-unaligned");
+  std::vector<std::string> log;
+  GpuOptions o = with_precision(Precision::Fp16);
+  o.log = [&log](const std::string& line) { log.push_back(line); };
+  auto cpu = make_cpu_backend(net, kMaxBatch);
+  auto gpu = make_gpu_backend(net, kMaxBatch, o);
+  if (gpu->description().find("stand-in") != std::string::npos) {
+    EXPECT_NE(choice_line(log, "c5+add5").find(" in float NCHW "), std::string::npos);
+    EXPECT_EQ(choice_line(log, "c2+bn2+add2+r2").find(" in float NCHW "), std::string::npos);
+  }
+  expect_every_layer_count(*gpu, *cpu, net, rng, Precision::Fp16);
+}
+
 // Needs the library only, not a GPU: the versions it reports are consistent.
 TEST(GpuBackend, LibraryReportsConsistentVersions) {
   std::shared_ptr<GpuLibrary> library;

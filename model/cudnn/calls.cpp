@@ -38,9 +38,11 @@ cudnnStatus_t convolution_forward(cudnnHandle_t handle, TensorIn x, FilterIn w,
 cudnnStatus_t convolution_bias_activation_forward(cudnnHandle_t handle, TensorIn x, FilterIn w,
                                                   cudnnConvolutionDescriptor_t convolution,
                                                   cudnnConvolutionFwdAlgo_t algo, DeviceOut workspace, TensorIn z,
-                                                  TensorIn bias, cudnnActivationDescriptor_t activation, TensorOut y) {
+                                                  bool add_z, TensorIn bias, cudnnActivationDescriptor_t activation,
+                                                  TensorOut y) {
   return cudnnConvolutionBiasActivationForward(handle, &kOne, x.desc(), x.data(), w.desc(), w.data(), convolution,
-                                               algo, workspace.get(), workspace.bytes(), &kZero, z.desc(), z.data(),
+                                               algo, workspace.get(), workspace.bytes(), add_z ? &kOne : &kZero,
+                                               z.desc(), z.data(),
                                                bias.desc(), bias.data(), activation, y.desc(), y.data());
 }
 

@@ -26,17 +26,19 @@ cudnnStatus_t convolution_forward(cudnnHandle_t handle, TensorIn x, FilterIn w,
                                   cudnnConvolutionDescriptor_t convolution, cudnnConvolutionFwdAlgo_t algo,
                                   DeviceOut workspace, TensorOut y);
 
-// cudnnConvolutionBiasActivationForward with alpha1 = 1, alpha2 = 0:
-//   y = act(conv(x, w) + 0 * z + bias)
-// z is read (cuDNN may read it even when alpha2 = 0) and never written; y is written. z and y
-// must have y's shape (z's descriptor is y's); bias is [1, K, 1, 1]. Identity activation is
-// documented for CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM only.
+// cudnnConvolutionBiasActivationForward with alpha1 = 1 and alpha2 = 1 (add_z) or 0:
+//   y = act(conv(x, w) + alpha2 * z + bias)
+// z is read (cuDNN may read it even when alpha2 = 0) and never written; y is written. z must have
+// y's shape and type; bias is [1, K, 1, 1]. Identity activation is documented for
+// CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM only.
 cudnnStatus_t convolution_bias_activation_forward(cudnnHandle_t handle, TensorIn x, FilterIn w,
                                                   cudnnConvolutionDescriptor_t convolution,
                                                   cudnnConvolutionFwdAlgo_t algo, DeviceOut workspace, TensorIn z,
-                                                  TensorIn bias, cudnnActivationDescriptor_t activation, TensorOut y);
+                                                  bool add_z, TensorIn bias, cudnnActivationDescriptor_t activation,
+                                                  TensorOut y);
 
-// cudnnAddTensor: y += bias (broadcast over the dimensions of size 1 in bias).
+// cudnnAddTensor: y += bias (broadcast over the dimensions of size 1 in bias; a residual of y's
+// shape is added element by element).
 cudnnStatus_t add_tensor(cudnnHandle_t handle, TensorIn bias, TensorOut y);
 
 // cudnnActivationForward: y = act(x). x and y may name the same memory (in place).

@@ -1,4 +1,4 @@
-// Convolution steps (conv2d and linear, with a folded batch-norm and a fused ReLU): algorithm
+// Convolution steps (conv2d and linear, with a folded batch-norm, a residual add and a fused ReLU): algorithm
 // choice, once when the executor is built, and execution.
 //
 // Algorithms, by default: cudnnGetConvolutionForwardAlgorithm_v7 ranks them by cuDNN's heuristics
@@ -23,6 +23,9 @@
 //   convolution alone   FusedIdentity when IMPLICIT_PRECOMP_GEMM is a candidate and the fused call
 //                       accepts it (cuDNN documents CUDNN_ACTIVATION_IDENTITY in
 //                       cudnnConvolutionBiasActivationForward for that algorithm only), else Separate.
+//   with a residual add the add's other input is the fused call's z with alpha2 = 1 (ResNet's
+//                       shortcut: one call instead of three), under the same two rules; the
+//                       Separate calls add it with cudnnAddTensor after the bias.
 // Whether a call accepts a configuration is found by running it once at n = max_batch and n = 1
 // on the zeroed buffers with the workspace it will get (a probe at build time): cuDNN's heuristics
 // report SUCCESS for algorithms that a call can still decline, and it declines some fused
@@ -42,6 +45,9 @@
 //                          stop 2: the folded convolution without the ReLU
 //                          stop 3: the whole step
 //   conv+relu              stop 1: convolution and bias without the ReLU
+//   a residual add         the stop that includes the add layer adds z; a stop before it does not
+//                          (its layers run as above). A fused call only runs with the z it was
+//                          probed with: a partial run that stops before the add runs separately.
 #include <algorithm>
 #include <cstdio>
 #include <functional>
@@ -257,8 +263,9 @@ const char* type_name(cudnnDataType_t t) {
 // descriptors cuDNN is given (so that it cannot disagree with them), at batch max_batch:
 //   "n=64 x=1x28x28 y=32x28x28 w=32x1x3x3 pad=1,1 stride=1,1 dilation=1,1 groups=1 act=relu
 //    type=half layout=nhwc compute=float math=tensor_op"
-// act: relu (a fused ReLU) or identity (the bias alone); the weights' values (folded or not) do
-// not change which algorithm is fastest. A float fallback step reads type=float layout=nchw
+// act: relu (a fused ReLU) or identity (the bias alone), "+add" with a residual add (z is read and
+// added: other kernels may win); the weights' values (folded or not) do not change which algorithm
+// is fastest. A float fallback step reads type=float layout=nchw
 // math=fma; " deterministic" ends the key of a choice made under GpuOptions::deterministic, so
 // that a cache entry measured without the restriction never serves a deterministic executor.
 std::string shape_key(const Plan& plan, const Step& step, bool float_fallback, bool deterministic_only) {
@@ -283,7 +290,8 @@ std::string shape_key(const Plan& plan, const Step& step, bool float_fallback, b
                 "n=%d x=%dx%dx%d y=%dx%dx%d w=%dx%dx%dx%d pad=%d,%d stride=%d,%d dilation=%d,%d groups=%d act=%s "
                 "type=%s layout=%s compute=%s math=%s%s",
                 plan.max_batch(), x.dims.c, x.dims.h, x.dims.w, out.c, out.h, out.w, k, c, r, s, ph, pw, sh, sw, dh,
-                dw, groups, step.fused_relu ? "relu" : "identity", type_name(x_type),
+                dw, groups, step.fused_relu ? (step.residual ? "relu+add" : "relu") : (step.residual ? "identity+add" : "identity"),
+                type_name(x_type),
                 x_format == CUDNN_TENSOR_NHWC ? "nhwc" : "nchw", type_name(compute),
                 math == CUDNN_TENSOR_OP_MATH ? "tensor_op" : math == CUDNN_FMA_MATH ? "fma" : "default",
                 deterministic_only ? " deterministic" : "");
@@ -497,8 +505,10 @@ void Executor::prepare_float_fallback(const Step& step) {
   const std::size_t x_bytes = batch * step.in.size() * sizeof(float);
   const std::size_t y_bytes = batch * plan_.network().layers()[step.first_layer].out.size() * sizeof(float);
   cudaStream_t stream = stream_.get();
+  const std::size_t z_bytes = step.residual ? y_bytes : 0;
   const char* context = "float fallback buffers";
-  for (auto [buffer, bytes] : {std::pair<DeviceBuffer*, std::size_t>{&fallback_x_, x_bytes}, {&fallback_y_, y_bytes}}) {
+  for (auto [buffer, bytes] : {std::pair<DeviceBuffer*, std::size_t>{&fallback_x_, x_bytes}, {&fallback_y_, y_bytes},
+                               {&fallback_z_, z_bytes}}) {
     if (bytes <= buffer->bytes()) continue;
     INFER_CUDA_CHECK(context, cudaStreamSynchronize(stream));  // earlier probes may still use the old one
     *buffer = DeviceBuffer();
@@ -539,10 +549,11 @@ bool Executor::call_runs(const Step& step, const char* name, const std::function
 
 // Weights and bias: the folded ones once the batch-norm is included (stop >= 2 of a folded step),
 // else the layer's own (zeros when it has none). y: the output of the last of the `stop` layers
-// (every activation of a step shares one buffer), or fallback_y_. z: zero_z_ (see
-// conv_bias_activation), described as y.
+// (every activation of a step shares one buffer), or fallback_y_. z: the residual once the add is
+// included (fallback_z_ for a float fallback), else zero_z_ (see conv_bias_activation), described as y.
 Executor::ConvolutionOperands Executor::convolution_operands(const Step& step, bool float_fallback, std::size_t stop) {
   const bool folded = step.folded_bn && stop >= 2;
+  const bool add_z = step.residual && step.first_layer + stop > step.residual->layer;
   const std::size_t out_index = step.first_layer + stop;
   const LayerWeights& w = weights_[step.first_layer];
   if (float_fallback) {
@@ -552,7 +563,8 @@ Executor::ConvolutionOperands Executor::convolution_operands(const Step& step, b
             FilterIn(f.filter.get(), (folded ? w.float_folded_weight : w.float_weight).in()),
             f.convolution.get(),
             TensorIn(f.bias.get(), bias),
-            TensorIn(f.y.get(), zero_z_.in()),
+            TensorIn(f.y.get(), add_z ? fallback_z_.in() : zero_z_.in()),
+            add_z,
             TensorOut(f.y.get(), fallback_y_.out()),
             TensorIn(f.y.get(), fallback_y_.in())};
   }
@@ -562,15 +574,17 @@ Executor::ConvolutionOperands Executor::convolution_operands(const Step& step, b
           FilterIn(step.filter.get(), (folded ? w.folded_weight : w.weight).in()),
           step.convolution.get(),
           TensorIn(step.bias.get(), bias),
-          TensorIn(y, zero_z_.in()),
+          add_z ? tensor_in(step.residual->z) : TensorIn(y, zero_z_.in()),
+          add_z,
           tensor_out(out_index),
           tensor_in(out_index)};
 }
 
-// y = act(conv(x) + bias) for the first `stop` layers of the step (convolution_operands). act: ReLU
-// when the step's ReLU is included, else identity. z (the residual input) is zero_z_, zeros, with
-// alpha2 = 0: this network has no residual additions, and zeros keep the result finite even if
-// cuDNN reads z (y itself could hold NaN or Inf from an earlier batch). `workspace` bytes of the
+// y = act(conv(x) + alpha2 * z + bias) for the first `stop` layers of the step
+// (convolution_operands). act: ReLU when the step's ReLU is included, else identity. z: the
+// residual with alpha2 = 1 once the step's add is included; else zero_z_, zeros, with alpha2 = 0:
+// zeros keep the result finite even if cuDNN reads z (y itself could hold NaN or Inf from an
+// earlier batch). `workspace` bytes of the
 // shared workspace are offered: the probes and the real calls offer the same amount, so a
 // configuration that passed its probe gets what it ran with.
 cudnnStatus_t Executor::conv_bias_activation(const Step& step, bool float_fallback, cudnnConvolutionFwdAlgo_t algo,
@@ -578,7 +592,7 @@ cudnnStatus_t Executor::conv_bias_activation(const Step& step, bool float_fallba
   const bool relu = step.fused_relu && stop == step.layer_count();
   const ConvolutionOperands o = convolution_operands(step, float_fallback, stop);
   return convolution_bias_activation_forward(handle_.get(), o.x, o.w, o.convolution, algo,
-                                             workspace_.out().first(workspace), o.z, o.bias,
+                                             workspace_.out().first(workspace), o.z, o.add_z, o.bias,
                                              relu ? plan_.relu() : plan_.identity(), o.y);
 }
 
@@ -601,8 +615,12 @@ void Executor::run_convolution(const Step& step, const ConvolutionChoice& choice
   cudaStream_t stream = stream_.get();
   INFER_CUDA_CHECK(layer_context(layer), convert_half_nhwc_to_float_nchw(in(step.input()), fallback_x_.out(), n,
                                                                          step.in.c, step.in.h, step.in.w, stream));
+  const Dims& d = layer.out;  // a batch-norm, an add and a ReLU in the step keep the shape
+  if (convolution_operands(step, true, stop).add_z) {
+    INFER_CUDA_CHECK(layer_context(layer), convert_half_nhwc_to_float_nchw(in(step.residual->z), fallback_z_.out(), n,
+                                                                           d.c, d.h, d.w, stream));
+  }
   convolution_calls(step, choice, stop, capturing);
-  const Dims& d = layer.out;  // a batch-norm and a ReLU in the step keep the shape
   INFER_CUDA_CHECK(layer_context(layer), convert_float_nchw_to_half_nhwc(fallback_y_.in(), out(step.first_layer + stop),
                                                                          n, d.c, d.h, d.w, stream));
 }
@@ -615,9 +633,12 @@ void Executor::convolution_calls(const Step& step, const ConvolutionChoice& choi
   const bool relu = step.fused_relu && whole;
   const bool fallback = choice.float_fallback;
   // The fused call runs what it was chosen (and probed) for: the whole step. A convolution without
-  // a ReLU in its step also fuses a partial run (it is the same call on other weights).
+  // a ReLU in its step also fuses a partial run that includes its add, if any (it is the same call
+  // on other weights).
+  const ConvolutionOperands o = convolution_operands(step, fallback, stop);
   const bool fused = (whole && choice.mode != ConvolutionMode::Separate) ||
-                     (!step.fused_relu && choice.mode == ConvolutionMode::FusedIdentity);
+                     (!step.fused_relu && choice.mode == ConvolutionMode::FusedIdentity &&
+                      o.add_z == static_cast<bool>(step.residual));
   const std::pair<std::size_t, int> at_this_batch{step.first_layer, plan_.batch()};
   if (fused && fused_declined_.count(at_this_batch) == 0) {
     const cudnnStatus_t s = conv_bias_activation(step, fallback, choice.fused_algo, stop, choice.workspace_bytes);
@@ -642,8 +663,8 @@ void Executor::convolution_calls(const Step& step, const ConvolutionChoice& choi
   if (s != CUDNN_STATUS_SUCCESS) {
     detail::throw_cudnn_error(s, "cudnnConvolutionForward", layer_context(layer), __FILE__, __LINE__);
   }
-  const ConvolutionOperands o = convolution_operands(step, fallback, stop);
   if (folded || step.has_bias) INFER_CUDNN_CHECK(layer_context(layer), add_tensor(handle, o.bias, o.y));
+  if (o.add_z) INFER_CUDNN_CHECK(layer_context(layer), add_tensor(handle, o.z, o.y));
   // In place (x and y the same memory), which cudnnActivationForward allows.
   if (relu) INFER_CUDNN_CHECK(layer_context(layer), activation_forward(handle, plan_.relu(), o.y_in, o.y));
 }

@@ -64,7 +64,8 @@ Executor::Executor(const Network& network, int max_batch, const GpuOptions& opti
     output_float_ = DeviceBuffer(output_staging_.bytes(), "float output buffer");
   }
 
-  // z of cudnnConvolutionBiasActivationForward (convolution.cpp): alpha2 = 0 scales it away, but
+  // z of cudnnConvolutionBiasActivationForward (convolution.cpp) in the calls without a residual
+  // add: alpha2 = 0 scales it away, but
   // should cuDNN read it anyway, 0 * NaN or 0 * Inf left in an output buffer by an earlier batch
   // would be NaN. A buffer of zeros that nothing else writes cannot carry such values. Sized for the
   // largest output a fused call may write (any activation of a convolution step, partial runs

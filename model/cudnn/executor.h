@@ -159,13 +159,14 @@ class Executor {
     FilterIn w;
     cudnnConvolutionDescriptor_t convolution;
     TensorIn bias;  // the layer's, the folded one, or zero_bias_
-    TensorIn z;     // zero_z_ with y's descriptor
+    TensorIn z;     // the residual when add_z (fallback_z_ for a float fallback), else zero_z_; y's shape
+    bool add_z;     // the step's residual add is among the `stop` layers: alpha2 = 1
     TensorOut y;
     TensorIn y_in;  // y's memory to read back (the in-place ReLU of the separate calls)
   };
   ConvolutionOperands convolution_operands(const Step& step, bool float_fallback, std::size_t stop);
   void choose_algorithms();
-  // Uploads the float weights of a step that falls back and grows fallback_x_ and fallback_y_ for
+  // Uploads the float weights of a step that falls back and grows fallback_x_, fallback_y_ (and fallback_z_) for
   // it; grows the workspace to `bytes` while probing. Build time only (graphs keep the addresses).
   void prepare_float_fallback(const Step& step);
   void reserve_workspace(std::size_t bytes);
@@ -205,6 +206,7 @@ class Executor {
   DeviceBuffer workspace_;                        // shared by every convolution
   DeviceBuffer fallback_x_;                       // float NCHW input of a step that falls back
   DeviceBuffer fallback_y_;                       // and its float NCHW output (both max_batch samples)
+  DeviceBuffer fallback_z_;                       // and its residual converted to float NCHW
   DeviceBuffer input_float_;                      // Fp16: the float NCHW input before conversion
   DeviceBuffer output_float_;                     // Fp16: a half output converted to float NCHW
   DeviceBuffer top_classes_;                      // max_batch x output size ints

@@ -5,6 +5,12 @@
 //   conv/linear + batch-norm [+ relu] with fold_batchnorm and a foldable batch-norm (fold.h): one
 //                                    Convolution step with folded weights and bias (the executor
 //                                    folds them on the host), ReLU fused when it follows
+//   conv/linear [+ batch-norm] + add [+ relu]
+//                                    the add joins the step when it reads the convolution's (or
+//                                    its folded batch-norm's) output and one other activation of
+//                                    the storage type: that one is the fused call's z (ResNet's
+//                                    shortcut), with alpha2 = 1; the add's own ReLU or a ReLU layer
+//                                    after it is fused too
 //   anything else                    one step per layer; an unfolded batch-norm runs with its own
 //                                    raw parameters in cudnnBatchNormalizationForwardInference
 // A layer is fused into the step of the layer before it only when it alone reads that layer's
@@ -118,13 +124,7 @@ Plan::Plan(const Network& network, int max_batch, const PlanOptions& options)
     const Layer& layer = layers[i];
     switch (layer.kind) {
       case LayerKind::Conv2d:
-      case LayerKind::Linear: {
-        const bool fold = options_.fold_batchnorm && batchnorm_foldable(layers, i + 1);
-        const std::size_t after = fold ? i + 2 : i + 1;
-        const bool relu = feeds_only_next(layers, after - 1) && layers[after].kind == LayerKind::Relu;
-        plan_convolution(i, fold, relu);
-        break;
-      }
+      case LayerKind::Linear: plan_convolution(i); break;
       case LayerKind::BatchNorm: plan_batchnorm(i); break;
       case LayerKind::Relu: plan_single(i, StepKind::Relu); break;
       case LayerKind::MaxPool:
@@ -200,9 +200,15 @@ Step Plan::layer_step(std::size_t index, StepKind kind) const {
 // [out, in] the filter [out, in, 1, 1]. That keeps the backend on one library (cuDNN; no cuBLAS to
 // deploy, version-check and probe) and gives linear+relu the same fused bias+activation call as
 // conv+relu.
-void Plan::plan_convolution(std::size_t index, bool fold_bn, bool fuse_relu) {
+void Plan::plan_convolution(std::size_t index) {
   const std::vector<Layer>& layers = network_->layers();
   const Layer& layer = layers[index];
+  const bool fold_bn = options_.fold_batchnorm && batchnorm_foldable(layers, index + 1);
+  std::size_t last = index + (fold_bn ? 1 : 0);
+  const std::optional<Step::ResidualAdd> residual = residual_add(last);
+  if (residual) last = residual->layer;
+  const bool add_relu = residual && layers[last].add().relu;
+  const bool relu_layer = !add_relu && feeds_only_next(layers, last) && layers[last + 1].kind == LayerKind::Relu;
   const std::string context = layer_context(layer);
   const Activation& x = input_of(index);
   require_storage_inputs(index);
@@ -215,10 +221,11 @@ void Plan::plan_convolution(std::size_t index, bool fold_bn, bool fuse_relu) {
   }
 
   Step step = layer_step(index, StepKind::Convolution);
-  step.last_layer = index + (fold_bn ? 1 : 0) + (fuse_relu ? 1 : 0);
+  step.last_layer = last + (relu_layer ? 1 : 0);
   for (std::size_t i = index + 1; i <= step.last_layer; ++i) step.name += "+" + layers[i].name;
   step.folded_bn = fold_bn;
-  step.fused_relu = fuse_relu;
+  step.fused_relu = add_relu || relu_layer;
+  step.residual = residual;
   step.has_bias = a.bias;
 
   // Fp32: FMA math restricts cuDNN to FP32 FMA kernels. CUDNN_DEFAULT_MATH would allow TF32 tensor
@@ -236,7 +243,7 @@ void Plan::plan_convolution(std::size_t index, bool fold_bn, bool fuse_relu) {
 
   if (storage_type_ == CUDNN_DATA_HALF) plan_float_fallback(step, a);
 
-  // The convolution's own output, the batch-norm's and the ReLU's share one buffer: the fused
+  // The convolution's own output, the batch-norm's, the add's and the ReLU's share one buffer: the fused
   // call writes the last one, and a forward pass that stops inside the step writes the one it
   // stops at.
   const std::size_t buffer = new_buffer(layer.out, storage_type_);
@@ -245,6 +252,23 @@ void Plan::plan_convolution(std::size_t index, bool fold_bn, bool fuse_relu) {
     set_output_type(i, storage_type_, storage_format_);
   }
   steps_.push_back(std::move(step));
+}
+
+// Layer last + 1 joins the convolution step ending at `last` as its residual add when it is an add
+// that reads last's output, which nothing else reads, and another activation in the storage type
+// and layout (the add's shape rule makes it the same shape; network.cpp). Adding the two in either
+// order is the same float sum, so either input may be the convolution's.
+std::optional<Step::ResidualAdd> Plan::residual_add(std::size_t last) const {
+  const std::vector<Layer>& layers = network_->layers();
+  if (last + 1 >= layers.size() || layers[last].readers != 1) return std::nullopt;
+  const Layer& add = layers[last + 1];
+  if (add.kind != LayerKind::Add) return std::nullopt;
+  const std::size_t own = last + 1;  // the activation `last` writes
+  const std::size_t a = add.sources[0], b = add.sources[1];
+  if ((a == own) == (b == own)) return std::nullopt;  // neither, or the output added to itself
+  const std::size_t z = a == own ? b : a;
+  if (activations_[z].type != storage_type_ || activations_[z].format != storage_format_) return std::nullopt;
+  return Step::ResidualAdd{last + 1, z};
 }
 
 // The float NCHW form of an Fp16 convolution step (Step::fallback): FMA math, as Fp32, since the

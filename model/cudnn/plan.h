@@ -22,6 +22,7 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -39,8 +40,8 @@ struct PlanOptions {
 };
 
 enum class StepKind {
-  Convolution,  // conv2d, or linear as a 1x1 convolution; bias; optionally a folded batch-norm and
-                // the ReLU that follows
+  Convolution,  // conv2d, or linear as a 1x1 convolution; bias; optionally a folded batch-norm, a
+                // residual add (cudnnConvolutionBiasActivationForward's z) and the ReLU that follows
   BatchNorm,    // cudnnBatchNormalizationForwardInference with the raw gamma, beta, mean, variance
   Relu,         // cudnnActivationForward (a ReLU that does not follow a convolution)
   Pooling,      // max, average or global average pooling: cudnnPoolingForward
@@ -76,14 +77,22 @@ struct Step {
   StepKind kind = StepKind::Alias;
   std::vector<std::size_t> inputs;  // the activations it reads: the first layer's sources (network.h)
   std::size_t first_layer = 0;
-  std::size_t last_layer = 0;  // the last layer of a convolution's folded batch-norm or fused ReLU, else first_layer
+  std::size_t last_layer = 0;  // the last layer of a convolution's folded batch-norm, add or ReLU, else first_layer
   std::string name;            // the layer names joined by '+': "conv1+relu1", "conv1+bn1+relu1"
   Dims in;                     // per sample, as the network says
   Dims out;                    // per sample, as cuDNN computes it (equal to the network's, checked)
 
   // Convolution
   bool folded_bn = false;      // layer first_layer + 1 is a batch-norm folded into the weights and bias
-  bool fused_relu = false;     // the ReLU layer last_layer is part of this step
+  bool fused_relu = false;     // the step ends in a ReLU: layer last_layer is a ReLU, or an add with its relu
+  // A residual add in the step: layer `layer` (after the convolution and any folded batch-norm) adds
+  // activation `z`, of the step's output shape, type and layout, to the convolution's result. It
+  // runs as the fused call's z with alpha2 = 1, or as cudnnAddTensor after the separate calls.
+  struct ResidualAdd {
+    std::size_t layer = 0;
+    std::size_t z = 0;  // index into Plan::activations()
+  };
+  std::optional<ResidualAdd> residual;
   bool has_bias = false;       // the conv/linear layer itself has a bias (a folded step always has one)
   FilterDesc filter;           // [K, C/groups, R, S]; linear: [out, in, 1, 1]; NHWC (K, R, S, C order) in Fp16
   ConvolutionDesc convolution; // pads, strides, dilations, groups, cross-correlation, float compute, math type
@@ -183,7 +192,9 @@ class Plan {
 
  private:
   Step layer_step(std::size_t index, StepKind kind) const;
-  void plan_convolution(std::size_t index, bool fold_bn, bool fuse_relu);
+  void plan_convolution(std::size_t index);
+  // The residual add that may join the step of a convolution whose last layer so far is `last`.
+  std::optional<Step::ResidualAdd> residual_add(std::size_t last) const;
   void plan_float_fallback(Step& step, const Conv2dAttrs& a) const;
   void plan_batchnorm(std::size_t index);
   void plan_single(std::size_t index, StepKind kind);

@@ -240,6 +240,29 @@ TEST_F(StandinCudnn, FusedCallAddsZAndBiasThenRelu) {
   EXPECT_EQ(download(y->p, 4), (std::vector<float>{0, 6, 50, 66}));
 }
 
+// INFER_STANDIN_CUDNN_DECLINE=fused-call: the fused call declines, leaving y untouched; the
+// separate convolution still runs.
+TEST_F(StandinCudnn, FaultInjectionDeclinesTheFusedCall) {
+  set_small_conv(0, CUDNN_CROSS_CORRELATION);
+  CUDNN_OK(cudnnSetTensor4dDescriptor(bd, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 1, 1, 1, 1));
+  CUDNN_OK(cudnnSetActivationDescriptor(ad, CUDNN_ACTIVATION_RELU, CUDNN_PROPAGATE_NAN, 0.0));
+  std::unique_ptr<DeviceBuffer> x(upload(small_x())), w(upload(small_w())), z(upload({1, 2, 3, 4})),
+      bias(upload({-50})), y(upload({-1, -1, -1, -1}));
+  DeviceBuffer ws(1 << 16);
+  const auto algo = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM;
+  ASSERT_EQ(setenv("INFER_STANDIN_CUDNN_DECLINE", "fused-call", 1), 0);
+  EXPECT_EQ(cudnnConvolutionBiasActivationForward(handle, &kOne, xd, x->p, wd, w->p, cd, algo, ws.p, 1 << 16, &kOne,
+                                                  yd, z->p, bd, bias->p, ad, yd, y->p),
+            CUDNN_STATUS_NOT_SUPPORTED);
+  EXPECT_EQ(download(y->p, 4), (std::vector<float>{-1, -1, -1, -1}));
+  CUDNN_OK(cudnnConvolutionForward(handle, &kOne, xd, x->p, wd, w->p, cd, algo, ws.p, 1 << 16, &kZero, yd, y->p));
+  EXPECT_EQ(download(y->p, 4), (std::vector<float>{44, 51, 72, 79}));
+  ASSERT_EQ(unsetenv("INFER_STANDIN_CUDNN_DECLINE"), 0);
+  CUDNN_OK(cudnnConvolutionBiasActivationForward(handle, &kOne, xd, x->p, wd, w->p, cd, algo, ws.p, 1 << 16, &kOne,
+                                                 yd, z->p, bd, bias->p, ad, yd, y->p));
+  EXPECT_EQ(download(y->p, 4), (std::vector<float>{0, 3, 25, 33}));
+}
+
 TEST_F(StandinCudnn, IdentityActivationOnlyWithImplicitPrecompGemm) {
   set_small_conv(0, CUDNN_CROSS_CORRELATION);
   CUDNN_OK(cudnnSetTensor4dDescriptor(bd, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 1, 1, 1, 1));

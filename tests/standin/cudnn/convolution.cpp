@@ -313,6 +313,9 @@ cudnnStatus_t cudnnConvolutionForward(cudnnHandle_t handle, const void* alpha, c
 //     type (BAD_PARAM otherwise);
 //   - z may alias y (the documented in-place use); z is read whatever alpha2 is (the
 //     documentation makes no exception for alpha2 == 0), so it must be a valid buffer of zDesc's extent.
+// Fault injection (test infrastructure): INFER_STANDIN_CUDNN_DECLINE=fused-call makes every call
+// decline with CUDNN_STATUS_NOT_SUPPORTED after its descriptors are checked, as a cuDNN build without
+// a fused engine for the configuration does; the separate calls then do the work.
 cudnnStatus_t cudnnConvolutionBiasActivationForward(
     cudnnHandle_t handle, const void* alpha1, const cudnnTensorDescriptor_t xDesc, const void* x,
     const cudnnFilterDescriptor_t wDesc, const void* w, const cudnnConvolutionDescriptor_t convDesc,
@@ -345,6 +348,9 @@ cudnnStatus_t cudnnConvolutionBiasActivationForward(
       bt.type != p.y.type) {
     return fail(CUDNN_STATUS_BAD_PARAM, call,
                 "biasDesc is " + describe(bt) + "; it must be [1," + std::to_string(p.y.dim[1]) + ",1,1] of y's type");
+  }
+  if (decline_requested("fused-call")) {
+    return fail(CUDNN_STATUS_NOT_SUPPORTED, call, "declined by INFER_STANDIN_CUDNN_DECLINE=fused-call");
   }
   const double a1 = host_scalar(call, alpha1, "alpha1");
   const double a2 = host_scalar(call, alpha2, "alpha2");
