@@ -139,6 +139,8 @@ TEST_P(ConvTest, MatchesNaiveReference) {
       expect_close(run_cpu(net, input, n, CpuOptions{direct}), ref.value, ref.tolerance,
                    std::string(direct ? "direct" : "im2col") + " conv n=" + std::to_string(n));
     }
+    expect_close(run_cpu(net, input, n, CpuOptions{false, false, CpuKernels::Onednn}), ref.value, ref.tolerance,
+                 "onednn conv n=" + std::to_string(n));
   }
 }
 
@@ -173,6 +175,8 @@ TEST(CpuOps, LinearMatchesNaiveReference) {
                        std::string(direct ? "packed" : "sgemm") + (bias ? " linear" : " linear without bias") + " n=" +
                            std::to_string(n) + " outputs=" + std::to_string(outputs));
         }
+        expect_close(run_cpu(net, input, n, CpuOptions{false, false, CpuKernels::Onednn}), ref.value, ref.tolerance,
+                     std::string("onednn linear n=") + std::to_string(n) + " outputs=" + std::to_string(outputs));
       }
     }
   }

@@ -373,7 +373,11 @@ TEST(Graph, EveryOpOnTheCpuIsWithinTheReferenceBound) {
     // Inputs in [-4, 4]: both sides of every clamp, the curved part of the smooth activations.
     const std::vector<float> input = rng.vector(static_cast<std::size_t>(n) * net.input().dims.size(), -4.0f, 4.0f);
     const std::vector<ReferenceTensor> ref = reference_forward(net, input, n, net.layers().size());
-    for (const CpuOptions& options : {CpuOptions{true, true}, CpuOptions{false, false}}) {
+    for (const CpuOptions& options :
+         {CpuOptions{true, true}, CpuOptions{false, false}, CpuOptions{false, false, CpuKernels::Onednn}}) {
+      const std::string kernels = options.kernels == CpuKernels::Onednn ? "onednn"
+                                  : options.direct_kernels               ? "direct"
+                                                                         : "plain";
       auto cpu = make_cpu_backend(net, n, options);
       // The zoo starts with a convolution: on an AVX-512 CPU its front must run on the direct kernels.
       if (c.layers.size() > 10 && options.direct_kernels && cpu::blocked_kernels_supported()) {
@@ -383,7 +387,7 @@ TEST(Graph, EveryOpOnTheCpuIsWithinTheReferenceBound) {
         std::vector<float> got(ref[count].value.size(), std::numeric_limits<float>::quiet_NaN());
         cpu->forward(input.data(), n, got.data(), count);
         expect_close(got, ref[count].value, reference_tolerance(ref[count]),
-                     std::string(options.direct_kernels ? "direct" : "plain") + ", layers [0, " + std::to_string(count) +
+                     kernels + ", layers [0, " + std::to_string(count) +
                          ") ending at '" + net.layers()[count - 1].name + "'");
       }
     }

@@ -18,6 +18,7 @@ set -euo pipefail
 packages=(
   build-essential cmake pkg-config
   libopenblas-dev        # sgemm for the CPU backend
+  libdnnl-dev            # oneDNN: the CPU backend's JIT primitives (--cpu-kernels onednn)
   nlohmann-json3-dev     # safetensors headers, --json output
   libtomlplusplus-dev    # model TOML and VERSIONS.toml
   libcli11-dev           # command line

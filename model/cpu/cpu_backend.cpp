@@ -279,6 +279,7 @@ class CpuBackend final : public Backend {
 }  // namespace
 
 std::unique_ptr<Backend> make_cpu_backend(const Network& network, int max_batch, const CpuOptions& options) {
+  if (options.kernels == CpuKernels::Onednn) return make_onednn_backend(network, max_batch);
   return std::make_unique<CpuBackend>(network, max_batch, options);
 }
 

@@ -7,6 +7,10 @@
 
 namespace infer {
 
+// Which kernels run the layers: the project's own (im2col + OpenBLAS, with the direct AVX-512
+// front below), or oneDNN's JIT primitives (onednn_backend.cpp).
+enum class CpuKernels { Own, Onednn };
+
 struct CpuOptions {
   // Run the convolutional front of the network (from a group-1 convolution in layer 0 up to the
   // first layer other than conv2d, batch-norm, ReLU or max pooling) with the direct AVX-512
@@ -16,6 +20,7 @@ struct CpuOptions {
   // With direct_kernels: 3x3 stride-1 convolutions after the first layer by Winograd F(2x2, 3x3)
   // (2.25x fewer multiplications; rounding bound in tests/test_cpu_ops.cpp). false: direct.
   bool winograd = true;
+  CpuKernels kernels = CpuKernels::Own;
 };
 
 // Samples the CPU backend runs through the layers at a time. Each worker thread that a batch of
@@ -26,6 +31,11 @@ constexpr int kCpuChunk = 8;
 // Plans the network for up to max_batch samples and allocates every activation and scratch
 // buffer now. The network must outlive the backend. Uses OpenBLAS with its default thread count
 // (OPENBLAS_NUM_THREADS or the number of cores).
+// With CpuKernels::Onednn, make_onednn_backend.
 std::unique_ptr<Backend> make_cpu_backend(const Network& network, int max_batch, const CpuOptions& options = {});
+
+// The CPU backend on oneDNN primitives. Its programs (per batch size and layer count) are built on
+// first use. Threads: oneDNN's OpenMP runtime (OMP_NUM_THREADS, else every core).
+std::unique_ptr<Backend> make_onednn_backend(const Network& network, int max_batch);
 
 }  // namespace infer
