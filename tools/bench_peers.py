@@ -104,6 +104,53 @@ def bench_onnxruntime(model, inputs, batches, seconds, threads):
     return rows, ort.__version__
 
 
+def bench_architectures(names, bench_exe, kernels_list, batches, seconds, threads):
+    """torchvision architectures at 224x224 on the CPU: the module (random weights, eval mode) in
+    PyTorch, its torch.onnx.export in ONNX Runtime and in ours (infer-bench --model X.onnx, each of
+    kernels_list). Random weights: the work per image is the architecture's, whatever the values.
+    Returns table rows as (device, precision, peer, ours rows, peer rows) and notes."""
+    import onnxruntime as ort
+    import torchvision
+    tables, notes, targets = [], [], []
+    torch.manual_seed(0)
+    inputs = np.random.default_rng(0).standard_normal((32, 3, 224, 224), dtype=np.float32)
+    for name in names:
+        module = getattr(torchvision.models, name)().eval()
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, name + ".onnx")
+            torch.onnx.export(module, torch.from_numpy(inputs[:1]), path, input_names=["x"], output_names=["y"],
+                              dynamic_axes={"x": {0: "n"}, "y": {0: "n"}}, opset_version=14)
+            opts = ort.SessionOptions()
+            opts.intra_op_num_threads = threads
+            opts.inter_op_num_threads = 1
+            sess = ort.InferenceSession(path, opts, providers=["CPUExecutionProvider"])
+            ort_rows = [time_batches(lambda x: sess.run(None, {"x": x})[0], inputs, b, seconds) for b in batches]
+            torch_rows = bench_torch_cpu(module, inputs, batches, seconds)
+            for kernels in kernels_list:
+                ours = infer_bench_model(bench_exe, path, batches, seconds, threads, kernels)
+                device = f"cpu {kernels} {name} 224x224"
+                tables.append((device, "fp32", f"PyTorch {torch.__version__} eager", ours["results"], torch_rows))
+                tables.append((device, "fp32", f"ONNX Runtime {ort.__version__}", ours["results"], ort_rows))
+                notes.append(f"ours ({device}): {ours['backend']}")
+                o = {r["batch"]: r for r in ours["results"]}
+                x = {r["batch"]: r for r in ort_rows}
+                for b in batches:
+                    targets.append((f"{device} batch {b} >= ONNX Runtime: {o[b]['images_per_s'] / x[b]['images_per_s']:.2f}x",
+                                    o[b]["images_per_s"] >= x[b]["images_per_s"]))
+    return tables, notes, targets
+
+
+def infer_bench_model(exe, model, batches, seconds, threads, kernels):
+    cmd = [exe, "--device", "cpu", "--json", "--model", model, "--batch", ",".join(map(str, batches)),
+           "--seconds", str(seconds), "--threads", str(threads), "--top-k", "0"]
+    env = dict(os.environ)
+    name, _, isa = kernels.partition("@")
+    cmd += ["--cpu-kernels", name]
+    if isa:
+        env["ONEDNN_MAX_CPU_ISA"] = isa
+    return json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True, env=env).stdout)
+
+
 def bench_torch_gpu(model, inputs, batches, seconds, graph, precision):
     torch.backends.cudnn.benchmark = True
     tf32 = precision == "tf32"
@@ -178,6 +225,10 @@ def main():
     ap.add_argument("--record", action="store_true", help="append the results to bench/RESULTS.md")
     ap.add_argument("--devices", default="cpu,gpu", help="cpu, gpu or both (gpu only when PyTorch sees a CUDA GPU)")
     ap.add_argument("--precision", default="fp32,tf32,fp16", help="GPU precisions to compare")
+    ap.add_argument("--architectures", default="",
+                    help="also torchvision architectures at 224x224 on the CPU, comma-separated (e.g. "
+                         "resnet18,mobilenet_v2), at --architecture-batch")
+    ap.add_argument("--architecture-batch", default="1,16")
     ap.add_argument("--cpu-kernels", default="own",
                     help="our CPU runs, comma-separated: own, plain, onednn, onednn@ISA (ONEDNN_MAX_CPU_ISA)")
     args = ap.parse_args()
@@ -218,6 +269,12 @@ def main():
             if 1 in o:
                 targets.append((f"{device} batch 1 >= ONNX Runtime: {o[1]['images_per_s'] / x[1]['images_per_s']:.2f}x",
                                 o[1]["images_per_s"] >= x[1]["images_per_s"]))
+    if "cpu" in devices and args.architectures:
+        t, n, g = bench_architectures(args.architectures.split(","), bench_exe, args.cpu_kernels.split(","),
+                                      [int(b) for b in args.architecture_batch.split(",")], args.seconds, args.threads)
+        tables += t
+        notes += n
+        targets += g
     gpu_note = "no CUDA GPU visible to PyTorch: GPU rows not measured"
     if "gpu" in devices and torch.cuda.is_available():
         gpu_note = f"GPU: {torch.cuda.get_device_name(0)}, PyTorch {torch.__version__}, cuDNN {torch.backends.cudnn.version()}"
