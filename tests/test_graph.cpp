@@ -325,7 +325,7 @@ struct OpCase {
 };
 
 std::vector<OpCase> op_cases() {
-  return {
+  std::vector<OpCase> cases = {
       {"sigmoid", {3, 5, 6}, {plain_layer("s", LayerKind::Sigmoid)}},
       {"silu", {3, 5, 6}, {plain_layer("s", LayerKind::Silu)}},
       {"relu6", {3, 5, 6}, {make_layer("c", LayerKind::Clip, PointwiseAttrs{0.0f, 0.5f})}},
@@ -361,6 +361,17 @@ std::vector<OpCase> op_cases() {
       {"avgpool, ceil mode, padding not counted", {3, 10, 10}, {ceil_mode(pool_layer("p", LayerKind::AvgPool, 3, 2, 1, false))}},
       {"every op (graph zoo)", {3, 8, 8}, graph_zoo_layers()},
   };
+  // Each pointwise op right after a convolution (with a batch-norm between) and a linear layer:
+  // where a backend fuses it into that layer (oneDNN's eltwise post-ops), the fused form is checked.
+  for (std::size_t i = 0; i < kPointwiseCount; ++i) {
+    const auto op = static_cast<PointwiseOp>(i);
+    const std::string name(op_name(layer_kind(op)));
+    cases.push_back({name + " after conv and batch-norm", {3, 5, 6},
+                     {conv_layer("c", 4, 3, 1, 1), batchnorm_layer("bn"), make_layer("p", layer_kind(op), pointwise_sample(op))}});
+    cases.push_back({name + " after linear", {12, 1, 1},
+                     {linear_layer("fc", 7), make_layer("p", layer_kind(op), pointwise_sample(op))}});
+  }
+  return cases;
 }
 
 TEST(Graph, EveryOpOnTheCpuIsWithinTheReferenceBound) {

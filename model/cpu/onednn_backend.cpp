@@ -8,8 +8,8 @@
 //   conv2d, linear    convolution_forward / inner_product_forward (direct algorithm: no Winograd,
 //                     whose rounding the tests' bound does not cover), weights reordered once to
 //                     the primitive's layout, a following batch-norm folded (fold.h) and a
-//                     following ReLU as an eltwise post-op, when the layer feeds only the next
-//                     one and both are inside the program
+//                     following activation that oneDNN has (below) as an eltwise post-op, when the
+//                     layer feeds only the next one and both are inside the program
 //   batchnorm         batch_normalization_forward with the global statistics, scale and shift
 //   relu, pointwise   eltwise_forward (relu, logistic, clip, hardswish, swish, leaky relu)
 //   pooling           pooling_forward; ceil mode as a larger right padding (a max ignores it, an
@@ -199,15 +199,19 @@ class Program {
     const Layer& layer = layers[i];
     const bool fold = i + 1 < count_ && batchnorm_foldable(layers, i + 1);
     std::size_t last = fold ? i + 1 : i;
-    const bool relu = last + 1 < count_ && feeds_only_next(layers, last) && layers[last + 1].kind == LayerKind::Relu;
-    if (relu) ++last;
+    // The activation after it (ReLU, clip as ReLU6, hardswish, SiLU, ...) as an eltwise post-op.
+    algorithm act{};
+    float act_alpha = 0.0f, act_beta = 0.0f;
+    const bool fuse_act = last + 1 < count_ && feeds_only_next(layers, last) &&
+                          eltwise_of(layers[last + 1], act, act_alpha, act_beta);
+    if (fuse_act) ++last;
     FoldedParams p = fold ? fold_batchnorm(layer, layers[i + 1]) : FoldedParams{layer.params.weight, layer.params.bias};
     const int k = layer.out.c;
     if (p.bias.empty()) p.bias.assign(static_cast<std::size_t>(k), 0.0f);
     dnnl::primitive_attr attr;
-    if (relu) {
+    if (fuse_act) {
       dnnl::post_ops ops;
-      ops.append_eltwise(1.0f, algorithm::eltwise_relu, 0.0f, 0.0f);
+      ops.append_eltwise(1.0f, act, act_alpha, act_beta);
       attr.set_post_ops(ops);
     }
     const memory::desc bias_md({k}, kF32, Tag::x);
