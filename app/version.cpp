@@ -1,11 +1,10 @@
 #include "version.h"
 
-#include <cblas.h>
-
 #include <ostream>
 
 #include "environment.h"
 #include "manifest/probe.h"
+#include "model/cpu/cpu_backend.h"
 #include "model/errors.h"
 #include "model/gpu_backend.h"
 #include "model/model_file.h"
@@ -29,7 +28,7 @@ void print_version(std::ostream& out, const std::filesystem::path& model_path) {
   } else {
     out << "built for CUDA " << INFER_CUDA_VERSION << ", cuDNN " << INFER_CUDNN_VERSION << '\n';
   }
-  out << "  CPU backend:  " << openblas_get_config() << ", " << openblas_get_num_threads() << " threads\n";
+  out << "  CPU backend:  " << cpu_libraries() << '\n';
   try {
     const auto library = GpuLibrary::open();
     const InferGpuVersions v = library->versions();

@@ -1,7 +1,7 @@
 // infer-bench: throughput and latency of a backend on real Fashion-MNIST test images.
 //
 //   infer-bench [--model PATH] [--device cpu|gpu] [--precision fp32|tf32|fp16] [--autotune]
-//               [--batch 1,64,1024] [--threads N] [--cpu-kernels own|plain|onednn] [--top-k K] [--data DIR] [--json]
+//               [--batch 1,64,1024] [--threads N] [--cpu-kernels onednn|plain] [--top-k K] [--data DIR] [--json]
 //
 // The model defaults to the shipped one (<exe_dir>/../share/infer, app/shipped_file.h); the test
 // images are read from --data DIR, else $FASHION_MNIST_DIR, else Debian's
@@ -19,7 +19,6 @@
 // 10k images, and the process's peak resident memory. A program that prints numbers, not a test:
 // compare with a peer measured in the same run (tools/bench_peers.py).
 #include <cblas.h>
-#include <omp.h>
 
 #include <algorithm>
 #include <chrono>
@@ -37,6 +36,7 @@
 
 #include "app/shipped_file.h"
 #include "model/cpu/cpu_backend.h"
+#include "model/cpu/threads.h"
 #include "model/errors.h"
 #include "model/gpu_backend.h"
 #include "model/image.h"
@@ -100,11 +100,11 @@ int main(int argc, char** argv) {
   cli.add_option("--device", device, "cpu or gpu")->check(CLI::IsMember({"cpu", "gpu"}));
   cli.add_option("--batch", batches, "Batch sizes")->delimiter(',')->check(CLI::Range(1, 65536));
   cli.add_option("--threads", threads, "CPU threads for OpenBLAS and oneDNN's OpenMP (default: their own, all cores)");
-  std::string cpu_kernels = "own";
+  std::string cpu_kernels = "onednn";
   cli.add_option("--cpu-kernels", cpu_kernels,
-                 "CPU backend kernels: own (direct AVX-512 front where the CPU has it, else plain), plain (im2col + "
-                 "OpenBLAS only: what a CPU without AVX-512 runs) or onednn")
-      ->check(CLI::IsMember({"own", "plain", "onednn"}));
+                 "CPU backend kernels: onednn (the default; ONEDNN_MAX_CPU_ISA caps its ISA) or plain (im2col + "
+                 "OpenBLAS)")
+      ->check(CLI::IsMember({"onednn", "plain"}));
   cli.add_option("--seconds", seconds, "Timed seconds per batch size (after warm-up)")->check(CLI::Range(0.1, 600.0));
   const std::map<std::string, infer::Precision> precisions{
       {"fp32", infer::Precision::Fp32}, {"tf32", infer::Precision::Tf32}, {"fp16", infer::Precision::Fp16}};
@@ -124,10 +124,7 @@ int main(int argc, char** argv) {
     std::cerr << "infer-bench: --precision " << infer::precision_name(precision) << " needs --device gpu\n";
     return 2;
   }
-  if (threads > 0) {
-    openblas_set_num_threads(threads);
-    omp_set_num_threads(threads);
-  }
+  if (threads > 0) infer::cpu::set_threads(threads);
 
   try {
     const infer::test::FashionMnist data = infer::test::load_fashion_mnist_test(data_dir);
@@ -160,9 +157,8 @@ int main(int argc, char** argv) {
     auto backend =
         device == "gpu" ? infer::make_gpu_backend(net, max_batch, options)
                         : infer::make_cpu_backend(net, max_batch,
-                                                  infer::CpuOptions{cpu_kernels == "own", cpu_kernels == "own",
-                                                                    cpu_kernels == "onednn" ? infer::CpuKernels::Onednn
-                                                                                            : infer::CpuKernels::Own});
+                                                  infer::CpuOptions{cpu_kernels == "plain" ? infer::CpuKernels::Plain
+                                                                                           : infer::CpuKernels::Onednn});
     std::vector<float> out(static_cast<std::size_t>(max_batch) * classes);
     backend->forward(inputs.data(), 1, out.data());
     const double startup_ms = ms_since(start), first_result_ms = ms_since(build);

@@ -4,7 +4,6 @@
 #include <cstdio>
 #include <limits>
 
-#include "cpu/blocked.h"
 #include "cpu/cpu_backend.h"
 
 namespace infer {
@@ -20,36 +19,26 @@ std::uint64_t round_up(std::uint64_t n, std::uint64_t to) { return add(n, to - 1
 std::uint64_t u(int v) { return static_cast<std::uint64_t>(v); }
 
 constexpr std::uint64_t kFloatBytes = sizeof(float);
-constexpr std::uint64_t kLanes = cpu::kLanes;  // channels per block of the CPU's blocked layout
-constexpr std::uint64_t kLinearOutputs = 48;   // outputs per packed group of a linear layer (cpu/blocked_linear.cpp)
-constexpr std::uint64_t kWinogradTaps = 16;    // a 3x3 kernel transformed to 4x4 (cpu/blocked_winograd.cpp)
-constexpr std::uint64_t kWinogradTiles = 28;   // tiles per matrix product (cpu/blocked_winograd.cpp)
+// Channels per block of oneDNN's blocked layouts (nChw16c, OIhw16i16o: AVX-512's 16 floats; AVX2's
+// 8-channel blocks are smaller).
+constexpr std::uint64_t kLanes = 16;
 
-bool winograd(const Layer& conv) { return cpu::winograd_applicable(conv.conv(), conv.in.c); }
+// One sample of `d` in a channel-blocked layout (channels rounded up to kLanes).
+std::uint64_t blocked_floats(const Dims& d) { return mul(mul(round_up(u(d.c), kLanes), u(d.h)), u(d.w)); }
 
-// One sample of `d` in the channel-blocked layout (channels rounded up to `lanes`: 1 for the
-// network's input, kLanes after it), with the halo the layer reading it pads with.
-std::uint64_t blocked_floats(const Dims& d, std::uint64_t lanes, const Layer* reader) {
-  std::uint64_t halo_h = 0, halo_w = 0;
-  if (reader != nullptr && reader->kind == LayerKind::Conv2d) {
-    halo_h = u(reader->conv().pad_h) + 1;
-    halo_w = u(reader->conv().pad_w) + 1;
-  }
-  return mul(mul(round_up(u(d.c), lanes), add(u(d.h), 2 * halo_h)), add(u(d.w), 2 * halo_w));
-}
-
-// The backend's copy of a layer's parameters; `lanes`: the blocking of its input channels.
-std::uint64_t packed_floats(const Layer& layer, std::uint64_t lanes) {
+// The backend's copy of a layer's parameters: oneDNN's reordered weights, channels of both sides
+// rounded up to whole blocks, each once without and once with a batch-norm folded in; the bias.
+std::uint64_t packed_floats(const Layer& layer) {
   switch (layer.kind) {
     case LayerKind::Conv2d: {
       const Conv2dAttrs& a = layer.conv();
-      const std::uint64_t taps = winograd(layer) ? kWinogradTaps : mul(u(a.kernel_h), u(a.kernel_w));
+      const std::uint64_t taps = mul(u(a.kernel_h), u(a.kernel_w));
       const std::uint64_t outputs = round_up(u(a.out_channels), kLanes);
-      return add(mul(mul(outputs, round_up(u(layer.in.c / a.groups), lanes)), taps), outputs);
+      return mul(2, add(mul(mul(outputs, round_up(u(layer.in.c / a.groups), kLanes)), taps), outputs));
     }
     case LayerKind::Linear: {
-      const std::uint64_t outputs = round_up(u(layer.linear().out_features), kLinearOutputs);
-      return add(mul(outputs, layer.in.size()), outputs);
+      const std::uint64_t outputs = round_up(u(layer.linear().out_features), kLanes);
+      return mul(2, add(mul(outputs, round_up(layer.in.size(), kLanes)), outputs));
     }
     case LayerKind::BatchNorm: return mul(4, round_up(u(layer.in.c), kLanes));  // scale and shift, twice
     // No parameters. Listed, not defaulted, so that a new kind is a build error.
@@ -70,16 +59,12 @@ std::uint64_t packed_floats(const Layer& layer, std::uint64_t lanes) {
   return 0;  // a value outside the enum: every kind returns above
 }
 
-// A convolution's scratch for one sample: its im2col matrix, or the Winograd tiles of every channel block.
+// A convolution's scratch for one sample: its im2col matrix (the plain kernels'; oneDNN's
+// im2col-based convolutions take the same in their scratchpad).
 std::uint64_t workspace_floats(const Layer& layer) {
   if (layer.kind != LayerKind::Conv2d) return 0;
   const Conv2dAttrs& a = layer.conv();
-  const std::uint64_t im2col = mul(mul(mul(u(layer.in.c / a.groups), u(a.kernel_h)), u(a.kernel_w)),
-                                   mul(u(layer.out.h), u(layer.out.w)));
-  if (!winograd(layer)) return im2col;
-  const std::uint64_t tiles = mul(kWinogradTaps * kWinogradTiles,
-                                  add(round_up(u(layer.in.c), kLanes), round_up(u(a.out_channels), kLanes)));
-  return std::max(im2col, tiles);
+  return mul(mul(mul(u(layer.in.c / a.groups), u(a.kernel_h)), u(a.kernel_w)), mul(u(layer.out.h), u(layer.out.w)));
 }
 
 }  // namespace
@@ -102,7 +87,7 @@ MemoryPlan plan_memory(const Network& network) {
       params = add(params, p->size());
       largest_tensor = std::max<std::uint64_t>(largest_tensor, p->size());
     }
-    packed = add(packed, packed_floats(layer, i == 0 ? 1 : kLanes));
+    packed = add(packed, packed_floats(layer));
     workspace = std::max(workspace, workspace_floats(layer));
   }
 
@@ -111,7 +96,7 @@ MemoryPlan plan_memory(const Network& network) {
   std::uint64_t sample = 0, largest = in.size();
   for (std::size_t a = 0; a <= layers.size(); ++a) {
     const Dims d = a == 0 ? in : layers[a - 1].out;
-    sample = add(sample, add(d.size(), blocked_floats(d, a == 0 ? 1 : kLanes, a < layers.size() ? &layers[a] : nullptr)));
+    sample = add(sample, add(d.size(), blocked_floats(d)));
     largest = std::max<std::uint64_t>(largest, d.size());
   }
   // The app's input batch, the GPU's staging of the largest output, and the output's four copies

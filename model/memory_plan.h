@@ -6,18 +6,16 @@
 // An upper bound of what a backend built for a batch size allocates, plus the app's buffers around
 // it; not an exact count (tests/test_memory_plan.cpp checks the bound against the CPU backend's real
 // allocations). Bytes, float32 throughout:
-//   parameter_bytes  the network's own copy of every tensor, the backend's copy (the CPU's packed
-//                    weights: convolution channels rounded up to 16 (input channels after the first
-//                    layer), a 3x3 convolution's Winograd transform 16 values per 9, linear outputs
-//                    rounded up to 48; the GPU's device copy is no larger), and the largest tensor
+//   parameter_bytes  the network's own copy of every tensor, the backend's copy (oneDNN's reordered
+//                    weights, channels of both sides rounded up to 16, twice: with and without a
+//                    folded batch-norm; the GPU's device copy is no larger), and the largest tensor
 //                    once more (folding makes a temporary)
 //   sample_bytes     per sample: every activation (the input and each layer's output) twice, as the
-//                    backend's buffer and as a copy in another layout (the CPU's channel-blocked
-//                    front: channels after the input rounded up to 16, a halo of the next
-//                    convolution's padding + 1; the GPU's z buffer), plus the app's input, output and
-//                    top-k buffers and the GPU's staging of the largest activation
-//   workspace_bytes  the largest convolution's scratch for one sample (im2col matrix or Winograd
-//                    tiles), held once per chunk of kCpuChunk samples (cpu/cpu_backend.h)
+//                    backend's buffer and as a copy in another layout (oneDNN's channel-blocked
+//                    layouts: channels rounded up to 16; the GPU's z buffer), plus the app's input,
+//                    output and top-k buffers and the GPU's staging of the largest activation
+//   workspace_bytes  the largest convolution's scratch for one sample (an im2col matrix), held once
+//                    per chunk of kCpuChunk samples (cpu/cpu_backend.h)
 // Not counted: cuDNN's own workspace (it depends on the algorithm cuDNN picks), decoded images
 // (bounded separately, image.h), the code and the libraries.
 #pragma once

@@ -108,9 +108,11 @@ TEST_F(MemoryLimit, AMillionChannelConvolutionIsRefused) {
   RecordProperty("peak_rss_kib", std::to_string(r.max_rss_kib));
 }
 
-// A 1x1 input padded by 1000000 with a stride of 1000000 gives a 3x3 output, but the CPU's blocked
-// layout holds the padded input: 2000001 x 2000001 floats per sample.
-TEST_F(MemoryLimit, APaddingOfAMillionIsRefused) {
+// A 1x1 input padded by 1000000 with a stride of 1000000 gives a 3x3 output. Neither kernel set
+// materialises the padding (oneDNN pads virtually; the plain kernels' im2col matrix is the 9
+// outputs' taps), so it runs, in bounded memory. (The direct AVX-512 kernels, removed, held the
+// padded input: 2000001 x 2000001 floats, and it was refused.)
+TEST_F(MemoryLimit, APaddingOfAMillionRunsInBoundedMemory) {
   SCOPED_TRACE(rng_.trace());
   std::string toml = replaced(kTinyToml, "height = 4\nwidth = 4", "height = 1\nwidth = 1");
   toml = replaced(toml, "out_channels = 2\nkernel = [3, 3]\npadding = [1, 1]",
@@ -118,7 +120,7 @@ TEST_F(MemoryLimit, APaddingOfAMillionIsRefused) {
   write_model(toml, {f32("conv.weight", {2, 1, 1, 1}, rng_), f32("conv.bias", {2}, rng_), f32("fc.weight", {3, 18}, rng_),
                      f32("fc.bias", {3}, rng_)});
   const ProcessResult r = infer_capped();
-  expect_refused(r, "4.0 GiB");
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_LT(r.max_rss_kib, 256 * 1024) << "peak RSS in KiB";
 }
 

@@ -3,7 +3,8 @@
 TOML + safetensors, so identical weights), the same Fashion-MNIST test images and batch sizes,
 and prints one table with the ratio ours/theirs, all from one run.
 
-    tools/bench.sh [--threads N] [--batch 1,64,1024] [--seconds S] [--cpu-kernels own,onednn@AVX2] [--record]
+    tools/bench.sh [--threads N] [--batch 1,64,1024] [--seconds S] [--cpu-kernels onednn,onednn@AVX2]
+                   [--architectures resnet18,mobilenet_v2] [--record]
 
 (tools/bench.sh makes the Python environment: Debian's PyTorch plus ONNX Runtime from PyPI.)
 
@@ -14,9 +15,10 @@ CUDA graph (torch.cuda.CUDAGraph), in the precision of our run: fp32 with TF32 o
 TF32 on (cuDNN and matmul), fp16 with the model and the inputs in half (--precision picks them).
 --devices gpu skips the CPU rows (tools/gpu-check.sh).
 
---cpu-kernels: our CPU runs to compare, each against the same peer rows: own, plain (im2col +
-OpenBLAS: what a CPU without AVX-512 runs) or onednn, with @ISA capping oneDNN's JIT kernels
-(ONEDNN_MAX_CPU_ISA, e.g. onednn@AVX2 on an AVX-512 machine; the peers stay uncapped).
+--cpu-kernels: our CPU runs to compare, each against the same peer rows: onednn (the default) or
+plain (the im2col + OpenBLAS kernels), with @ISA capping oneDNN's JIT kernels (ONEDNN_MAX_CPU_ISA,
+e.g. onednn@AVX2 on an AVX-512 machine; the peers stay uncapped: ONNX Runtime has no such cap).
+--architectures: torchvision models at 224x224 (random weights), ours on their torch.onnx.export.
 
 After the table come the issue's targets, each marked met or MISSED from the same run's numbers.
 
@@ -229,8 +231,8 @@ def main():
                     help="also torchvision architectures at 224x224 on the CPU, comma-separated (e.g. "
                          "resnet18,mobilenet_v2), at --architecture-batch")
     ap.add_argument("--architecture-batch", default="1,16")
-    ap.add_argument("--cpu-kernels", default="own",
-                    help="our CPU runs, comma-separated: own, plain, onednn, onednn@ISA (ONEDNN_MAX_CPU_ISA)")
+    ap.add_argument("--cpu-kernels", default="onednn",
+                    help="our CPU runs, comma-separated: onednn, plain, onednn@ISA (ONEDNN_MAX_CPU_ISA)")
     args = ap.parse_args()
     batches = [int(b) for b in args.batch.split(",")]
     devices = args.devices.split(",")

@@ -17,7 +17,7 @@ set -euo pipefail
 
 packages=(
   build-essential cmake pkg-config
-  libopenblas-dev        # sgemm for the CPU backend
+  libopenblas-dev        # sgemm for the plain CPU kernels (CpuKernels::Plain)
   libdnnl-dev            # oneDNN: the CPU backend's JIT primitives (--cpu-kernels onednn)
   nlohmann-json3-dev     # safetensors headers, --json output
   libtomlplusplus-dev    # model TOML and VERSIONS.toml

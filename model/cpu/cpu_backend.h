@@ -1,41 +1,46 @@
-// The CPU backend: the reference every other backend is tested against.
+// The CPU backend: oneDNN's primitives by default, or the project's own plain kernels. The GPU
+// backend's tests compare against it; both CPU kernel sets are compared with the double-precision
+// reference of the tests (tests/reference.h).
 #pragma once
 
 #include <memory>
+#include <string>
 
 #include "../backend.h"
 
 namespace infer {
 
-// Which kernels run the layers: the project's own (im2col + OpenBLAS, with the direct AVX-512
-// front below), or oneDNN's JIT primitives (onednn_backend.cpp).
-enum class CpuKernels { Own, Onednn };
+// Which kernels run the layers:
+//   Onednn  oneDNN's JIT primitives (onednn_backend.cpp), on the layouts and ISA it picks (SSE4.1
+//           to AVX-512 and AMX; ONEDNN_MAX_CPU_ISA caps it): the default, the fast path.
+//   Plain   the project's own plain NCHW kernels (im2col + OpenBLAS sgemm for convolutions and
+//           linear layers; ops.h): simple, independent of oneDNN, a second implementation the
+//           tests run every op on.
+enum class CpuKernels { Onednn, Plain };
 
 struct CpuOptions {
-  // Run the convolutional front of the network (from a group-1 convolution in layer 0 up to the
-  // first layer other than conv2d, batch-norm, ReLU or max pooling) with the direct AVX-512
-  // kernels of blocked.h, batch-norm folded into the convolutions, when the CPU has AVX-512F.
-  // false: every layer on the plain im2col + OpenBLAS kernels (the tests run both).
-  bool direct_kernels = true;
-  // With direct_kernels: 3x3 stride-1 convolutions after the first layer by Winograd F(2x2, 3x3)
-  // (2.25x fewer multiplications; rounding bound in tests/test_cpu_ops.cpp). false: direct.
-  bool winograd = true;
-  CpuKernels kernels = CpuKernels::Own;
+  CpuKernels kernels = CpuKernels::Onednn;
 };
 
-// Samples the CPU backend runs through the layers at a time. Each worker thread that a batch of
+// Samples the plain kernels run through the layers at a time. Each worker thread that a batch of
 // max_batch can keep busy holds activation buffers for min(kCpuChunk, max_batch) samples and one
-// convolution scratch buffer (memory_plan.h counts on it).
+// convolution scratch buffer (memory_plan.h counts on it). oneDNN runs chunks of 2 * kCpuChunk
+// samples, one at a time, its programs sharing one set of buffers.
 constexpr int kCpuChunk = 8;
 
-// Plans the network for up to max_batch samples and allocates every activation and scratch
-// buffer now. The network must outlive the backend. Uses OpenBLAS with its default thread count
-// (OPENBLAS_NUM_THREADS or the number of cores).
-// With CpuKernels::Onednn, make_onednn_backend.
+// Plans the network for up to max_batch samples. The network must outlive the backend. Threads:
+// oneDNN's OpenMP runtime (OMP_NUM_THREADS, else every core); the plain kernels use OpenBLAS's
+// (OPENBLAS_NUM_THREADS, else every core). The plain kernels allocate every buffer here; oneDNN
+// builds a program (its primitives and buffers) for each chunk size and layer count on first use
+// and keeps it, its programs sharing one set of buffers.
 std::unique_ptr<Backend> make_cpu_backend(const Network& network, int max_batch, const CpuOptions& options = {});
 
-// The CPU backend on oneDNN primitives. Its programs (per batch size and layer count) are built on
-// first use. Threads: oneDNN's OpenMP runtime (OMP_NUM_THREADS, else every core).
+// The libraries behind both kernel sets, for --version: "oneDNN 2.6.3 (AVX-512, 2 threads); plain
+// kernels: OpenBLAS 0.3.21 ... (2 threads)".
+std::string cpu_libraries();
+
+// The two kernel sets, as make_cpu_backend picks them.
 std::unique_ptr<Backend> make_onednn_backend(const Network& network, int max_batch);
+std::unique_ptr<Backend> make_plain_backend(const Network& network, int max_batch);
 
 }  // namespace infer

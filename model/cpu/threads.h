@@ -1,0 +1,15 @@
+// The CPU backends' thread counts: OpenBLAS's (the plain kernels) and the OpenMP runtime's
+// (oneDNN's primitives; libgomp, which libdnnl links). The OpenMP calls are looked up at run time
+// in the libgomp already loaded, so that nothing here is compiled with -fopenmp (the sanitizer
+// build's clang has no OpenMP runtime of its own).
+#pragma once
+
+namespace infer::cpu {
+
+// Sets both thread counts to n >= 1.
+void set_threads(int n);
+
+// The OpenMP runtime's thread count (what oneDNN uses), or 1 when no OpenMP runtime is loaded.
+int onednn_threads();
+
+}  // namespace infer::cpu
