@@ -13,6 +13,7 @@
 #include "input_spec.h"
 #include "memory_limit.h"
 #include "model/cpu/cpu_backend.h"
+#include "model/cpu/threads.h"
 #include "model/errors.h"
 #include "model/gpu_backend.h"
 #include "model/model_file.h"
@@ -71,6 +72,7 @@ int run(int argc, char** argv) {
   const Options& o = parsed.options;
   const fs::path model_path = o.model.empty() ? shipped_file("weights/fashion.toml") : fs::path(o.model);
 
+  if (o.threads > 0) cpu::set_threads(o.threads);
   if (o.version) {
     print_version(std::cout, model_path);
     return kExitOk;

@@ -501,6 +501,25 @@ TEST(Cli, DeviceGpuFailsWithReasonWhenUnusable) {
   }
 }
 
+// --threads sets the CPU backend's threads (oneDNN's OpenMP runtime and OpenBLAS), as --version
+// shows; the results do not depend on it.
+TEST(Cli, ThreadsSetTheCpuBackendsThreadCount) {
+  const ProcessResult version = infer({"--threads", "1", "--version"});
+  ASSERT_EQ(version.exit_code, 0) << version.err;
+  EXPECT_NE(version.out.find("oneDNN"), std::string::npos) << version.out;
+  EXPECT_NE(version.out.find(", 1 threads; plain kernels:"), std::string::npos) << version.out;
+  const ProcessResult one = infer({"--device", "cpu", "--json", "--threads", "1", kSamples});
+  const ProcessResult two = infer({"--device", "cpu", "--json", "--threads", "2", kSamples});
+  ASSERT_EQ(one.exit_code, 0) << one.err;
+  ASSERT_EQ(two.exit_code, 0) << two.err;
+  const auto a = one.out_lines(), b = two.out_lines();
+  ASSERT_EQ(a.size(), b.size());
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    EXPECT_EQ(nlohmann::json::parse(a[i])["top"][0]["index"], nlohmann::json::parse(b[i])["top"][0]["index"]);
+  }
+  EXPECT_EQ(infer({"--threads", "0", kSamples}).exit_code, 2);
+}
+
 TEST(Cli, VersionNamesBuildAndModel) {
   const ProcessResult r = infer({"--version"});
   EXPECT_EQ(r.exit_code, 0);
