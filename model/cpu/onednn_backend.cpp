@@ -12,6 +12,8 @@
 // values inside the network (inf - inf after an overflow) that oneDNN then hides, leaving every
 // output finite, is not caught: the weights are finite (model_file.h refuses others), so that
 // needs a model whose activations overflow float32.
+//
+// A network oneDNN declines (dnnl::error while creating a primitive) runs on the plain kernels.
 #include <cblas.h>
 #include <oneapi/dnnl/dnnl.hpp>
 
@@ -23,7 +25,6 @@
 #include <string>
 #include <utility>
 
-#include "../errors.h"
 #include "cpu_backend.h"
 #include "onednn_program.h"
 #include "threads.h"
@@ -85,11 +86,12 @@ class OnednnBackend final : public Backend {
       const int m = std::min(chunk_, n - first);
       const float* x = input + static_cast<std::size_t>(first) * in_size;
       float* y = output + static_cast<std::size_t>(first) * out_size;
-      if (all_finite(x, static_cast<std::size_t>(m) * in_size)) {
-        program(m, layer_count).run(x, y);
+      OnednnProgram* p = program(m, layer_count);
+      if (p != nullptr && all_finite(x, static_cast<std::size_t>(m) * in_size)) {
+        p->run(x, y);
         if (all_finite(y, static_cast<std::size_t>(m) * out_size)) continue;
       }
-      plain().forward(x, m, y, layer_count);  // NaN semantics (see the top of this file)
+      plain().forward(x, m, y, layer_count);  // NaN semantics, or no program (see the top of this file)
     }
   }
 
@@ -98,18 +100,22 @@ class OnednnBackend final : public Backend {
   // chunk's activations to stay in the caches (measured: 16 beat 8 and 64 on the shipped model).
   static constexpr int kChunk = 2 * kCpuChunk;
 
-  OnednnProgram& program(int m, std::size_t count) {
+  // The program for m samples and `count` layers; null when oneDNN declined to create one of its
+  // primitives (a shape or parameter outside what its implementations take): the plain kernels,
+  // which run every network the validator accepts, then run those passes.
+  OnednnProgram* program(int m, std::size_t count) {
     const auto key = std::make_pair(m, count);
     auto it = programs_.find(key);
     if (it == programs_.end()) {
+      std::unique_ptr<OnednnProgram> p;
       try {
-        it = programs_.emplace(key, std::make_unique<OnednnProgram>(network_, storage_, stream_, m, count)).first;
-      } catch (const dnnl::error& e) {
-        throw ModelError(std::string("oneDNN cannot run this network: ") + e.what() +
-                         "; the plain CPU kernels can (--cpu-kernels plain)");
+        p = std::make_unique<OnednnProgram>(network_, storage_, stream_, m, count);
+      } catch (const dnnl::error&) {
+        p = nullptr;
       }
+      it = programs_.emplace(key, std::move(p)).first;
     }
-    return *it->second;
+    return it->second.get();
   }
 
   Backend& plain() {
