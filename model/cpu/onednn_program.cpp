@@ -4,14 +4,17 @@
 //                     whose rounding the tests' bound does not cover), weights reordered once to
 //                     the primitive's layout, a following batch-norm folded (fold.h) and a
 //                     following activation that oneDNN has (below) as an eltwise post-op, when the
-//                     layer feeds only the next one and both are inside the program
+//                     layer feeds only the next one and both are inside the program; a residual
+//                     add after a convolution as a sum post-op into the shortcut's buffer (then
+//                     the add's ReLU or the activation after it as the eltwise post-op)
 //   batchnorm         batch_normalization_forward with the global statistics, scale and shift
 //   relu, pointwise   eltwise_forward (relu, logistic, clip, hardswish, swish, leaky relu)
 //   pooling           pooling_forward; ceil mode as a larger right padding (a max ignores it, an
 //                     average that excludes padding does not count it); global and divisible
 //                     adaptive average pooling as one window per output
 //   softmax           softmax_forward over the channels
-//   add, mul          binary_forward (a per-channel mul broadcasts), an add's ReLU as a post-op
+//   add, mul          binary_forward (a per-channel mul broadcasts); the add's own ReLU, or an
+//                     activation oneDNN has after it (ResNet's add then ReLU), as a post-op
 //   concat            concat along the channels; upsample: resampling_forward, nearest
 //   flatten           a reorder to plain NCHW, then the same memory seen as [C*H*W, 1, 1]
 //   the rest          (pad, hardsigmoid, an adaptive average pooling that does not divide, an
@@ -23,6 +26,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <optional>
 #include <cstring>
 #include <stdexcept>
 
@@ -168,6 +172,26 @@ memory OnednnProgram::in_layout(std::size_t a, const memory& from, const memory:
   return to;
 }
 
+// Layer last + 1 as a residual add the convolution `conv` (ending at `last`) may fold in: an add that
+// reads last's output (read by nothing else) and another activation z that neither the convolution
+// nor any layer after the add reads (the program's own buffer, which the sum may then overwrite
+// while the convolution runs). Returns z.
+std::optional<std::size_t> OnednnProgram::residual_input(std::size_t conv, std::size_t last) const {
+  const std::vector<Layer>& layers = network_.layers();
+  const std::size_t add = last + 1;
+  if (add >= count_ || layers[add].kind != LayerKind::Add || layers[last].readers != 1) return std::nullopt;
+  const std::size_t own = last + 1, a = layers[add].sources[0], b = layers[add].sources[1];
+  if ((a == own) == (b == own)) return std::nullopt;
+  const std::size_t z = a == own ? b : a;
+  if (z == layers[conv].sources[0]) return std::nullopt;
+  for (std::size_t j = add + 1; j < count_; ++j) {
+    for (std::size_t s : layers[j].sources) {
+      if (s == z) return std::nullopt;
+    }
+  }
+  return z;
+}
+
 // Plans layer i (and the layers fused into it); returns the next layer to plan.
 std::size_t OnednnProgram::plan_layer(std::size_t i) {
   const Layer& layer = network_.layers()[i];
@@ -189,7 +213,7 @@ std::size_t OnednnProgram::plan_layer(std::size_t i) {
     }
     case LayerKind::Flatten: plan_flatten(i); return i + 1;
     case LayerKind::Add:
-    case LayerKind::Mul: plan_binary(i); return i + 1;
+    case LayerKind::Mul: return plan_binary(i);
     case LayerKind::Concat: {
       std::vector<memory::desc> srcs;
       Args args;
@@ -241,11 +265,21 @@ std::size_t OnednnProgram::plan_convolution(std::size_t i) {
   }
   const bool fold = i + 1 < count_ && batchnorm_foldable(layers, i + 1);
   std::size_t last = fold ? i + 1 : i;
+  // A residual add next (ResNet's shortcut): a candidate for a sum post-op into its other input z.
+  const std::optional<std::size_t> residual = layer.kind == LayerKind::Conv2d ? residual_input(i, last) : std::nullopt;
+  const bool z = residual.has_value();
+  const std::size_t zi = residual.value_or(0);
+  const std::size_t add = last + 1;  // the add layer, when z is set
+  if (z) last = add;
   algorithm act{};
   float act_alpha = 0.0f, act_beta = 0.0f;
-  const bool fuse_act = last + 1 < count_ && feeds_only_next(layers, last) &&
-                        eltwise_of(layers[last + 1], act, act_alpha, act_beta);
-  if (fuse_act) ++last;
+  bool fuse_act = z && layers[add].add().relu;
+  if (fuse_act) {
+    act = algorithm::eltwise_relu;
+  } else if (last + 1 < count_ && feeds_only_next(layers, last) && eltwise_of(layers[last + 1], act, act_alpha, act_beta)) {
+    fuse_act = true;
+  }
+  if (fuse_act && !(z && layers[add].add().relu)) ++last;
   FoldedParams p = fold ? fold_batchnorm(layer, layers[i + 1]) : FoldedParams{layer.params.weight, layer.params.bias};
   const int k = layer.out.c;
   if (p.bias.empty()) p.bias.assign(static_cast<std::size_t>(k), 0.0f);
@@ -280,16 +314,35 @@ std::size_t OnednnProgram::plan_convolution(std::size_t i) {
     const memory::dims w_dims = g == 1 ? memory::dims{k, layer.in.c, a.kernel_h, a.kernel_w}
                                        : memory::dims{g, k / g, layer.in.c / g, a.kernel_h, a.kernel_w};
     // Symmetric padding: oneDNN's output size is PyTorch's floor division then.
-    const dnnl::convolution_forward::primitive_desc pd(
-        {kInference, algorithm::convolution_direct, any(m_, layer.in), memory::desc(w_dims, kF32, Tag::any), bias_md,
-         any(m_, layer.out), {a.stride_h, a.stride_w}, {a.dilation_h - 1, a.dilation_w - 1}, {a.pad_h, a.pad_w},
-         {a.pad_h, a.pad_w}},
-        attr, engine);
+    const auto conv_pd = [&](const memory::desc& dst, const dnnl::primitive_attr& at) {
+      return dnnl::convolution_forward::primitive_desc(
+          {kInference, algorithm::convolution_direct, any(m_, layer.in), memory::desc(w_dims, kF32, Tag::any),
+           bias_md, dst, {a.stride_h, a.stride_w}, {a.dilation_h - 1, a.dilation_w - 1}, {a.pad_h, a.pad_w},
+           {a.pad_h, a.pad_w}},
+          at, engine);
+    };
+    dnnl::convolution_forward::primitive_desc pd = conv_pd(any(m_, layer.out), z ? attributes() : attr);
+    // The add as oneDNN's sum post-op: the convolution accumulates into z's own buffer (z is read
+    // by nothing after the add), when z already has the layout the convolution writes. Otherwise
+    // the add runs as its own primitive, and the convolution stops before it.
+    bool sum = false;
+    if (z && pd.dst_desc() == acts_[zi].get_desc()) {
+      dnnl::post_ops ops;
+      ops.append_sum(1.0f);
+      if (fuse_act) ops.append_eltwise(1.0f, act, act_alpha, act_beta);
+      dnnl::primitive_attr sum_attr = attributes();
+      sum_attr.set_post_ops(ops);
+      pd = conv_pd(acts_[zi].get_desc(), sum_attr);
+      sum = true;
+    } else if (z) {
+      pd = conv_pd(any(m_, layer.out), attributes());
+      last = add - 1;
+    }
     const memory src = in_layout(layer.sources[0], x, pd.src_desc());
     const memory w = storage_.constant(i, w_key, p.weight, memory::desc(w_dims, kF32, g == 1 ? Tag::oihw : Tag::goihw),
                                        pd.weights_desc(), stream_);
     const memory b = storage_.constant(i, b_key, p.bias, bias_md, bias_md, stream_);
-    acts_[last + 1] = allocate(last + 1, pd.dst_desc());
+    acts_[last + 1] = sum ? acts_[zi] : allocate(last + 1, pd.dst_desc());
     add_call(dnnl::convolution_forward(pd), pd.scratchpad_desc(),
              {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, w}, {DNNL_ARG_BIAS, b}, {DNNL_ARG_DST, acts_[last + 1]}});
   }
@@ -353,17 +406,29 @@ void OnednnProgram::plan_flatten(std::size_t i) {
   acts_[i + 1] = memory(plain(m_, layer.out), storage_.engine(), x.get_data_handle());
 }
 
-void OnednnProgram::plan_binary(std::size_t i) {
-  const Layer& layer = network_.layers()[i];
+// Add or mul at i, with the add's own ReLU, or the activation oneDNN has that follows it inside the
+// program (ResNet's add then ReLU), as an eltwise post-op.
+std::size_t OnednnProgram::plan_binary(std::size_t i) {
+  const std::vector<Layer>& layers = network_.layers();
+  const Layer& layer = layers[i];
   const memory& a = source(i, 0);
   const memory& b = source(i, 1);
-  const algorithm relu = algorithm::eltwise_relu;
-  const bool fuse_relu = layer.kind == LayerKind::Add && layer.add().relu;
+  algorithm act = algorithm::eltwise_relu;
+  float act_alpha = 0.0f, act_beta = 0.0f;
+  std::size_t last = i;
+  bool fuse_act = layer.kind == LayerKind::Add && layer.add().relu;
+  if (!fuse_act && i + 1 < count_ && feeds_only_next(layers, i) && eltwise_of(layers[i + 1], act, act_alpha, act_beta)) {
+    fuse_act = true;
+    last = i + 1;
+  }
   const algorithm alg = layer.kind == LayerKind::Add ? algorithm::binary_add : algorithm::binary_mul;
   const dnnl::binary::primitive_desc pd({alg, a.get_desc(), b.get_desc(), a.get_desc()},
-                                        fuse_relu ? attributes(&relu) : attributes(), storage_.engine());
-  add_primitive(i, dnnl::binary(pd), pd.scratchpad_desc(), {{DNNL_ARG_SRC_0, a}, {DNNL_ARG_SRC_1, b}},
+                                        fuse_act ? attributes(&act, act_alpha, act_beta) : attributes(),
+                                        storage_.engine());
+  add_primitive(last, dnnl::binary(pd), pd.scratchpad_desc(), {{DNNL_ARG_SRC_0, a}, {DNNL_ARG_SRC_1, b}},
                 pd.dst_desc());
+  if (last != i) acts_[i + 1] = acts_[last + 1];  // fused: nothing else reads it
+  return last + 1;
 }
 
 // The own plain kernel between reorders (ops.h): the input to plain NCHW, the output plain NCHW.

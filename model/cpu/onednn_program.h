@@ -8,6 +8,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -61,10 +62,11 @@ class OnednnProgram {
  private:
   std::size_t plan_layer(std::size_t i);
   std::size_t plan_convolution(std::size_t i);
+  std::optional<std::size_t> residual_input(std::size_t conv, std::size_t last) const;
   void plan_batchnorm(std::size_t i);
   void plan_pooling(std::size_t i);
   void plan_flatten(std::size_t i);
-  void plan_binary(std::size_t i);
+  std::size_t plan_binary(std::size_t i);
   void plan_plain(std::size_t i);
 
   const dnnl::memory& source(std::size_t i, std::size_t k = 0) const;
