@@ -357,6 +357,13 @@ std::vector<OpCase> op_cases() {
       {"residual block, an activation after the add", {3, 6, 5},
        {conv_layer("c0", 8, 3, 1, 1), conv_layer("c1", 8, 3, 1, 1),
         reading(make_layer("add", LayerKind::Add, AddAttrs{}), {"c0", "c1"}), plain_layer("h", LayerKind::HardSwish)}},
+      // The shortcut h is also read, as the flatten's view of its buffer, after the add: oneDNN
+      // may not sum into h's buffer (onednn_program.cpp residual_input).
+      {"residual add whose shortcut a flatten still reads", {3, 6, 5},
+       {plain_layer("h", LayerKind::HardSigmoid), plain_layer("f", LayerKind::Flatten),
+        reading(conv_layer("c", 3, 3, 1, 1), {"input"}), reading(make_layer("a", LayerKind::Add, AddAttrs{}), {"c", "h"}),
+        plain_layer("g", LayerKind::GlobalAvgPool), reading(linear_layer("fc", 4), {"f"}),
+        reading(make_layer("cat", LayerKind::Concat), {"fc", "g"})}},
       {"add, then a ReLU layer", {3, 5, 6},
        {conv_layer("c", 3, 3, 1, 1), reading(make_layer("a", LayerKind::Add, AddAttrs{}), {"input", "c"}), plain_layer("r", LayerKind::Relu)}},
       {"mul, then hardswish", {3, 5, 6},

@@ -174,8 +174,8 @@ memory OnednnProgram::in_layout(std::size_t a, const memory& from, const memory:
 
 // Layer last + 1 as a residual add the convolution `conv` (ending at `last`) may fold in: an add that
 // reads last's output (read by nothing else) and another activation z that neither the convolution
-// nor any layer after the add reads (the program's own buffer, which the sum may then overwrite
-// while the convolution runs). Returns z.
+// nor any layer after the add reads, through any activation sharing its buffer (the program's own
+// buffer, which the sum may then overwrite). Returns z.
 std::optional<std::size_t> OnednnProgram::residual_input(std::size_t conv, std::size_t last) const {
   const std::vector<Layer>& layers = network_.layers();
   const std::size_t add = last + 1;
@@ -184,9 +184,12 @@ std::optional<std::size_t> OnednnProgram::residual_input(std::size_t conv, std::
   if ((a == own) == (b == own)) return std::nullopt;
   const std::size_t z = a == own ? b : a;
   if (z == layers[conv].sources[0]) return std::nullopt;
+  // Neither z nor an activation in the same buffer (a flatten's view, the layers fused into z's
+  // step) may be read after the add.
+  const void* buffer = acts_[z].get_data_handle();
   for (std::size_t j = add + 1; j < count_; ++j) {
     for (std::size_t s : layers[j].sources) {
-      if (s == z) return std::nullopt;
+      if (s <= conv && acts_[s].get_data_handle() == buffer) return std::nullopt;
     }
   }
   return z;
