@@ -91,18 +91,22 @@ def bench_torch_cpu(model, inputs, batches, seconds):
         return [time_batches(lambda x: model(x).numpy(), x_all, b, seconds) for b in batches]
 
 
-def bench_onnxruntime(model, inputs, batches, seconds, threads):
+def bench_onnxruntime(model, inputs, batches, seconds, threads, opset=13, ours=None):
+    """ONNX Runtime on the module exported to ONNX (batch dimension free); `ours`, when given, is
+    called with the exported file's path while it exists (to run infer-bench on the same file)."""
     import onnxruntime as ort
     with tempfile.TemporaryDirectory() as d:
         path = os.path.join(d, "model.onnx")
         dummy = torch.from_numpy(inputs[:1])
         torch.onnx.export(model, dummy, path, input_names=["x"], output_names=["y"],
-                          dynamic_axes={"x": {0: "n"}, "y": {0: "n"}}, opset_version=13)
+                          dynamic_axes={"x": {0: "n"}, "y": {0: "n"}}, opset_version=opset)
         opts = ort.SessionOptions()
         opts.intra_op_num_threads = threads
         opts.inter_op_num_threads = 1
         sess = ort.InferenceSession(path, opts, providers=["CPUExecutionProvider"])
         rows = [time_batches(lambda x: sess.run(None, {"x": x})[0], inputs, b, seconds) for b in batches]
+        if ours is not None:
+            ours(path)
     return rows, ort.__version__
 
 
@@ -111,46 +115,28 @@ def bench_architectures(names, bench_exe, kernels_list, batches, seconds, thread
     PyTorch, its torch.onnx.export in ONNX Runtime and in ours (infer-bench --model X.onnx, each of
     kernels_list). Random weights: the work per image is the architecture's, whatever the values.
     Returns table rows as (device, precision, peer, ours rows, peer rows) and notes."""
-    import onnxruntime as ort
     import torchvision
     tables, notes, targets = [], [], []
     torch.manual_seed(0)
     inputs = np.random.default_rng(0).standard_normal((32, 3, 224, 224), dtype=np.float32)
     for name in names:
         module = getattr(torchvision.models, name)().eval()
-        with tempfile.TemporaryDirectory() as d:
-            path = os.path.join(d, name + ".onnx")
-            torch.onnx.export(module, torch.from_numpy(inputs[:1]), path, input_names=["x"], output_names=["y"],
-                              dynamic_axes={"x": {0: "n"}, "y": {0: "n"}}, opset_version=14)
-            opts = ort.SessionOptions()
-            opts.intra_op_num_threads = threads
-            opts.inter_op_num_threads = 1
-            sess = ort.InferenceSession(path, opts, providers=["CPUExecutionProvider"])
-            ort_rows = [time_batches(lambda x: sess.run(None, {"x": x})[0], inputs, b, seconds) for b in batches]
-            torch_rows = bench_torch_cpu(module, inputs, batches, seconds)
-            for kernels in kernels_list:
-                ours = infer_bench_model(bench_exe, path, batches, seconds, threads, kernels)
-                device = f"cpu {kernels} {name} 224x224"
-                tables.append((device, "fp32", f"PyTorch {torch.__version__} eager", ours["results"], torch_rows))
-                tables.append((device, "fp32", f"ONNX Runtime {ort.__version__}", ours["results"], ort_rows))
-                notes.append(f"ours ({device}): {ours['backend']}")
-                o = {r["batch"]: r for r in ours["results"]}
-                x = {r["batch"]: r for r in ort_rows}
-                for b in batches:
-                    targets.append((f"{device} batch {b} >= ONNX Runtime: {o[b]['images_per_s'] / x[b]['images_per_s']:.2f}x",
-                                    o[b]["images_per_s"] >= x[b]["images_per_s"]))
+        ours_by_kernels = {}
+        run_ours = lambda path: ours_by_kernels.update(  # noqa: E731  on the exported file, while it exists
+            {k: infer_bench(bench_exe, "cpu", batches, seconds, threads, kernels=k, model=path) for k in kernels_list})
+        ort_rows, ort_version = bench_onnxruntime(module, inputs, batches, seconds, threads, opset=14, ours=run_ours)
+        torch_rows = bench_torch_cpu(module, inputs, batches, seconds)
+        for kernels, ours in ours_by_kernels.items():
+            device = f"cpu {kernels} {name} 224x224"
+            tables.append((device, "fp32", f"PyTorch {torch.__version__} eager", ours["results"], torch_rows))
+            tables.append((device, "fp32", f"ONNX Runtime {ort_version}", ours["results"], ort_rows))
+            notes.append(f"ours ({device}): {ours['backend']}")
+            o = {r["batch"]: r for r in ours["results"]}
+            x = {r["batch"]: r for r in ort_rows}
+            for b in batches:
+                targets.append((f"{device} batch {b} >= ONNX Runtime: {o[b]['images_per_s'] / x[b]['images_per_s']:.2f}x",
+                                o[b]["images_per_s"] >= x[b]["images_per_s"]))
     return tables, notes, targets
-
-
-def infer_bench_model(exe, model, batches, seconds, threads, kernels):
-    cmd = [exe, "--device", "cpu", "--json", "--model", model, "--batch", ",".join(map(str, batches)),
-           "--seconds", str(seconds), "--threads", str(threads), "--top-k", "0"]
-    env = dict(os.environ)
-    name, _, isa = kernels.partition("@")
-    cmd += ["--cpu-kernels", name]
-    if isa:
-        env["ONEDNN_MAX_CPU_ISA"] = isa
-    return json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True, env=env).stdout)
 
 
 def bench_torch_gpu(model, inputs, batches, seconds, graph, precision):
@@ -190,8 +176,12 @@ def bench_torch_gpu(model, inputs, batches, seconds, graph, precision):
     return rows
 
 
-def infer_bench(exe, device, batches, seconds, threads, precision=None, kernels=None):
+def infer_bench(exe, device, batches, seconds, threads, precision=None, kernels=None, model=None):
+    """infer-bench's JSON; `model`: another model than the shipped one (then Backend::forward is
+    timed, --top-k 0: such a model need not end in a softmax)."""
     cmd = [exe, "--device", device, "--json", "--batch", ",".join(map(str, batches)), "--seconds", str(seconds)]
+    if model:
+        cmd += ["--model", model, "--top-k", "0"]
     if threads:
         cmd += ["--threads", str(threads)]
     if precision:

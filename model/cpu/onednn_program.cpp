@@ -274,15 +274,15 @@ std::size_t OnednnProgram::plan_convolution(std::size_t i) {
   const std::size_t zi = residual.value_or(0);
   const std::size_t add = last + 1;  // the add layer, when z is set
   if (z) last = add;
-  algorithm act{};
+  // The activation after it: the add's own ReLU, or a layer oneDNN has an eltwise algorithm for.
+  algorithm act = algorithm::eltwise_relu;
   float act_alpha = 0.0f, act_beta = 0.0f;
   bool fuse_act = z && layers[add].add().relu;
-  if (fuse_act) {
-    act = algorithm::eltwise_relu;
-  } else if (last + 1 < count_ && feeds_only_next(layers, last) && eltwise_of(layers[last + 1], act, act_alpha, act_beta)) {
+  if (!fuse_act && last + 1 < count_ && feeds_only_next(layers, last) &&
+      eltwise_of(layers[last + 1], act, act_alpha, act_beta)) {
     fuse_act = true;
+    ++last;
   }
-  if (fuse_act && !(z && layers[add].add().relu)) ++last;
   FoldedParams p = fold ? fold_batchnorm(layer, layers[i + 1]) : FoldedParams{layer.params.weight, layer.params.bias};
   const int k = layer.out.c;
   if (p.bias.empty()) p.bias.assign(static_cast<std::size_t>(k), 0.0f);
