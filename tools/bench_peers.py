@@ -3,7 +3,7 @@
 TOML + safetensors, so identical weights), the same Fashion-MNIST test images and batch sizes,
 and prints one table with the ratio ours/theirs, all from one run.
 
-    tools/bench.sh [--threads N] [--batch 1,64,1024] [--seconds S] [--cpu-kernels onednn,onednn@AVX2]
+    tools/bench.sh [--threads N] [--batch 1,64,1024] [--seconds S] [--cpu-kernels onednn,plain] [--cpu-isa avx2]
                    [--architectures resnet18,mobilenet_v2] [--record]
 
 (tools/bench.sh makes the Python environment: Debian's PyTorch plus ONNX Runtime from PyPI.)
@@ -16,8 +16,12 @@ TF32 on (cuDNN and matmul), fp16 with the model and the inputs in half (--precis
 --devices gpu skips the CPU rows (tools/gpu-check.sh).
 
 --cpu-kernels: our CPU runs to compare, each against the same peer rows: onednn (the default) or
-plain (the im2col + OpenBLAS kernels), with @ISA capping oneDNN's JIT kernels (ONEDNN_MAX_CPU_ISA,
-e.g. onednn@AVX2 on an AVX-512 machine; the peers stay uncapped: ONNX Runtime has no such cap).
+onednn-direct (oneDNN without its Winograd convolution) or plain (the im2col + OpenBLAS kernels).
+--cpu-isa avx2: the whole run, ours and the peers, on an AVX-512 CPU made to look AVX2-only: the
+script runs itself again with build/bin/libinfer_isa_cap.so as LD_AUDIT, which hides AVX-512 and
+AMX from CPUID in this process and every program it starts (bench/isa_cap.c), so oneDNN, OpenBLAS,
+ONNX Runtime's MLAS and PyTorch all choose their AVX2 kernels. Needs CPUID faulting (Linux, the
+CPU flag cpuid_fault). native (the default): every program sees the CPU as it is.
 --architectures: torchvision models at 224x224 (random weights), ours on their torch.onnx.export.
 
 After the table come the issue's targets, each marked met or MISSED from the same run's numbers.
@@ -110,10 +114,10 @@ def bench_onnxruntime(model, inputs, batches, seconds, threads, opset=13, ours=N
     return rows, ort.__version__
 
 
-def bench_architectures(names, bench_exe, kernels_list, batches, seconds, threads):
+def bench_architectures(names, bench_exe, kernels_list, batches, seconds, threads, label):
     """torchvision architectures at 224x224 on the CPU: the module (random weights, eval mode) in
     PyTorch, its torch.onnx.export in ONNX Runtime and in ours (infer-bench --model X.onnx, each of
-    kernels_list). Random weights: the work per image is the architecture's, whatever the values.
+    kernels_list; `label` names a kernel set in the table). Random weights: the work per image is the architecture's, whatever the values.
     Returns table rows as (device, precision, peer, ours rows, peer rows) and notes."""
     import torchvision
     tables, notes, targets = [], [], []
@@ -127,7 +131,7 @@ def bench_architectures(names, bench_exe, kernels_list, batches, seconds, thread
         ort_rows, ort_version = bench_onnxruntime(module, inputs, batches, seconds, threads, opset=14, ours=run_ours)
         torch_rows = bench_torch_cpu(module, inputs, batches, seconds)
         for kernels, ours in ours_by_kernels.items():
-            device = f"cpu {kernels} {name} 224x224"
+            device = f"cpu {label(kernels)} {name} 224x224"
             tables.append((device, "fp32", f"PyTorch {torch.__version__} eager", ours["results"], torch_rows))
             tables.append((device, "fp32", f"ONNX Runtime {ort_version}", ours["results"], ort_rows))
             notes.append(f"ours ({device}): {ours['backend']}")
@@ -186,13 +190,9 @@ def infer_bench(exe, device, batches, seconds, threads, precision=None, kernels=
         cmd += ["--threads", str(threads)]
     if precision:
         cmd += ["--precision", precision]
-    env = dict(os.environ)
     if kernels:
-        name, _, isa = kernels.partition("@")
-        cmd += ["--cpu-kernels", name]
-        if isa:
-            env["ONEDNN_MAX_CPU_ISA"] = isa
-    out = subprocess.run(cmd, check=True, capture_output=True, text=True, env=env).stdout
+        cmd += ["--cpu-kernels", kernels]
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
     return json.loads(out)
 
 
@@ -205,6 +205,19 @@ def infer_one_image_ms(exe, shipped, runs=20):
         subprocess.run([exe, "--device", "cpu", image], check=True, capture_output=True)
         times.append((time.perf_counter() - t) * 1000.0)
     return statistics.median(times)
+
+
+def cap_isa_or_reexec(build):
+    """Makes sure this process runs with AVX-512 hidden from CPUID: if libinfer_isa_cap is not yet
+    this process's LD_AUDIT, runs this script again with it (so it is in place before Python loads
+    any library) and exits with that run's status."""
+    lib = os.path.join(build, "bin", "libinfer_isa_cap.so")
+    if os.environ.get("LD_AUDIT") == lib:
+        return
+    if not os.path.exists(lib):
+        sys.exit(f"bench_peers: --cpu-isa avx2 needs {lib} (built by tools/build.sh on x86-64 Linux)")
+    env = dict(os.environ, LD_AUDIT=lib, INFER_ISA_CAP_REPORT="1")
+    sys.exit(subprocess.run([sys.executable] + sys.argv, env=env).returncode)
 
 
 def main():
@@ -221,9 +234,12 @@ def main():
                     help="also torchvision architectures at 224x224 on the CPU, comma-separated (e.g. "
                          "resnet18,mobilenet_v2), at --architecture-batch")
     ap.add_argument("--architecture-batch", default="1,16")
-    ap.add_argument("--cpu-kernels", default="onednn",
-                    help="our CPU runs, comma-separated: onednn, plain, onednn@ISA (ONEDNN_MAX_CPU_ISA)")
+    ap.add_argument("--cpu-kernels", default="onednn", help="our CPU runs, comma-separated: onednn, onednn-direct (no Winograd), plain")
+    ap.add_argument("--cpu-isa", choices=["native", "avx2"], default="native",
+                    help="avx2: hide AVX-512 from every program of the run (ours and the peers)")
     args = ap.parse_args()
+    if args.cpu_isa == "avx2":
+        cap_isa_or_reexec(args.build)
     batches = [int(b) for b in args.batch.split(",")]
     devices = args.devices.split(",")
     bench_exe = os.path.join(args.build, "bin", "infer-bench")
@@ -235,6 +251,7 @@ def main():
     images, _ = infer_model.load_fashion("t10k")
     inputs = model.preprocess(images).numpy().astype(np.float32)
 
+    label = lambda kernels: kernels if args.cpu_isa == "native" else f"{kernels} AVX2-only"  # noqa: E731
     tables = []  # (device, precision, peer name, ours, theirs rows)
     notes = []
     targets = []  # (what, met)
@@ -246,10 +263,10 @@ def main():
         targets.append((f"`infer` one image < 50 ms: {one_image:.1f} ms", one_image < 50.0))
         for kernels in args.cpu_kernels.split(","):
             ours_cpu = infer_bench(bench_exe, "cpu", batches, args.seconds, args.threads, kernels=kernels)
-            device = f"cpu {kernels}"
+            device = f"cpu {label(kernels)}"
             tables.append((device, "fp32", f"PyTorch {torch.__version__} eager", ours_cpu["results"], torch_rows))
             tables.append((device, "fp32", f"ONNX Runtime {ort_version}", ours_cpu["results"], ort_rows))
-            notes.append(f"ours (cpu {kernels}): {ours_cpu['backend']}; start-up {ours_cpu['startup_ms']:.1f} ms; "
+            notes.append(f"ours ({device}): {ours_cpu['backend']}; start-up {ours_cpu['startup_ms']:.1f} ms; "
                          f"accuracy {ours_cpu['accuracy']:.4f}; peak RSS {ours_cpu['peak_rss_mib']:.1f} MiB")
             by_batch = lambda rows: {r["batch"]: r for r in rows}  # noqa: E731
             o, t, x = by_batch(ours_cpu["results"]), by_batch(torch_rows), by_batch(ort_rows)
@@ -263,7 +280,8 @@ def main():
                                 o[1]["images_per_s"] >= x[1]["images_per_s"]))
     if "cpu" in devices and args.architectures:
         t, n, g = bench_architectures(args.architectures.split(","), bench_exe, args.cpu_kernels.split(","),
-                                      [int(b) for b in args.architecture_batch.split(",")], args.seconds, args.threads)
+                                      [int(b) for b in args.architecture_batch.split(",")], args.seconds, args.threads,
+                                      label)
         tables += t
         notes += n
         targets += g
@@ -296,6 +314,9 @@ def main():
     lines = []
     lines.append(f"machine: {platform.machine()}, {os.cpu_count()} cores, {platform.platform()}; threads {args.threads}; "
                  f"{gpu_note}")
+    if args.cpu_isa == "avx2":
+        lines.append("cpu isa: AVX2 for every program of this run, ours and the peers: AVX-512 and AMX hidden from CPUID "
+                     "by bench/isa_cap.c (LD_AUDIT)")
     lines.extend(notes)
     lines.append("")
     lines.append("| device | precision | peer | batch | ours img/s | peer img/s | ours/peer | ours p50 ms | peer p50 ms | ours p99 ms | peer p99 ms |")
