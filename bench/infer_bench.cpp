@@ -102,9 +102,9 @@ int main(int argc, char** argv) {
   cli.add_option("--threads", threads, "CPU threads for OpenBLAS and oneDNN's OpenMP (default: their own, all cores)");
   std::string cpu_kernels = "onednn";
   cli.add_option("--cpu-kernels", cpu_kernels,
-                 "CPU backend kernels: onednn (the default; ONEDNN_MAX_CPU_ISA caps its ISA) or plain (im2col + "
-                 "OpenBLAS)")
-      ->check(CLI::IsMember({"onednn", "plain"}));
+                 "CPU backend kernels: onednn (the default; ONEDNN_MAX_CPU_ISA caps its ISA), onednn-direct "
+                 "(no Winograd) or plain (im2col + OpenBLAS)")
+      ->check(CLI::IsMember({"onednn", "onednn-direct", "plain"}));
   cli.add_option("--seconds", seconds, "Timed seconds per batch size (after warm-up)")->check(CLI::Range(0.1, 600.0));
   const std::map<std::string, infer::Precision> precisions{
       {"fp32", infer::Precision::Fp32}, {"tf32", infer::Precision::Tf32}, {"fp16", infer::Precision::Fp16}};
@@ -156,9 +156,10 @@ int main(int argc, char** argv) {
     options.autotune = autotune;
     auto backend =
         device == "gpu" ? infer::make_gpu_backend(net, max_batch, options)
-                        : infer::make_cpu_backend(net, max_batch,
-                                                  infer::CpuOptions{cpu_kernels == "plain" ? infer::CpuKernels::Plain
-                                                                                           : infer::CpuKernels::Onednn});
+                        : infer::make_cpu_backend(
+                              net, max_batch,
+                              infer::CpuOptions{cpu_kernels == "plain" ? infer::CpuKernels::Plain : infer::CpuKernels::Onednn,
+                                                cpu_kernels == "onednn"});
     std::vector<float> out(static_cast<std::size_t>(max_batch) * classes);
     backend->forward(inputs.data(), 1, out.data());
     const double startup_ms = ms_since(start), first_result_ms = ms_since(build);

@@ -74,14 +74,28 @@ std::uint64_t MemoryPlan::bytes(int max_batch) const {
   const std::uint64_t chunk = u(kCpuChunk);
   const std::uint64_t samples = batch <= chunk ? batch : round_up(batch, chunk);
   const std::uint64_t chunks = (batch + chunk - 1) / chunk;
-  return add(add(parameter_bytes, mul(samples, sample_bytes)), mul(chunks, workspace_bytes));
+  const std::uint64_t winograd =
+      winograd_bytes.empty() ? 0 : winograd_bytes[std::min<std::size_t>(batch, winograd_bytes.size()) - 1];
+  return add(add(add(parameter_bytes, mul(samples, sample_bytes)), mul(chunks, workspace_bytes)), winograd);
 }
 
 MemoryPlan plan_memory(const Network& network) {
   const std::vector<Layer>& layers = network.layers();
   std::uint64_t params = 0, packed = 0, largest_tensor = 0, workspace = 0;
+  // Per program size: the largest Winograd scratchpad of any layer, the sum of their weights.
+  constexpr int kPrograms = 2 * kCpuChunk;  // oneDNN's largest chunk
+  std::vector<std::uint64_t> winograd_scratchpad, winograd_weights;
   for (std::size_t i = 0; i < layers.size(); ++i) {
     const Layer& layer = layers[i];
+    const std::vector<WinogradMemory> w = onednn_winograd_memory(layer, kPrograms);
+    if (!w.empty()) {
+      winograd_scratchpad.resize(w.size(), 0);
+      winograd_weights.resize(w.size(), 0);
+      for (std::size_t m = 0; m < w.size(); ++m) {
+        winograd_scratchpad[m] = std::max(winograd_scratchpad[m], w[m].scratchpad);
+        winograd_weights[m] = add(winograd_weights[m], mul(2, w[m].weights));
+      }
+    }
     for (const std::vector<float>* p : {&layer.params.weight, &layer.params.bias, &layer.params.running_mean,
                                         &layer.params.running_var}) {
       params = add(params, p->size());
@@ -107,6 +121,9 @@ MemoryPlan plan_memory(const Network& network) {
   plan.parameter_bytes = mul(add(add(params, packed), largest_tensor), kFloatBytes);
   plan.sample_bytes = mul(sample, kFloatBytes);
   plan.workspace_bytes = mul(workspace, kFloatBytes);
+  for (std::size_t m = 0; m < winograd_scratchpad.size(); ++m) {
+    plan.winograd_bytes.push_back(add(winograd_scratchpad[m], winograd_weights[m]));
+  }
   return plan;
 }
 

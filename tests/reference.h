@@ -7,6 +7,8 @@
 // carried on each input and |.| magnitudes:
 //   conv / linear (K terms)  sum|w| E  + (K + 3) u (sum|w x| + |b|)         Higham 3.1: any order, +bias, +store,
 //                                                                          +1: a batch-norm folded into w
+//     by Winograd            sum|w| E  + (C + 31) u (W + |b|)             winograd_bound.h; where the backend may
+//                                                                          use it, the larger of the two
 //   batch-norm               |s| E + 8 u (|s x| + |s mean| + |beta|)         s = gamma / sqrt(var + eps), folded or not
 //   relu, max pooling        E of the input that wins (max pooling: the largest E in the window); 1-Lipschitz
 //   avg pooling (K)          mean of E + (K + 1) u mean|x|                 adaptive: K of each window
@@ -36,8 +38,10 @@
 #include <stdexcept>
 #include <vector>
 
+#include "model/cpu/cpu_backend.h"
 #include "model/network.h"
 #include "tests/pointwise_reference.h"
+#include "tests/winograd_bound.h"
 
 namespace infer::test {
 
@@ -54,7 +58,8 @@ namespace reference_detail {
 
 constexpr double u = 1.0 / (1 << 24);
 
-inline ReferenceTensor layer(const Layer& l, const std::vector<const ReferenceTensor*>& ins, int n) {
+// winograd: the backend may run winograd_shape() convolutions by Winograd F(4x4, 3x3).
+inline ReferenceTensor layer(const Layer& l, const std::vector<const ReferenceTensor*>& ins, int n, bool winograd) {
   const ReferenceTensor& in = *ins[0];
   const Dims& di = l.in;
   const Dims& d = l.out;
@@ -98,6 +103,14 @@ inline ReferenceTensor layer(const Layer& l, const std::vector<const ReferenceTe
         }
         const int cg = di.c / a.groups, kg = a.out_channels / a.groups;
         const double terms = static_cast<double>(cg) * a.kernel_h * a.kernel_w;
+        std::vector<double> wino;  // W per output of this sample (winograd_bound.h)
+        if (winograd && l.kind == LayerKind::Conv2d && winograd_shape(l)) {
+          const std::size_t first = static_cast<std::size_t>(b) * di.size();
+          std::vector<double> magnitude(di.size());
+          for (std::size_t i = 0; i < di.size(); ++i)
+            magnitude[i] = std::fabs(in.value[first + i]) + in.bound[first + i];
+          wino = winograd::magnitude(l, magnitude);
+        }
         for (int k = 0; k < d.c; ++k)
           for (int y = 0; y < d.h; ++y)
             for (int x = 0; x < d.w; ++x) {
@@ -117,9 +130,19 @@ inline ReferenceTensor layer(const Layer& l, const std::vector<const ReferenceTe
                     carried += std::fabs(w) * in.bound[j];
                     carried_var += w * w * in.variance[j];
                   }
+              // The own rounding: its worst case, and its variance (n roundings of at most u times
+              // the magnitude each: n u^2 magnitude^2).
+              double own = (terms + 3.0) * u * magnitude;
+              double own_var = (terms + 3.0) * u * u * magnitude * magnitude;
+              if (!wino.empty()) {
+                const double w = wino[(static_cast<std::size_t>(k) * d.h + y) * d.w + x] + std::fabs(bias);
+                const double n_w = winograd::roundings(cg);
+                own = std::max(own, n_w * u * w);
+                own_var = std::max(own_var, n_w * u * u * w * w);
+              }
               out.value[idx(d, b, k, y, x)] = sum;
-              out.bound[idx(d, b, k, y, x)] = carried + (terms + 3.0) * u * magnitude;
-              out.variance[idx(d, b, k, y, x)] = carried_var + (terms + 3.0) * u * u * magnitude * magnitude;
+              out.bound[idx(d, b, k, y, x)] = carried + own;
+              out.variance[idx(d, b, k, y, x)] = carried_var + own_var;
             }
         break;
       }
@@ -340,10 +363,16 @@ inline ReferenceTensor layer(const Layer& l, const std::vector<const ReferenceTe
 
 }  // namespace reference_detail
 
+// Whether the CPU backend with `options` may run winograd_shape() convolutions by Winograd.
+inline bool cpu_winograd(const CpuOptions& options = {}) {
+  return options.kernels == CpuKernels::Onednn && options.winograd && onednn_has_winograd();
+}
+
 // Activations [0, count] of `net` on n samples of `input` (NCHW floats): [0] the input (bound 0),
-// [i + 1] layer i's output.
+// [i + 1] layer i's output. winograd: for a backend that may run winograd_shape() convolutions by
+// Winograd (cpu_winograd() below says whether the CPU backend does).
 inline std::vector<ReferenceTensor> reference_forward(const Network& net, const std::vector<float>& input, int n,
-                                                      std::size_t count) {
+                                                      std::size_t count, bool winograd = false) {
   std::vector<ReferenceTensor> acts(count + 1);
   const std::size_t in_size = static_cast<std::size_t>(n) * net.input().dims.size();
   acts[0].value.assign(input.begin(), input.begin() + static_cast<std::ptrdiff_t>(in_size));
@@ -353,7 +382,7 @@ inline std::vector<ReferenceTensor> reference_forward(const Network& net, const 
     const Layer& l = net.layers()[i];
     std::vector<const ReferenceTensor*> ins;
     for (std::size_t a : l.sources) ins.push_back(&acts[a]);
-    acts[i + 1] = reference_detail::layer(l, ins, n);
+    acts[i + 1] = reference_detail::layer(l, ins, n, winograd);
   }
   return acts;
 }

@@ -144,7 +144,7 @@ TEST_F(GraphFile, LayersReadTheirNamedInputsAndDropoutAndIdentityAreRemoved) {
   // And it computes what the graph says: the CPU against the reference, every layer count.
   const int n = 2;
   const std::vector<float> input = rng_.vector(static_cast<std::size_t>(n) * net.input().dims.size());
-  const std::vector<ReferenceTensor> ref = reference_forward(net, input, n, net.layers().size());
+  const std::vector<ReferenceTensor> ref = reference_forward(net, input, n, net.layers().size(), cpu_winograd());
   auto cpu = make_cpu_backend(net, n);
   for (std::size_t count = 1; count <= net.layers().size(); ++count) {
     std::vector<float> got(ref[count].value.size(), std::numeric_limits<float>::quiet_NaN());
@@ -166,7 +166,7 @@ TEST_F(GraphFile, AnUpsampleReadsItsScale) {
   EXPECT_EQ(up.out, (Dims{6, 10, 15}));
   const int n = 2;
   const std::vector<float> input = rng_.vector(static_cast<std::size_t>(n) * m.network.input().dims.size());
-  const std::vector<ReferenceTensor> ref = reference_forward(m.network, input, n, 7);
+  const std::vector<ReferenceTensor> ref = reference_forward(m.network, input, n, 7, cpu_winograd());
   std::vector<float> got(ref[7].value.size(), std::numeric_limits<float>::quiet_NaN());
   make_cpu_backend(m.network, n)->forward(input.data(), n, got.data(), 7);
   expect_close(got, ref[7].value, reference_tolerance(ref[7]), "up to the upsample");
@@ -408,9 +408,10 @@ TEST(Graph, EveryOpOnTheCpuIsWithinTheReferenceBound) {
     const int n = 3;
     // Inputs in [-4, 4]: both sides of every clamp, the curved part of the smooth activations.
     const std::vector<float> input = rng.vector(static_cast<std::size_t>(n) * net.input().dims.size(), -4.0f, 4.0f);
-    const std::vector<ReferenceTensor> ref = reference_forward(net, input, n, net.layers().size());
     for (CpuKernels kernels : {CpuKernels::Onednn, CpuKernels::Plain}) {
       const std::string name = kernels == CpuKernels::Onednn ? "onednn" : "plain";
+      const std::vector<ReferenceTensor> ref =
+          reference_forward(net, input, n, net.layers().size(), cpu_winograd(CpuOptions{kernels}));
       auto cpu = make_cpu_backend(net, n, CpuOptions{kernels});
       for (std::size_t count = 1; count <= net.layers().size(); ++count) {
         std::vector<float> got(ref[count].value.size(), std::numeric_limits<float>::quiet_NaN());

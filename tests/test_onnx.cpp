@@ -663,7 +663,7 @@ TEST(Onnx, OperatorConformanceCasesPassForEverySupportedOp) {
       make_cpu_backend(net, batch)->forward(input.data(), batch, got.data(), net.layers().size());
       const std::vector<float> want = floats(y);
       ASSERT_EQ(got.size(), want.size());
-      const std::vector<ReferenceTensor> ref = reference_forward(net, input, batch, net.layers().size());
+      const std::vector<ReferenceTensor> ref = reference_forward(net, input, batch, net.layers().size(), cpu_winograd());
       std::vector<double> expected(want.begin(), want.end()), tolerance(want.size());
       for (std::size_t i = 0; i < want.size(); ++i) tolerance[i] = 2.0 * ref.back().bound[i] + kFloatEps * std::fabs(want[i]);
       expect_close(got, expected, tolerance, name);

@@ -154,7 +154,7 @@ std::unique_ptr<Backend> make_plain_backend(const Network& network, int max_batc
 
 std::unique_ptr<Backend> make_cpu_backend(const Network& network, int max_batch, const CpuOptions& options) {
   switch (options.kernels) {
-    case CpuKernels::Onednn: return make_onednn_backend(network, max_batch);
+    case CpuKernels::Onednn: return make_onednn_backend(network, max_batch, options.winograd);
     case CpuKernels::Plain: return make_plain_backend(network, max_batch);
   }
   throw std::invalid_argument("unknown CPU kernel set");

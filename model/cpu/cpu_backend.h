@@ -3,8 +3,10 @@
 // reference of the tests (tests/reference.h).
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "../backend.h"
 
@@ -20,7 +22,31 @@ enum class CpuKernels { Onednn, Plain };
 
 struct CpuOptions {
   CpuKernels kernels = CpuKernels::Onednn;
+  // oneDNN kernels: run each convolution that winograd_shape() accepts as oneDNN's Winograd
+  // F(4x4, 3x3) where this oneDNN has it (onednn_has_winograd()), for chunks of 2 samples or more
+  // (one image runs faster on the direct kernel). false: the direct algorithm only.
+  bool winograd = true;
 };
+
+// oneDNN's Winograd F(4x4, 3x3) convolution (its jit_wino_4x3 kernel): 6x6 input tiles become 4x4
+// output tiles with 36 multiplications per tile and channel pair where the direct algorithm does
+// 144; its transforms round more (tests/winograd_bound.h derives the bound). It takes 3x3,
+// stride-1, undilated, ungrouped convolutions; we give it those with input and output channels in
+// blocks of 16 (a first layer with 1 or 3 channels ran slower on it).
+struct Layer;
+bool winograd_shape(const Layer& layer);
+// Whether this process's oneDNN runs that kernel: its AVX-512 builds only (not on AVX2 or SSE4.1,
+// nor under ONEDNN_MAX_CPU_ISA below AVX-512). Asked of oneDNN once.
+bool onednn_has_winograd();
+// oneDNN's own memory for a winograd_shape() convolution run by Winograd, for memory_plan.h: per
+// program size m = 1 .. max_m (index m - 1), over the programs of 2 to m samples (none for m = 1),
+// the largest scratchpad and the bytes of each distinct layout of its transformed weights.
+// Empty where this oneDNN has no Winograd.
+struct WinogradMemory {
+  std::uint64_t scratchpad = 0;
+  std::uint64_t weights = 0;
+};
+std::vector<WinogradMemory> onednn_winograd_memory(const Layer& layer, int max_m);
 
 // Samples the plain kernels run through the layers at a time. Each worker thread that a batch of
 // max_batch can keep busy holds activation buffers for min(kCpuChunk, max_batch) samples and one
@@ -40,7 +66,7 @@ std::unique_ptr<Backend> make_cpu_backend(const Network& network, int max_batch,
 std::string cpu_libraries();
 
 // The two kernel sets, as make_cpu_backend picks them.
-std::unique_ptr<Backend> make_onednn_backend(const Network& network, int max_batch);
+std::unique_ptr<Backend> make_onednn_backend(const Network& network, int max_batch, bool winograd = true);
 std::unique_ptr<Backend> make_plain_backend(const Network& network, int max_batch);
 
 }  // namespace infer

@@ -64,14 +64,17 @@ bool all_finite(const float* v, std::size_t n) {
 
 class OnednnBackend final : public Backend {
  public:
-  OnednnBackend(const Network& network, int max_batch)
-      : network_(network), max_batch_(max_batch), engine_(dnnl::engine::kind::cpu, 0), stream_(engine_),
-        storage_(engine_) {
+  OnednnBackend(const Network& network, int max_batch, bool winograd)
+      : network_(network), max_batch_(max_batch), winograd_(winograd), engine_(dnnl::engine::kind::cpu, 0),
+        stream_(engine_), storage_(engine_) {
     if (max_batch < 1) throw std::invalid_argument("max_batch must be at least 1");
     chunk_ = std::min(max_batch, kChunk);
   }
 
-  std::string description() const override { return "cpu: " + onednn_name(); }
+  std::string description() const override {
+    const bool any = std::any_of(network_.layers().begin(), network_.layers().end(), winograd_shape);
+    return "cpu: " + onednn_name() + (winograd_ && any && onednn_has_winograd() ? ", Winograd F(4x4,3x3)" : "");
+  }
   const char* device() const override { return "cpu"; }
   int max_batch() const override { return max_batch_; }
   std::size_t layer_count() const override { return network_.layers().size(); }
@@ -109,7 +112,7 @@ class OnednnBackend final : public Backend {
     if (it == programs_.end()) {
       std::unique_ptr<OnednnProgram> p;
       try {
-        p = std::make_unique<OnednnProgram>(network_, storage_, stream_, m, count);
+        p = std::make_unique<OnednnProgram>(network_, storage_, stream_, m, count, winograd_);
       } catch (const dnnl::error&) {
         p = nullptr;
       }
@@ -125,6 +128,7 @@ class OnednnBackend final : public Backend {
 
   const Network& network_;
   int max_batch_;
+  bool winograd_;
   int chunk_ = 1;
   std::unique_ptr<Backend> plain_;  // built the first time a chunk is not finite
   dnnl::engine engine_;
@@ -140,8 +144,69 @@ std::string cpu_libraries() {
          std::to_string(openblas_get_num_threads()) + " threads";
 }
 
-std::unique_ptr<Backend> make_onednn_backend(const Network& network, int max_batch) {
-  return std::make_unique<OnednnBackend>(network, max_batch);
+std::unique_ptr<Backend> make_onednn_backend(const Network& network, int max_batch, bool winograd) {
+  return std::make_unique<OnednnBackend>(network, max_batch, winograd);
+}
+
+bool winograd_shape(const Layer& layer) {
+  if (layer.kind != LayerKind::Conv2d) return false;
+  const Conv2dAttrs& a = layer.conv();
+  return a.groups == 1 && a.kernel_h == 3 && a.kernel_w == 3 && a.stride_h == 1 && a.stride_w == 1 &&
+         a.dilation_h == 1 && a.dilation_w == 1 && layer.in.c % 16 == 0 && a.out_channels % 16 == 0;
+}
+
+std::vector<WinogradMemory> onednn_winograd_memory(const Layer& layer, int max_m) {
+  if (!onednn_has_winograd() || !winograd_shape(layer)) return {};
+  const dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+  const Conv2dAttrs& a = layer.conv();
+  const auto md = [](dnnl::memory::dims dims) {
+    return dnnl::memory::desc(dims, dnnl::memory::data_type::f32, dnnl::memory::format_tag::any);
+  };
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  std::vector<WinogradMemory> out(static_cast<std::size_t>(std::max(max_m, 1)));
+  std::vector<dnnl::memory::desc> layouts;
+  WinogradMemory so_far;
+  for (int m = 2; m <= max_m; ++m) {
+    try {
+      const dnnl::convolution_forward::primitive_desc pd(
+          {dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_winograd,
+           md({m, layer.in.c, layer.in.h, layer.in.w}), md({a.out_channels, layer.in.c, 3, 3}),
+           md({a.out_channels}), md({m, layer.out.c, layer.out.h, layer.out.w}), {1, 1}, {0, 0},
+           {a.pad_h, a.pad_w}, {a.pad_h, a.pad_w}},
+          attr, engine);
+      so_far.scratchpad = std::max<std::uint64_t>(so_far.scratchpad, pd.scratchpad_desc().get_size());
+      if (std::find(layouts.begin(), layouts.end(), pd.weights_desc()) == layouts.end()) {
+        layouts.push_back(pd.weights_desc());
+        so_far.weights += pd.weights_desc().get_size();
+      }
+    } catch (const dnnl::error&) {
+      // Declined for this m: the program runs the direct algorithm, which the plan counts anyway.
+    }
+    out[static_cast<std::size_t>(m - 1)] = so_far;
+  }
+  return out;
+}
+
+bool onednn_has_winograd() {
+  static const bool has = [] {
+    // A small convolution of the accepted shape, asked for by algorithm: oneDNN declines (throws)
+    // where it has no Winograd kernel.
+    const dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+    const auto md = [](dnnl::memory::dims dims) {
+      return dnnl::memory::desc(dims, dnnl::memory::data_type::f32, dnnl::memory::format_tag::any);
+    };
+    try {
+      const dnnl::convolution_forward::primitive_desc pd(
+          {dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_winograd, md({2, 16, 8, 8}),
+           md({16, 16, 3, 3}), md({2, 16, 8, 8}), {1, 1}, {1, 1}, {1, 1}},
+          engine);
+      return true;
+    } catch (const dnnl::error&) {
+      return false;
+    }
+  }();
+  return has;
 }
 
 }  // namespace infer

@@ -54,7 +54,10 @@ class OnednnProgram {
  public:
   // Builds every primitive (oneDNN JIT-compiles them) and takes its buffers from `storage`.
   // Throws dnnl::error when oneDNN cannot create one.
-  OnednnProgram(const Network& network, OnednnStorage& storage, dnnl::stream& stream, int m, std::size_t count);
+  // winograd: convolutions of winograd_shape() (cpu_backend.h) as oneDNN's Winograd algorithm
+  // where it takes them (the direct algorithm where it declines).
+  OnednnProgram(const Network& network, OnednnStorage& storage, dnnl::stream& stream, int m, std::size_t count,
+                bool winograd);
 
   // m samples of plain NCHW input in, layer count - 1's output for them out, plain NCHW.
   void run(const float* input, float* output);
@@ -84,6 +87,7 @@ class OnednnProgram {
   dnnl::stream& stream_;
   int m_;
   std::size_t count_;
+  bool winograd_;
   dnnl::memory input_;               // plain NCHW, the caller's input copied in
   dnnl::memory output_;              // the caller's output, plain NCHW (its handle set per run)
   std::vector<dnnl::memory> acts_;   // activation a: the input (0) or layer a - 1's output

@@ -1,0 +1,119 @@
+// oneDNN's Winograd F(4x4, 3x3) convolution in the CPU backend, against the double reference with
+// its own derived bound (winograd_bound.h), and the bound's matrices against the convolution.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <string>
+
+#include "model/cpu/cpu_backend.h"
+#include "tests/reference.h"
+#include "tests/winograd_bound.h"
+#include "test_util.h"
+
+namespace infer::test {
+namespace {
+
+TEST(CpuWinograd, TransformsComputeTheConvolution) {
+  // A^T [(G g G^T) .* (B^T d B)] A in double is the 3x3 correlation of d, up to the 15 significant
+  // digits of oneDNN's G constants: each |G| entry within 1e-15 relative, so the result within
+  // 2e-15 W (W: the same product over magnitudes) plus double rounding, far below 1e-13 W. A
+  // transcription error of one constant moves the result by about that constant's share of W.
+  Random rng;
+  SCOPED_TRACE(rng.trace());
+  for (int trial = 0; trial < 20; ++trial) {
+    winograd::Matrix6 d{};
+    double g[3][3];
+    const std::vector<float> dv = rng.vector(36), gv = rng.vector(9);
+    for (int p = 0; p < 6; ++p)
+      for (int q = 0; q < 6; ++q) d[p][q] = dv[static_cast<std::size_t>(p * 6 + q)];
+    for (int p = 0; p < 3; ++p)
+      for (int q = 0; q < 3; ++q) g[p][q] = gv[static_cast<std::size_t>(p * 3 + q)];
+    const winograd::Matrix6 u = winograd::filter_transform(g, false), v = winograd::input_transform(d, false);
+    const winograd::Matrix6 au = winograd::filter_transform(g, true), av = winograd::input_transform(d, true);
+    winograd::Matrix6 m{}, am{};
+    for (int i = 0; i < 6; ++i)
+      for (int j = 0; j < 6; ++j) {
+        m[i][j] = u[i][j] * v[i][j];
+        am[i][j] = au[i][j] * av[i][j];
+      }
+    for (int r = 0; r < 4; ++r)
+      for (int s = 0; s < 4; ++s) {
+        double direct = 0.0;
+        for (int p = 0; p < 3; ++p)
+          for (int q = 0; q < 3; ++q) direct += d[r + p][s + q] * g[p][q];
+        const double w = winograd::output_transform(am, r, s, true);
+        EXPECT_NEAR(winograd::output_transform(m, r, s, false), direct, 1e-13 * w) << "output (" << r << ", " << s << ")";
+      }
+  }
+}
+
+struct WinogradCase {
+  Dims in;  // of the 3x3 convolution under test (a 1x1 convolution maps 3 channels to in.c first)
+  int out_channels, pad;
+};
+
+class WinogradTest : public ::testing::TestWithParam<WinogradCase> {};
+
+TEST_P(WinogradTest, MatchesTheReferenceWithinItsBound) {
+  // conv 1x1 (3 -> C) + ReLU, then the 3x3 stride-1 convolution (+ ReLU, a post-op), on oneDNN
+  // with Winograd against the bound that covers it, and with the direct algorithm only against
+  // the direct bound. n = 17: a program of 16 samples (Winograd) and one of 1 (direct).
+  if (!onednn_has_winograd()) {
+    GTEST_SKIP() << "this oneDNN has no Winograd convolution on this CPU (it needs AVX-512; ONEDNN_MAX_CPU_ISA="
+                 << (std::getenv("ONEDNN_MAX_CPU_ISA") ? std::getenv("ONEDNN_MAX_CPU_ISA") : "unset") << ")";
+  }
+  const WinogradCase& c = GetParam();
+  Random rng;
+  SCOPED_TRACE(rng.trace());
+  const Network net = random_network(rng, {3, c.in.h, c.in.w},
+                                     {conv_layer("c1", c.in.c, 1), plain_layer("r1", LayerKind::Relu),
+                                      conv_layer("c2", c.out_channels, 3, 1, c.pad), plain_layer("r2", LayerKind::Relu)});
+  ASSERT_TRUE(winograd_shape(net.layers()[2]));
+  for (int n : {2, 17}) {
+    const std::vector<float> input = rng.vector(static_cast<std::size_t>(n) * net.input().dims.size());
+    const std::size_t count = net.layers().size();
+    const ReferenceTensor wino_ref = reference_forward(net, input, n, count, true).back();
+    const ReferenceTensor direct_ref = reference_forward(net, input, n, count, false).back();
+    const std::string what = " n=" + std::to_string(n);
+
+    auto backend = make_cpu_backend(net, n, CpuOptions{CpuKernels::Onednn, true});
+    EXPECT_NE(backend->description().find("Winograd"), std::string::npos) << backend->description();
+    std::vector<float> wino(static_cast<std::size_t>(n) * net.output_dims().size(), std::numeric_limits<float>::quiet_NaN());
+    backend->forward(input.data(), n, wino.data());
+    const std::vector<float> direct = [&] {
+      auto b = make_cpu_backend(net, n, CpuOptions{CpuKernels::Onednn, false});
+      std::vector<float> out(wino.size(), std::numeric_limits<float>::quiet_NaN());
+      b->forward(input.data(), n, out.data());
+      return out;
+    }();
+    expect_close(wino, wino_ref.value, reference_tolerance(wino_ref), "winograd" + what);
+    expect_close(direct, direct_ref.value, reference_tolerance(direct_ref), "direct" + what);
+
+    // It ran by Winograd: the two algorithms round differently, so some output differs (oneDNN
+    // declines some shapes, padding 2 among them; then it runs the direct one and this fails). How
+    // close it came to each bound is printed for the record.
+    double wino_ratio = 0.0, over_direct = 0.0;
+    bool differs = false;
+    for (std::size_t i = 0; i < wino.size(); ++i) {
+      const double err = std::fabs(wino[i] - wino_ref.value[i]);
+      if (wino_ref.bound[i] > 0) wino_ratio = std::max(wino_ratio, err / wino_ref.bound[i]);
+      if (direct_ref.bound[i] > 0) over_direct = std::max(over_direct, err / direct_ref.bound[i]);
+      differs = differs || wino[i] != direct[i];
+    }
+    EXPECT_TRUE(differs) << "Winograd and direct outputs are identical: did the Winograd kernel run?";
+    std::printf("%dx%dx%d -> %d pad %d%s: Winograd's worst error is %.3g of its bound, %.3g of the direct bound\n",
+                c.in.c, c.in.h, c.in.w, c.out_channels, c.pad, what.c_str(), wino_ratio, over_direct);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, WinogradTest,
+                         ::testing::Values(WinogradCase{{32, 28, 28}, 32, 1},  // the shipped model's second layer
+                                           WinogradCase{{16, 9, 11}, 48, 1},   // partial tiles, odd sizes
+                                           WinogradCase{{16, 8, 7}, 16, 0},    // no padding
+                                           WinogradCase{{48, 4, 4}, 32, 1},    // one tile
+                                           WinogradCase{{64, 14, 14}, 64, 1}));
+
+}  // namespace
+}  // namespace infer::test
