@@ -108,8 +108,8 @@ inline ConformanceResult compare_with_ort(const ConformanceModel& m, const Netwo
   for (int s = 0; s < referenced; ++s) {
     const std::vector<float> one(m.input.begin() + static_cast<std::ptrdiff_t>(s * in_size),
                                  m.input.begin() + static_cast<std::ptrdiff_t>((s + 1) * in_size));
-    // The CPU backend ran batches: Winograd where it has it (cpu_winograd()).
-    const bool winograd = std::string(backend.device()) == "cpu" && backend.max_batch() > 1 && cpu_winograd();
+    // The CPU backend: Winograd where it has it (cpu_winograd()).
+    const bool winograd = std::string(backend.device()) == "cpu" && cpu_winograd();
     const ReferenceTensor ref = reference_forward(net, one, 1, net.layers().size(), winograd).back();
     std::vector<double> want(k), tolerance(k), from_torch(k);
     std::vector<float> mine(got.begin() + static_cast<std::ptrdiff_t>(s * k), got.begin() + static_cast<std::ptrdiff_t>((s + 1) * k));

@@ -7,8 +7,8 @@
 // carried on each input and |.| magnitudes:
 //   conv / linear (K terms)  sum|w| E  + (K + 3) u (sum|w x| + |b|)         Higham 3.1: any order, +bias, +store,
 //                                                                          +1: a batch-norm folded into w
-//     by Winograd            sum|w| E  + (C + 31) u (W + |b|)             winograd_bound.h; where the backend may
-//                                                                          use it, the larger of the two
+//     by Winograd            sum|w| E  + n u (W + |b|)                    winograd_bound.h (n = C + 31 or C + 15);
+//                                                                          where the backend may use it, the largest
 //   batch-norm               |s| E + 8 u (|s x| + |s mean| + |beta|)         s = gamma / sqrt(var + eps), folded or not
 //   relu, max pooling        E of the input that wins (max pooling: the largest E in the window); 1-Lipschitz
 //   avg pooling (K)          mean of E + (K + 1) u mean|x|                 adaptive: K of each window
@@ -58,7 +58,7 @@ namespace reference_detail {
 
 constexpr double u = 1.0 / (1 << 24);
 
-// winograd: the backend may run winograd_shape() convolutions by Winograd F(4x4, 3x3).
+// winograd: the backend may run winograd_shape() convolutions by either of oneDNN's Winograd variants.
 inline ReferenceTensor layer(const Layer& l, const std::vector<const ReferenceTensor*>& ins, int n, bool winograd) {
   const ReferenceTensor& in = *ins[0];
   const Dims& di = l.in;
@@ -103,13 +103,26 @@ inline ReferenceTensor layer(const Layer& l, const std::vector<const ReferenceTe
         }
         const int cg = di.c / a.groups, kg = a.out_channels / a.groups;
         const double terms = static_cast<double>(cg) * a.kernel_h * a.kernel_w;
-        std::vector<double> wino;  // W per output of this sample (winograd_bound.h)
+        // Per output of this sample, the larger Winograd rounding bound over oneDNN's variants
+        // (winograd_bound.h), as n u W without the bias term, and n.
+        std::vector<double> wino_w, wino_n;
         if (winograd && l.kind == LayerKind::Conv2d && winograd_shape(l)) {
           const std::size_t first = static_cast<std::size_t>(b) * di.size();
           std::vector<double> magnitude(di.size());
           for (std::size_t i = 0; i < di.size(); ++i)
             magnitude[i] = std::fabs(in.value[first + i]) + in.bound[first + i];
-          wino = winograd::magnitude(l, magnitude);
+          wino_w.assign(d.size(), 0.0);
+          wino_n.assign(d.size(), 0.0);
+          for (const winograd::Variant* v : winograd::variants()) {
+            const std::vector<double> w = winograd::magnitude(*v, l, magnitude);
+            const double n_v = winograd::roundings(*v, cg);
+            for (std::size_t i = 0; i < w.size(); ++i) {
+              if (n_v * w[i] > wino_n[i] * wino_w[i]) {
+                wino_w[i] = w[i];
+                wino_n[i] = n_v;
+              }
+            }
+          }
         }
         for (int k = 0; k < d.c; ++k)
           for (int y = 0; y < d.h; ++y)
@@ -134,9 +147,10 @@ inline ReferenceTensor layer(const Layer& l, const std::vector<const ReferenceTe
               // the magnitude each: n u^2 magnitude^2).
               double own = (terms + 3.0) * u * magnitude;
               double own_var = (terms + 3.0) * u * u * magnitude * magnitude;
-              if (!wino.empty()) {
-                const double w = wino[(static_cast<std::size_t>(k) * d.h + y) * d.w + x] + std::fabs(bias);
-                const double n_w = winograd::roundings(cg);
+              if (!wino_w.empty()) {
+                const std::size_t o = (static_cast<std::size_t>(k) * d.h + y) * d.w + x;
+                const double w = wino_w[o] + std::fabs(bias);
+                const double n_w = wino_n[o];
                 own = std::max(own, n_w * u * w);
                 own_var = std::max(own_var, n_w * u * u * w * w);
               }

@@ -16,36 +16,36 @@ namespace infer::test {
 namespace {
 
 TEST(CpuWinograd, TransformsComputeTheConvolution) {
-  // A^T [(G g G^T) .* (B^T d B)] A in double is the 3x3 correlation of d, up to the 15 significant
-  // digits of oneDNN's G constants: each |G| entry within 1e-15 relative, so the result within
-  // 2e-15 W (W: the same product over magnitudes) plus double rounding, far below 1e-13 W. A
-  // transcription error of one constant moves the result by about that constant's share of W.
+  // A^T [(G g G^T) .* (B^T d B)] A in double is the 3x3 correlation of d, for both variants: up to
+  // the 15 significant digits of F(4x4)'s G constants (each |G| entry within 1e-15 relative, so
+  // the result within 2e-15 W, W the same product over magnitudes) plus double rounding, far below
+  // 1e-13 W. A transcription error of one constant moves the result by about that constant's
+  // share of W.
   Random rng;
   SCOPED_TRACE(rng.trace());
-  for (int trial = 0; trial < 20; ++trial) {
-    winograd::Matrix6 d{};
-    double g[3][3];
-    const std::vector<float> dv = rng.vector(36), gv = rng.vector(9);
-    for (int p = 0; p < 6; ++p)
-      for (int q = 0; q < 6; ++q) d[p][q] = dv[static_cast<std::size_t>(p * 6 + q)];
-    for (int p = 0; p < 3; ++p)
-      for (int q = 0; q < 3; ++q) g[p][q] = gv[static_cast<std::size_t>(p * 3 + q)];
-    const winograd::Matrix6 u = winograd::filter_transform(g, false), v = winograd::input_transform(d, false);
-    const winograd::Matrix6 au = winograd::filter_transform(g, true), av = winograd::input_transform(d, true);
-    winograd::Matrix6 m{}, am{};
-    for (int i = 0; i < 6; ++i)
-      for (int j = 0; j < 6; ++j) {
-        m[i][j] = u[i][j] * v[i][j];
-        am[i][j] = au[i][j] * av[i][j];
+  for (const winograd::Variant* v : winograd::variants()) {
+    SCOPED_TRACE(v->name);
+    const int a = v->alpha;
+    for (int trial = 0; trial < 20; ++trial) {
+      const std::vector<float> dv = rng.vector(static_cast<std::size_t>(a * a)), gv = rng.vector(9);
+      const winograd::Tile d(dv.begin(), dv.end());
+      const std::vector<double> g(gv.begin(), gv.end());
+      const winograd::Tile u = winograd::filter_transform(*v, g.data(), false), x = winograd::input_transform(*v, d, false);
+      const winograd::Tile au = winograd::filter_transform(*v, g.data(), true), ax = winograd::input_transform(*v, d, true);
+      winograd::Tile m(u.size()), am(u.size());
+      for (std::size_t i = 0; i < m.size(); ++i) {
+        m[i] = u[i] * x[i];
+        am[i] = au[i] * ax[i];
       }
-    for (int r = 0; r < 4; ++r)
-      for (int s = 0; s < 4; ++s) {
-        double direct = 0.0;
-        for (int p = 0; p < 3; ++p)
-          for (int q = 0; q < 3; ++q) direct += d[r + p][s + q] * g[p][q];
-        const double w = winograd::output_transform(am, r, s, true);
-        EXPECT_NEAR(winograd::output_transform(m, r, s, false), direct, 1e-13 * w) << "output (" << r << ", " << s << ")";
-      }
+      for (int r = 0; r < v->m; ++r)
+        for (int s = 0; s < v->m; ++s) {
+          double direct = 0.0;
+          for (int p = 0; p < 3; ++p)
+            for (int q = 0; q < 3; ++q) direct += d[static_cast<std::size_t>((r + p) * a + s + q)] * g[static_cast<std::size_t>(p * 3 + q)];
+          const double w = winograd::output_transform(*v, am, r, s, true);
+          EXPECT_NEAR(winograd::output_transform(*v, m, r, s, false), direct, 1e-13 * w) << "output (" << r << ", " << s << ")";
+        }
+    }
   }
 }
 
@@ -59,7 +59,8 @@ class WinogradTest : public ::testing::TestWithParam<WinogradCase> {};
 TEST_P(WinogradTest, MatchesTheReferenceWithinItsBound) {
   // conv 1x1 (3 -> C) + ReLU, then the 3x3 stride-1 convolution (+ ReLU, a post-op), on oneDNN
   // with Winograd against the bound that covers it, and with the direct algorithm only against
-  // the direct bound. n = 17: a program of 16 samples (Winograd) and one of 1 (direct).
+  // the direct bound. oneDNN chose F(2x2) for n = 1 and 2 and F(4x4) for 16 (n = 17: programs of
+  // 16 and 1 samples).
   if (!onednn_has_winograd()) {
     GTEST_SKIP() << "this oneDNN has no Winograd convolution on this CPU (it needs AVX-512; ONEDNN_MAX_CPU_ISA="
                  << (std::getenv("ONEDNN_MAX_CPU_ISA") ? std::getenv("ONEDNN_MAX_CPU_ISA") : "unset") << ")";
@@ -71,7 +72,7 @@ TEST_P(WinogradTest, MatchesTheReferenceWithinItsBound) {
                                      {conv_layer("c1", c.in.c, 1), plain_layer("r1", LayerKind::Relu),
                                       conv_layer("c2", c.out_channels, 3, 1, c.pad), plain_layer("r2", LayerKind::Relu)});
   ASSERT_TRUE(winograd_shape(net.layers()[2]));
-  for (int n : {2, 17}) {
+  for (int n : {1, 2, 17}) {
     const std::vector<float> input = rng.vector(static_cast<std::size_t>(n) * net.input().dims.size());
     const std::size_t count = net.layers().size();
     const ReferenceTensor wino_ref = reference_forward(net, input, n, count, true).back();

@@ -22,25 +22,25 @@ enum class CpuKernels { Onednn, Plain };
 
 struct CpuOptions {
   CpuKernels kernels = CpuKernels::Onednn;
-  // oneDNN kernels: run each convolution that winograd_shape() accepts as oneDNN's Winograd
-  // F(4x4, 3x3) where this oneDNN has it (onednn_has_winograd()), for chunks of 2 samples or more
-  // (one image runs faster on the direct kernel). false: the direct algorithm only.
+  // oneDNN kernels: run each convolution that winograd_shape() accepts by oneDNN's Winograd
+  // algorithm where this oneDNN has it (onednn_has_winograd()). false: the direct algorithm only.
   bool winograd = true;
 };
 
-// oneDNN's Winograd F(4x4, 3x3) convolution (its jit_wino_4x3 kernel): 6x6 input tiles become 4x4
-// output tiles with 36 multiplications per tile and channel pair where the direct algorithm does
-// 144; its transforms round more (tests/winograd_bound.h derives the bound). It takes 3x3,
-// stride-1, undilated, ungrouped convolutions; we give it those with input and output channels in
-// blocks of 16 (a first layer with 1 or 3 channels ran slower on it).
+// oneDNN's Winograd convolution: F(4x4, 3x3) (jit_wino_4x3: 6x6 input tiles become 4x4 output
+// tiles with 36 multiplications per tile and channel pair where the direct algorithm does 144) or
+// F(2x2, 3x3) (jit_fp32_wino_2x3, which oneDNN picks for one or two samples); their transforms
+// round more (tests/winograd_bound.h derives the bound). It takes 3x3, stride-1, undilated,
+// ungrouped convolutions; we give it those with input and output channels in blocks of 16 (a
+// first layer with 1 or 3 channels ran slower on it).
 struct Layer;
 bool winograd_shape(const Layer& layer);
 // Whether this process's oneDNN runs that kernel: its AVX-512 builds only (not on AVX2 or SSE4.1,
 // nor under ONEDNN_MAX_CPU_ISA below AVX-512). Asked of oneDNN once.
 bool onednn_has_winograd();
 // oneDNN's own memory for a winograd_shape() convolution run by Winograd, for memory_plan.h: per
-// program size m = 1 .. max_m (index m - 1), over the programs of 2 to m samples (none for m = 1),
-// the largest scratchpad and the bytes of each distinct layout of its transformed weights.
+// program size m = 1 .. max_m (index m - 1), over the programs of 1 to m samples, the largest
+// scratchpad and the bytes of each distinct layout of its transformed weights.
 // Empty where this oneDNN has no Winograd.
 struct WinogradMemory {
   std::uint64_t scratchpad = 0;

@@ -167,7 +167,7 @@ std::vector<WinogradMemory> onednn_winograd_memory(const Layer& layer, int max_m
   std::vector<WinogradMemory> out(static_cast<std::size_t>(std::max(max_m, 1)));
   std::vector<dnnl::memory::desc> layouts;
   WinogradMemory so_far;
-  for (int m = 2; m <= max_m; ++m) {
+  for (int m = 1; m <= max_m; ++m) {
     try {
       const dnnl::convolution_forward::primitive_desc pd(
           {dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_winograd,

@@ -319,9 +319,7 @@ std::size_t OnednnProgram::plan_convolution(std::size_t i) {
     const memory::dims w_dims = g == 1 ? memory::dims{k, layer.in.c, a.kernel_h, a.kernel_w}
                                        : memory::dims{g, k / g, layer.in.c / g, a.kernel_h, a.kernel_w};
     // Symmetric padding: oneDNN's output size is PyTorch's floor division then.
-    // Winograd for chunks of 2 samples or more: one image ran 25% slower on it than on the
-    // direct kernel (28x28 has 49 tiles per channel, too few for two threads).
-    const bool winograd = winograd_ && m_ >= 2 && winograd_shape(layer);
+    const bool winograd = winograd_ && winograd_shape(layer);
     const auto conv_pd = [&](const memory::desc& dst, const dnnl::primitive_attr& at) {
       const auto desc = [&](algorithm alg) {
         return dnnl::convolution_forward::desc(kInference, alg, any(m_, layer.in), memory::desc(w_dims, kF32, Tag::any),
@@ -429,7 +427,13 @@ std::size_t OnednnProgram::plan_binary(std::size_t i) {
   const std::vector<Layer>& layers = network_.layers();
   const Layer& layer = layers[i];
   const memory& a = source(i, 0);
-  const memory& b = source(i, 1);
+  // The second input in the first's layout when their shapes match: oneDNN's binary kernels take
+  // inputs of one layout, and only its reference kernel mixes them (measured: ResNet-18's adds of
+  // a Winograd output, channel-blocked, and a shortcut in NHWC took 5x the convolutions' time).
+  const memory& given_b = source(i, 1);
+  const memory b = given_b.get_desc().dims() == a.get_desc().dims()
+                       ? in_layout(layer.sources[1], given_b, a.get_desc())
+                       : given_b;
   algorithm act = algorithm::eltwise_relu;
   float act_alpha = 0.0f, act_beta = 0.0f;
   std::size_t last = i;
