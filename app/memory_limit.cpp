@@ -70,6 +70,8 @@ int batch_within_memory_limit(const Options& options, const LoadedModel& model, 
                      "the model needs " + bytes_string(one) + " of memory for one sample (parameters " +
                          bytes_string(plan.parameter_bytes) + ", activations " + bytes_string(plan.sample_bytes) +
                          ", workspace " + bytes_string(plan.workspace_bytes) +
+                         (plan.winograd_bytes.empty() ? std::string()
+                                                      : ", Winograd convolutions " + bytes_string(plan.winograd_bytes[0])) +
                          "), more than the --max-memory limit of " + bytes_string(limit) +
                          ": raise the limit (--max-memory " + size_option(one) +
                          ") if this machine has that much memory, or use a smaller input or fewer channels");
