@@ -73,7 +73,7 @@ class OnednnBackend final : public Backend {
 
   std::string description() const override {
     const bool any = std::any_of(network_.layers().begin(), network_.layers().end(), winograd_shape);
-    return "cpu: " + onednn_name() + (winograd_ && any && onednn_has_winograd() ? ", Winograd F(4x4,3x3)" : "");
+    return "cpu: " + onednn_name() + (winograd_ && any && onednn_has_winograd() ? ", Winograd 3x3" : "");
   }
   const char* device() const override { return "cpu"; }
   int max_batch() const override { return max_batch_; }
