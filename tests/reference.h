@@ -110,7 +110,7 @@ inline ReferenceTensor layer(const Layer& l, const std::vector<const ReferenceTe
           const std::size_t first = static_cast<std::size_t>(b) * di.size();
           std::vector<double> magnitude(di.size());
           for (std::size_t i = 0; i < di.size(); ++i)
-            magnitude[i] = std::fabs(in.value[first + i]) + in.bound[first + i];
+            magnitude[i] = std::fabs(in.value[first + i]);  // as the direct rule's sum|w x|: first order
           wino_w.assign(d.size(), 0.0);
           wino_n.assign(d.size(), 0.0);
           for (const winograd::Variant* v : winograd::variants()) {

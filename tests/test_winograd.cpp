@@ -118,3 +118,40 @@ INSTANTIATE_TEST_SUITE_P(Shapes, WinogradTest,
 
 }  // namespace
 }  // namespace infer::test
+
+namespace infer::test {
+namespace {
+
+TEST(CpuWinograd, TheProbabilisticBoundOfADeepStackStaysSmall) {
+  // Deep networks are compared with the probabilistic bound (reference.h): its Winograd term must
+  // be taken over the values, not over the worst-case error bound carried with them, which grows
+  // with depth as the product of every layer's sum|w| (ResNet-18's reached 7e17 when it was).
+  Random rng;
+  SCOPED_TRACE(rng.trace());
+  std::vector<Layer> layers{conv_layer("c0", 16, 1)};
+  for (int i = 0; i < 16; ++i) {
+    layers.push_back(conv_layer("c" + std::to_string(i + 1), 16, 3, 1, 1));
+    layers.push_back(plain_layer("r" + std::to_string(i + 1), LayerKind::Relu));
+  }
+  const Network net = random_network(rng, {3, 8, 8}, layers);
+  const std::vector<float> input = rng.vector(net.input().dims.size());
+  const std::vector<ReferenceTensor> acts = reference_forward(net, input, 1, net.layers().size(), true);
+  // sigma relative to the largest output, after 8 and after 16 convolutions: rounding errors of
+  // independent layers add as variances, so it may grow about as the square root of the depth
+  // (and with the activations' own spread); the worst-case error inside W made it grow as the
+  // product of the layers' sum|w| instead.
+  const auto relative_sigma = [](const ReferenceTensor& t) {
+    double largest = 0.0, sigma = 0.0;
+    for (std::size_t i = 0; i < t.value.size(); ++i) {
+      largest = std::max(largest, std::fabs(t.value[i]));
+      sigma = std::max(sigma, std::sqrt(t.variance[i]));
+    }
+    return sigma / largest;
+  };
+  const double at8 = relative_sigma(acts[1 + 1 + 2 * 8]), at16 = relative_sigma(acts.back());
+  std::printf("relative sigma after 8 convolutions %.3g, after 16 %.3g\n", at8, at16);
+  EXPECT_LT(at16, 4.0 * at8);
+}
+
+}  // namespace
+}  // namespace infer::test

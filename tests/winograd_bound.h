@@ -20,8 +20,10 @@
 //   channel sum         C       C     any order
 //   output transform    8       4     two passes of at most 4 / 2
 //   bias                1       1     added to the result: u (W + |bias|) with the rest
-// n = C + 31 and C + 15. The input's own error E (carried from earlier layers) is accounted for
-// as |d| + E inside W, an upper bound for the values oneDNN transforms.
+// n = C + 31 and C + 15. W is taken over the reference's |d|, as the direct rule takes sum|w x|:
+// the input's own error E (carried from earlier layers) passes through the exact linear map as
+// sum|w| E, and its effect on the rounding (u E) is second order. (Taking |d| + E instead made
+// the bound of deep networks grow with the worst-case E: ResNet-18's reached 7e17.)
 //
 // The matrices are oneDNN's. F(4x4): points 0, +-0.625, +-1.5 and infinity, from its benchdnn
 // reference for this kernel (tests/benchdnn/conv/ref_wino.cpp, trans_I/W/O_4x4_3x3). F(2x2): the
@@ -122,7 +124,7 @@ inline double output_transform(const Variant& v, const Tile& t, int r, int s, bo
 }
 
 // W for every output of one sample of a winograd_shape() convolution `l` (C x H x W, NCHW) by
-// variant v, with the input's magnitude |x| + E given per element of that sample. Tiles start at
+// variant v, with the input's magnitude |x| given per element of that sample. Tiles start at
 // output (0, 0); the input tile of output tile (ty, tx) starts at (m ty - pad_h, m tx - pad_w),
 // zeros outside the image.
 inline std::vector<double> magnitude(const Variant& v, const Layer& l, const std::vector<double>& input_magnitude) {
