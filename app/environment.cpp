@@ -5,9 +5,9 @@
 #include "exit_codes.h"
 #include "manifest/probe.h"
 #include "manifest/report.h"
-#include "manifest/sha256.h"
 #include "manifest/writer.h"
 #include "model/errors.h"
+#include "model/install_layout.h"
 #include "model/printable.h"
 
 namespace infer::app {
@@ -50,34 +50,6 @@ int run_write_manifest(const Options& o, const fs::path& model_path, std::ostrea
   }
   out << "infer: wrote " << path.string() << " (check it with: infer --check --manifest " << path.string() << ")\n";
   return kExitOk;
-}
-
-std::optional<manifest::Manifest> manifest_for_run(const Options& o, std::ostream& err) {
-  const fs::path path = o.manifest.empty() ? default_manifest_path() : fs::path(o.manifest);
-  std::error_code ec;
-  if (o.manifest.empty() && !fs::exists(path, ec)) {
-    err << "infer: notice: no manifest at " << path.string() << "; the environment is not checked\n";
-    return std::nullopt;
-  }
-  return manifest::read_manifest(path);
-}
-
-FileCheck digest_check(const manifest::Manifest& m) {
-  return [&m](const fs::path& file) {
-    const manifest::ModelFile* listed = m.model_file(file);
-    std::error_code ec;
-    if (!listed || !fs::exists(file, ec)) return;  // not listed: fine; missing: the loader says so
-    const std::string digest = manifest::sha256_file(file);
-    if (digest != listed->sha256) {
-      throw InputError(file.string(), "SHA-256 is " + digest + " but " + m.path.string() + " (line " +
-                                          std::to_string(listed->line) + ") lists " + listed->sha256 +
-                                          ": refusing this file (restore it, or update the manifest if the change is intended)");
-    }
-  };
-}
-
-manifest::Report startup_report(const manifest::Manifest& m) {
-  return manifest::check(m, manifest::probe_machine(build_info()), /*model_files=*/false);
 }
 
 }  // namespace infer::app

@@ -4,19 +4,16 @@
 #include <cstring>
 #include <filesystem>
 #include <iostream>
-#include <memory>
+#include <optional>
 #include <string>
 
 #include "classify.h"
 #include "environment.h"
 #include "exit_codes.h"
-#include "input_spec.h"
+#include "infer/classifier.h"
 #include "memory_limit.h"
-#include "model/cpu/cpu_backend.h"
 #include "model/cpu/threads.h"
-#include "model/errors.h"
-#include "model/gpu_backend.h"
-#include "model/model_file.h"
+#include "model/install_layout.h"
 #include "model/printable.h"
 #include "options.h"
 #include "version.h"
@@ -26,44 +23,53 @@ namespace {
 
 namespace fs = std::filesystem;
 
-GpuOptions gpu_options(const Options& o) {
-  GpuOptions g;
-  g.precision = o.precision;
-  g.autotune = o.autotune;
-  g.autotune_cache = o.autotune_cache;
-  if (o.verbose) g.log = [](const std::string& line) { std::cerr << "infer: " << line << '\n'; };
-  return g;
-}
-
 // "running on the CPU" plus, when another precision was asked for, that the CPU runs fp32.
-std::string cpu_notice(const Options& o) {
-  std::string notice = "infer: notice: running on the CPU";
+std::string cpu_notice(const Options& o, const std::string& reason) {
+  std::string notice = "running on the CPU";
   if (o.precision != Precision::Fp32) {
     notice += std::string(" in fp32 (--precision ") + precision_name(o.precision) + " needs the GPU)";
   }
-  return notice + ": ";
+  return notice + ": " + reason;
 }
 
-// Picks the backend for --device. Throws GpuUnavailableError / GpuError for --device gpu.
-// report: the start-up check (nullptr when skipped); a required item that is not ok means the CPU
-// under --device auto and an error with the whole report under --device gpu.
-std::unique_ptr<Backend> choose_backend(const Options& o, const Network& net, const manifest::Report* report) {
-  if (o.device == DeviceChoice::Cpu) return make_cpu_backend(net, o.batch);
-  if (const manifest::ReportRow* failed = report ? report->first_failure() : nullptr) {
-    if (o.device == DeviceChoice::Gpu) {
-      throw GpuUnavailableError("the environment does not match " + report->manifest + " (first: " +
-                                manifest::one_line(*failed) + ")\n" + manifest::format_table(*report));
-    }
-    std::cerr << cpu_notice(o) << manifest::one_line(*failed) << '\n';
-    return make_cpu_backend(net, o.batch);
+// The classifier's notices, in the command line's words, on stderr.
+void print_notice(const Options& o, const Notice& n) {
+  std::string line = n.message;
+  switch (n.kind) {
+    case Notice::Kind::NoManifest: break;
+    case Notice::Kind::CpuFallback: line = cpu_notice(o, n.reason); break;
+    case Notice::Kind::BatchReduced: line = batch_reduced_message(n); break;
   }
-  if (o.device == DeviceChoice::Gpu) return make_gpu_backend(net, o.batch, gpu_options(o));
-  try {
-    return make_gpu_backend(net, o.batch, gpu_options(o));
-  } catch (const Error& e) {  // unusable, or failing to set up: the CPU gives the same answers
-    std::cerr << cpu_notice(o) << e.what() << '\n';
-    return make_cpu_backend(net, o.batch);
+  std::cerr << "infer: notice: " << printable_utf8(line) << '\n';
+}
+
+// The command line as the Classifier's options: the run's start-up check, model, batch and device.
+ClassifierOptions classifier_options(const Options& o) {
+  ClassifierOptions c;
+  c.device = o.device;
+  c.precision = o.precision;
+  c.max_batch = o.batch;
+  c.max_memory = o.max_memory;
+  c.verify = !o.no_verify;
+  c.manifest = o.manifest;
+  c.softmax = o.softmax;
+  c.preprocessing = o.preprocessing;
+  c.autotune = o.autotune;
+  c.autotune_cache = o.autotune_cache;
+  c.notice = [&o](const Notice& n) { print_notice(o, n); };
+  if (o.verbose) c.gpu_log = [](const std::string& line) { std::cerr << "infer: " << line << '\n'; };
+  return c;
+}
+
+// An OptionError names a ClassifierOptions member; the user wrote the option that sets it.
+std::string option_flag(const std::string& member) {
+  static const std::pair<const char*, const char*> kFlags[] = {
+      {"preprocessing.mean", "--mean"}, {"preprocessing.std", "--std"}, {"preprocessing.resize_size", "--resize-size"},
+      {"max_batch", "--batch"},         {"k", "--top-k"}};
+  for (const auto& [name, flag] : kFlags) {
+    if (member == name) return flag;
   }
+  return member;
 }
 
 int run(int argc, char** argv) {
@@ -86,35 +92,23 @@ int run(int argc, char** argv) {
   if (o.check) return run_check(o, std::cout, std::cerr);
   if (!o.write_manifest.empty()) return run_write_manifest(o, model_path, std::cout, std::cerr);
 
-  // The start-up check: the manifest (and the digests of the model files it lists), then the
-  // environment unless the CPU was asked for.
-  std::optional<manifest::Manifest> manifest;
-  std::optional<manifest::Report> report;
-  std::unique_ptr<LoadedModel> model;
+  // The start-up check (the manifest, the digests of the model files it lists, then the environment
+  // unless the CPU was asked for), the model and the backend: the Classifier's.
+  if (o.no_verify) {
+    std::cerr << "infer: notice: --no-verify: the environment and the model digests are not checked\n";
+  }
+  std::optional<Classifier> classifier;
   try {
-    if (o.no_verify) {
-      std::cerr << "infer: notice: --no-verify: the environment and the model digests are not checked\n";
-    } else {
-      manifest = manifest_for_run(o, std::cerr);
-    }
-    model = std::make_unique<LoadedModel>(manifest ? load_model(model_path, digest_check(*manifest)) : load_model(model_path));
-    parsed.options.batch = batch_within_memory_limit(o, *model, std::cerr);
+    classifier.emplace(o.model, classifier_options(o));
+  } catch (const MemoryLimitError& e) {
+    std::cerr << "infer: " << printable_utf8(memory_limit_message(e)) << '\n';
+    return kExitInvalidInput;
   } catch (const InputError& e) {
     std::cerr << "infer: " << printable_utf8(e.what()) << '\n';
     return kExitInvalidInput;
-  }
-  InputSpec input;
-  try {
-    input = effective_input(o, model->network.input());
-  } catch (const std::invalid_argument& e) {
-    std::cerr << "infer: " << e.what() << "\nRun 'infer --help' for usage.\n";
+  } catch (const OptionError& e) {
+    std::cerr << "infer: " << option_flag(e.option()) << ": " << e.problem() << "\nRun 'infer --help' for usage.\n";
     return kExitUsage;
-  }
-  if (manifest && o.device != DeviceChoice::Cpu) report = startup_report(*manifest);
-
-  std::unique_ptr<Backend> backend;
-  try {
-    backend = choose_backend(o, model->network, report ? &*report : nullptr);
   } catch (const GpuUnavailableError& e) {
     std::cerr << "infer: the GPU is unusable (--device gpu): " << e.what() << '\n';
     return kExitGpuUnusable;
@@ -124,7 +118,7 @@ int run(int argc, char** argv) {
   }
 
   try {
-    const RunCounts counts = classify_all(o, *model, input, *backend, std::cout, std::cerr);
+    const RunCounts counts = classify_all(o, *classifier, std::cout, std::cerr);
     if (counts.failed > 0) {
       std::cerr << "infer: " << counts.failed << " of " << counts.failed + counts.classified << " inputs failed"
                 << (counts.classified > 0 ? "; the others were classified\n" : "; none was classified\n");

@@ -2,8 +2,6 @@
 
 #include <cctype>
 #include <cmath>
-#include <ostream>
-#include <stdexcept>
 #include <string>
 
 #include "model/errors.h"
@@ -60,28 +58,17 @@ std::optional<std::uint64_t> parse_size(std::string_view text) {
   return static_cast<std::uint64_t>(bytes);
 }
 
-int batch_within_memory_limit(const Options& options, const LoadedModel& model, std::ostream& err) {
-  const MemoryPlan plan = plan_memory(model.network);
-  const std::uint64_t limit = options.max_memory;
-  const int batch = largest_batch_within(plan, options.batch, limit);
-  if (batch == 0) {
-    const std::uint64_t one = plan.bytes(1);
-    throw InputError(model.toml_path.string(),
-                     "the model needs " + bytes_string(one) + " of memory for one sample (parameters " +
-                         bytes_string(plan.parameter_bytes) + ", activations " + bytes_string(plan.sample_bytes) +
-                         ", workspace " + bytes_string(plan.workspace_bytes) +
-                         (plan.winograd_bytes.empty() ? std::string()
-                                                      : ", Winograd convolutions " + bytes_string(plan.winograd_bytes[0])) +
-                         "), more than the --max-memory limit of " + bytes_string(limit) +
-                         ": raise the limit (--max-memory " + size_option(one) +
-                         ") if this machine has that much memory, or use a smaller input or fewer channels");
-  }
-  if (batch < options.batch) {
-    err << "infer: notice: --batch " << options.batch << " would need " << bytes_string(plan.bytes(options.batch))
-        << " of memory, more than the --max-memory limit of " << bytes_string(limit) << "; running batches of "
-        << batch << '\n';
-  }
-  return batch;
+std::string memory_limit_message(const MemoryLimitError& e) {
+  return e.file() + ": the model needs " + bytes_string(e.needed()) + " of memory for one sample (" + e.breakdown() +
+         "), more than the --max-memory limit of " + bytes_string(e.limit()) + ": raise the limit (--max-memory " +
+         size_option(e.needed()) +
+         ") if this machine has that much memory, or use a smaller input or fewer channels";
+}
+
+std::string batch_reduced_message(const Notice& n) {
+  return "--batch " + std::to_string(n.requested_batch) + " would need " + bytes_string(n.needed) +
+         " of memory, more than the --max-memory limit of " + bytes_string(n.limit) + "; running batches of " +
+         std::to_string(n.batch);
 }
 
 }  // namespace infer::app

@@ -45,8 +45,8 @@ ParseResult parse_options(int argc, char** argv) {
   cli.add_option("--model", o.model,
                  "Model: infer's TOML, an ONNX file, or a TOML naming one (default: the shipped Fashion-MNIST model)")
       ->type_name("PATH");
-  const std::map<std::string, DeviceChoice> devices{
-      {"auto", DeviceChoice::Auto}, {"gpu", DeviceChoice::Gpu}, {"cpu", DeviceChoice::Cpu}};
+  const std::map<std::string, Device> devices{
+      {"auto", Device::Auto}, {"gpu", Device::Gpu}, {"cpu", Device::Cpu}};
   cli.add_option("--device", o.device,
                  "auto: the GPU if usable, else the CPU with a notice saying why; gpu: fail if unusable")
       ->transform(CLI::CheckedTransformer(devices).description(""))
@@ -137,7 +137,8 @@ ParseResult parse_options(int argc, char** argv) {
     result.exit_code = kExitUsage;
     return result;
   }
-  for (auto [name, text, values] : {std::tuple{"--mean", &mean_text, &o.mean}, std::tuple{"--std", &std_text, &o.std}}) {
+  for (auto [name, text, values] : {std::tuple{"--mean", &mean_text, &o.preprocessing.mean},
+                                    std::tuple{"--std", &std_text, &o.preprocessing.std}}) {
     if (!text->empty() && !parse_floats(*text, *values)) {
       std::cerr << "infer: " << name << ": '" << *text << "' is not a list of numbers (0.485,0.456,0.406)\n"
                 << "Run 'infer --help' for usage.\n";
@@ -145,10 +146,10 @@ ParseResult parse_options(int argc, char** argv) {
       return result;
     }
   }
-  if (invert_option->count() > 0) o.invert = invert;
-  if (resize_option->count() > 0) o.resize = resize;
-  if (resize_size_option->count() > 0) o.resize_size = resize_size;
-  if (order_option->count() > 0) o.channel_order = channel_order;
+  if (invert_option->count() > 0) o.preprocessing.invert = invert;
+  if (resize_option->count() > 0) o.preprocessing.resize = resize;
+  if (resize_size_option->count() > 0) o.preprocessing.resize_size = resize_size;
+  if (order_option->count() > 0) o.preprocessing.channel_order = channel_order;
   if (max_memory_option->count() > 0) {
     const std::optional<std::uint64_t> bytes = parse_size(max_memory);
     if (!bytes) {
@@ -160,7 +161,7 @@ ParseResult parse_options(int argc, char** argv) {
     }
     o.max_memory = *bytes;
   }
-  if (o.device == DeviceChoice::Cpu && o.precision != Precision::Fp32) {
+  if (o.device == Device::Cpu && o.precision != Precision::Fp32) {
     std::cerr << "infer: --precision " << precision_name(o.precision)
               << " needs the GPU; --device cpu runs fp32 only (use --device gpu or auto, or --precision fp32)\n";
     result.exit_code = kExitUsage;

@@ -6,23 +6,17 @@
 #include <string>
 #include <vector>
 
+#include "infer/classifier.h"
 #include "model/backend.h"
-#include "model/preprocess.h"
 
 namespace infer::app {
-
-enum class DeviceChoice { Auto, Gpu, Cpu };
 
 struct Options {
   std::vector<std::string> inputs;  // image files and directories
   std::string model;                // empty: the shipped model
-  DeviceChoice device = DeviceChoice::Auto;
+  Device device = Device::Auto;
   // Overrides of the model's preprocessing ([input] in its TOML); unset: the model's.
-  std::optional<InvertMode> invert;
-  std::optional<ResizeMode> resize;
-  std::optional<int> resize_size;
-  std::optional<ChannelOrder> channel_order;
-  std::vector<float> mean, std;  // empty: the model's
+  PreprocessingOverrides preprocessing;
   int top_k = 3;
   int batch = 64;
   int threads = 0;  // --threads: CPU threads (oneDNN's OpenMP and OpenBLAS); 0: their default, every core

@@ -41,11 +41,9 @@ std::string base64(std::string_view bytes) {
   return out;
 }
 
-Printer::Printer(const Options& options, const LoadedModel& model, const Backend& backend, std::ostream& out,
-                 std::ostream& err)
-    : options_(options), labels_(model.network.input().labels), out_(out), err_(err), device_(backend.device()),
-      backend_(backend.description()) {
-  tag_ = backend.device() == std::string("cpu") ? "[cpu]" : "[" + printable_utf8(backend.description()) + "]";
+Printer::Printer(const Options& options, const Classifier& classifier, std::ostream& out, std::ostream& err)
+    : options_(options), out_(out), err_(err), device_(classifier.device()), backend_(classifier.backend()) {
+  tag_ = device_ == "cpu" ? "[cpu]" : "[" + printable_utf8(backend_) + "]";
 }
 
 void Printer::error(const Input& input, const std::string& message) {
@@ -63,31 +61,26 @@ void Printer::flush() {
   if (!out_) throw OutputError(errno ? std::strerror(errno) : "write failed");
 }
 
-void Printer::result(const Input& input, const int* classes, const float* values, int k, bool scores) {
+void Printer::result(const Input& input, const std::vector<Prediction>& top, bool scores) {
   if (options_.json) {
-    nlohmann::json top = nlohmann::json::array();
-    for (int i = 0; i < k; ++i) {
-      const auto index = static_cast<std::size_t>(classes[i]);
-      top.push_back({{"label", label(index)}, {"index", index}, {scores ? "score" : "prob", values[i]}});
+    nlohmann::json classes = nlohmann::json::array();
+    for (const Prediction& p : top) {
+      classes.push_back({{"label", p.label}, {"index", p.index}, {scores ? "score" : "prob", p.score}});
     }
     nlohmann::json j = file_fields(input.path);
     j["device"] = device_;
     j["backend"] = backend_;
-    j["top"] = std::move(top);
+    j["top"] = std::move(classes);
     out_ << dump(j) << '\n';
     return;
   }
   out_ << printable_utf8(input.path) << ':';
-  for (int i = 0; i < k; ++i) {
+  for (std::size_t i = 0; i < top.size(); ++i) {
     char value[32];
-    std::snprintf(value, sizeof value, "%.3f", static_cast<double>(values[i]));
-    out_ << (i ? " | " : " ") << printable_utf8(label(static_cast<std::size_t>(classes[i]))) << ' ' << value;
+    std::snprintf(value, sizeof value, "%.3f", static_cast<double>(top[i].score));
+    out_ << (i ? " | " : " ") << printable_utf8(top[i].label) << ' ' << value;
   }
   out_ << (scores ? "   (scores) " : "   ") << tag_ << '\n';
-}
-
-std::string Printer::label(std::size_t index) const {
-  return index < labels_.size() ? labels_[index] : "class " + std::to_string(index);
 }
 
 }  // namespace infer::app

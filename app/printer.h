@@ -7,32 +7,27 @@
 #include <string>
 #include <vector>
 
+#include "infer/classifier.h"
 #include "inputs.h"
-#include "model/backend.h"
-#include "model/model_file.h"
 #include "options.h"
 
 namespace infer::app {
 
 class Printer {
  public:
-  Printer(const Options& options, const LoadedModel& model, const Backend& backend, std::ostream& out,
-          std::ostream& err);
+  Printer(const Options& options, const Classifier& classifier, std::ostream& out, std::ostream& err);
 
   // A failed input: its message on stderr, and with --json an error object in its place on stdout.
   void error(const Input& input, const std::string& message);
   // The k best classes of one image, best first, with their probabilities, or with the network's
   // raw scores when `scores` (a model without a final softmax, run without --softmax): JSON says
   // "score" instead of "prob", the text line ends with "(scores)".
-  void result(const Input& input, const int* classes, const float* values, int k, bool scores);
+  void result(const Input& input, const std::vector<Prediction>& top, bool scores);
   // Pushes what was printed to the output; throws OutputError when it cannot be written.
   void flush();
 
  private:
-  std::string label(std::size_t index) const;
-
   const Options& options_;
-  const std::vector<std::string>& labels_;
   std::ostream& out_;
   std::ostream& err_;
   std::string device_;

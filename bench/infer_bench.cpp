@@ -3,7 +3,7 @@
 //   infer-bench [--model PATH] [--device cpu|gpu] [--precision fp32|tf32|fp16] [--autotune]
 //               [--batch 1,64,1024] [--threads N] [--cpu-kernels onednn|plain] [--top-k K] [--data DIR] [--json]
 //
-// The model defaults to the shipped one (<exe_dir>/../share/infer, app/shipped_file.h); the test
+// The model defaults to the shipped one (<exe_dir>/../share/infer, model/install_layout.h); the test
 // images are read from --data DIR, else $FASHION_MNIST_DIR, else Debian's
 // /usr/share/datasets/fashion-mnist (dataset-fashion-mnist).
 //
@@ -34,7 +34,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
-#include "app/shipped_file.h"
+#include "model/install_layout.h"
 #include "model/cpu/cpu_backend.h"
 #include "model/cpu/threads.h"
 #include "model/errors.h"
@@ -83,7 +83,7 @@ struct Result {
 
 int main(int argc, char** argv) {
   const Clock::time_point start = Clock::now();
-  std::string model_path = infer::app::shipped_file("weights/fashion.toml").string();
+  std::string model_path = infer::shipped_file("weights/fashion.toml").string();
   std::string data_dir = infer::test::fashion_mnist_dir();
   std::string device = "cpu";
   std::vector<int> batches{1, 64, 1024};

@@ -10,15 +10,12 @@
 #include <string_view>
 #include <vector>
 
+#include "infer/device.h"
 #include "network.h"
 
 namespace infer {
 
-// Arithmetic of the GPU backend. The CPU backend always runs Fp32.
-//   Fp32  float32 data and FMA math: results within 1e-4 (relative) of the CPU's
-//   Tf32  float32 data, convolutions on tensor cores with TF32 products (10-bit mantissas)
-//   Fp16  half storage of activations and weights, float accumulation, tensor cores
-enum class Precision { Fp32, Tf32, Fp16 };
+// Precision (the GPU backend's arithmetic): infer/device.h, public.
 
 inline const char* precision_name(Precision p) {
   switch (p) {

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "errors.h"
+#include "install_layout.h"
 #include "isolated.h"
 #include "network.h"
 
@@ -19,12 +20,6 @@ namespace infer {
 namespace {
 
 constexpr const char* kLibraryName = "libinfer_cudnn.so";
-
-std::filesystem::path executable_dir() {
-  std::error_code ec;
-  const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
-  return ec ? std::filesystem::path() : exe.parent_path();
-}
 
 // The C side of GpuOptions::log: no exception may cross into the library.
 void log_trampoline(void* ctx, const char* line) {
@@ -116,10 +111,7 @@ std::vector<std::filesystem::path> gpu_library_candidates() {
     out.emplace_back(env);
     return out;
   }
-  const std::filesystem::path dir = executable_dir();
-  out.push_back(dir / kLibraryName);
-  out.push_back(dir / ".." / "lib" / kLibraryName);
-  out.push_back(dir / ".." / "lib" / "infer" / kLibraryName);
+  for (const std::filesystem::path& dir : gpu_module_folders()) out.push_back(dir / kLibraryName);
   return out;
 }
 
@@ -137,9 +129,11 @@ std::shared_ptr<GpuLibrary> GpuLibrary::open() {
   if (const char* env = std::getenv("INFER_GPU_LIBRARY"); env && *env) {
     throw GpuUnavailableError("INFER_GPU_LIBRARY=" + std::string(env) + ": no such file");
   }
-  throw GpuUnavailableError(std::string(kLibraryName) +
-                            " (the GPU backend) was not found next to the executable; this build has no GPU "
-                            "backend (configure with CUDA and cuDNN installed) or it was not installed");
+  std::string looked;
+  for (const std::filesystem::path& p : candidates) looked += (looked.empty() ? "" : ", ") + p.parent_path().string();
+  throw GpuUnavailableError(std::string(kLibraryName) + " (the GPU backend) was not found (looked in " + looked +
+                            "); this build has no GPU backend (configure with CUDA and cuDNN installed) or it was "
+                            "not installed");
 }
 
 namespace {

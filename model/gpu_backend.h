@@ -12,8 +12,8 @@
 
 namespace infer {
 
-// Where load_gpu_backend looks for libinfer_cudnn.so, in order: $INFER_GPU_LIBRARY if set, then
-// next to the executable, then <exe>/../lib and <exe>/../lib/infer (installed layouts).
+// Where load_gpu_backend looks for libinfer_cudnn.so, in order: $INFER_GPU_LIBRARY if set (and
+// nowhere else), or else the folders of install_layout.h's gpu_module_folders().
 std::vector<std::filesystem::path> gpu_library_candidates();
 
 // The library, opened and checked (ABI version), but no GPU touched yet. Throws

@@ -18,6 +18,7 @@
 #include <variant>
 #include <vector>
 
+#include "infer/preprocessing.h"
 #include "ops.h"
 
 namespace infer {
@@ -169,13 +170,7 @@ struct Layer {
 // How an image becomes the network's input, as the model declares it ([input] in the model file;
 // preprocess.h does it). The defaults are torchvision's evaluation transform without its
 // hard-coded sizes: no inversion, the shorter side resized, the centre cropped.
-enum class InvertMode { Auto, Yes, No };  // Auto: when the image border is mostly light
-enum class ResizeMode {
-  TrimFit,  // trim to the foreground's bounding box, fit its longer side, centre (Fashion-MNIST)
-  Stretch,  // resize to the input size, aspect ratio not kept
-  Crop,     // resize the shorter side to resize_size (aspect kept), then crop the centre
-};
-enum class ChannelOrder { Rgb, Bgr };
+// InvertMode, ResizeMode, ChannelOrder: infer/preprocessing.h (public: the API overrides them).
 struct Preprocessing {
   ResizeMode resize = ResizeMode::Crop;
   int resize_size = 0;  // Crop: the shorter side before cropping; 0: max(height, width)

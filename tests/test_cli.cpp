@@ -340,8 +340,8 @@ TEST(Cli, PreprocessingOverridesThatDoNotFitTheModelExitWithTwo) {
   const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
       {{"--mean", "0.1,0.2", bag}, "infer: --mean: the model has 1 channel(s), so give 1 value(s), found 2"},
       {{"--std", "0", bag}, "infer: --std: values must be positive"},
-      {{"--resize", "crop", "--resize-size", "20", bag}, "infer: --resize-size 20 is smaller than the model's input (28x28)"},
-      {{"--resize", "stretch", "--resize-size", "40", bag}, "infer: --resize-size needs --resize crop"}};
+      {{"--resize", "crop", "--resize-size", "20", bag}, "infer: --resize-size: 20 is smaller than the model's input (28x28)"},
+      {{"--resize", "stretch", "--resize-size", "40", bag}, "infer: --resize-size: applies to the crop resize mode only"}};
   for (const auto& [args, message] : cases) {
     std::vector<std::string> all = {"--device", "cpu"};
     all.insert(all.end(), args.begin(), args.end());

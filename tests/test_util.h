@@ -27,7 +27,7 @@ inline std::filesystem::path exe_dir() {
 inline std::string infer_exe() { return (exe_dir() / "infer").string(); }
 
 // A file the shipped infer reads by default, as infer finds it: <exe_dir>/../share/infer/<relative>
-// (app/shipped_file.h), e.g. shipped_file("VERSIONS.toml").
+// (model/install_layout.h), e.g. shipped_file("VERSIONS.toml").
 inline std::string shipped_file(const std::string& relative) {
   return (exe_dir().parent_path() / "share" / "infer" / relative).string();
 }

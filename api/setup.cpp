@@ -1,0 +1,176 @@
+#include "setup.h"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <system_error>
+
+#include "manifest/check.h"
+#include "manifest/report.h"
+#include "manifest/sha256.h"
+#include "model/cpu/cpu_backend.h"
+#include "model/errors.h"
+#include "model/gpu_backend.h"
+#include "model/install_layout.h"
+#include "model/memory_plan.h"
+
+namespace infer::api {
+namespace {
+
+namespace fs = std::filesystem;
+
+void per_channel(const char* option, const std::vector<float>& values, int channels) {
+  if (values.size() != static_cast<std::size_t>(channels)) {
+    throw OptionError(option, "the model has " + std::to_string(channels) + " channel(s), so give " +
+                                  std::to_string(channels) + " value(s), found " + std::to_string(values.size()));
+  }
+  if (!std::all_of(values.begin(), values.end(), [](float v) { return std::isfinite(v); })) {
+    throw OptionError(option, "values must be finite numbers");
+  }
+}
+
+GpuOptions gpu_options(const ClassifierOptions& o) {
+  GpuOptions g;
+  g.precision = o.precision;
+  g.autotune = o.autotune;
+  g.autotune_cache = o.autotune_cache.string();
+  g.log = o.gpu_log;
+  return g;
+}
+
+std::unique_ptr<Backend> cpu_fallback(const ClassifierOptions& o, const Network& net, int batch, const std::string& why) {
+  Notice n;
+  n.kind = Notice::Kind::CpuFallback;
+  n.reason = why;
+  n.message = "running on the CPU";
+  if (o.precision != Precision::Fp32) {
+    n.message += std::string(" in fp32 (precision ") + precision_name(o.precision) + " needs the GPU)";
+  }
+  n.message += ": " + why;
+  notify(o, n);
+  return make_cpu_backend(net, batch);
+}
+
+}  // namespace
+
+manifest::BuildInfo build_info() { return {INFER_CUDA_VERSION, INFER_CUDNN_VERSION, INFER_COMPILER}; }
+
+void notify(const ClassifierOptions& options, const Notice& notice) {
+  if (options.notice) options.notice(notice);
+}
+
+std::optional<manifest::Manifest> manifest_to_verify(const ClassifierOptions& o) {
+  if (!o.verify) return std::nullopt;
+  const fs::path path = o.manifest.empty() ? shipped_file("VERSIONS.toml") : o.manifest;
+  std::error_code ec;
+  if (o.manifest.empty() && !fs::exists(path, ec)) {
+    Notice n;
+    n.kind = Notice::Kind::NoManifest;
+    n.message = "no manifest at " + path.string() + "; the environment is not checked";
+    n.path = path;
+    notify(o, n);
+    return std::nullopt;
+  }
+  return manifest::read_manifest(path);
+}
+
+LoadedModel load_verified_model(const fs::path& model, const manifest::Manifest* m) {
+  const fs::path path = model.empty() ? shipped_file("weights/fashion.toml") : model;
+  if (!m) return load_model(path);
+  return load_model(path, [m](const fs::path& file) {
+    const manifest::ModelFile* listed = m->model_file(file);
+    std::error_code ec;
+    if (!listed || !fs::exists(file, ec)) return;  // not listed: fine; missing: the loader says so
+    const std::string digest = manifest::sha256_file(file);
+    if (digest != listed->sha256) {
+      throw InputError(file.string(), "SHA-256 is " + digest + " but " + m->path.string() + " (line " +
+                                          std::to_string(listed->line) + ") lists " + listed->sha256 +
+                                          ": refusing this file (restore it, or update the manifest if the change is intended)");
+    }
+  });
+}
+
+InputSpec effective_input(const PreprocessingOverrides& o, const InputSpec& model) {
+  InputSpec spec = model;
+  Preprocessing& p = spec.preprocessing;
+  if (o.invert) p.invert = *o.invert;
+  if (o.resize) p.resize = *o.resize;
+  if (o.channel_order) p.channel_order = *o.channel_order;
+  if (o.resize) p.resize_size = 0;  // another mode: the model's crop size no longer applies
+  if (o.resize_size) {
+    if (p.resize != ResizeMode::Crop) throw OptionError("preprocessing.resize_size", "applies to the crop resize mode only");
+    if (*o.resize_size < std::max(spec.dims.h, spec.dims.w)) {
+      throw OptionError("preprocessing.resize_size",
+                        std::to_string(*o.resize_size) + " is smaller than the model's input (" +
+                            std::to_string(spec.dims.h) + "x" + std::to_string(spec.dims.w) +
+                            "), which is cropped from it");
+    }
+    p.resize_size = *o.resize_size;
+  }
+  if (!o.mean.empty()) {
+    per_channel("preprocessing.mean", o.mean, spec.dims.c);
+    spec.mean = o.mean;
+  }
+  if (!o.std.empty()) {
+    per_channel("preprocessing.std", o.std, spec.dims.c);
+    if (std::any_of(o.std.begin(), o.std.end(), [](float s) { return !(s > 0.0f); })) {
+      throw OptionError("preprocessing.std", "values must be positive");
+    }
+    spec.std = o.std;
+  }
+  return spec;
+}
+
+int batch_within_memory_limit(const ClassifierOptions& o, const LoadedModel& model) {
+  if (o.max_batch < 1) throw OptionError("max_batch", "must be at least 1, found " + std::to_string(o.max_batch));
+  if (o.max_memory == 0) return o.max_batch;
+  const MemoryPlan plan = plan_memory(model.network);
+  const int batch = largest_batch_within(plan, o.max_batch, o.max_memory);
+  if (batch == 0) {
+    const std::uint64_t one = plan.bytes(1);
+    const std::string breakdown =
+        "parameters " + bytes_string(plan.parameter_bytes) + ", activations " + bytes_string(plan.sample_bytes) +
+        ", workspace " + bytes_string(plan.workspace_bytes) +
+        (plan.winograd_bytes.empty() ? std::string() : ", Winograd convolutions " + bytes_string(plan.winograd_bytes[0]));
+    throw MemoryLimitError(model.toml_path.string(),
+                           "the model needs " + bytes_string(one) + " of memory for one sample (" + breakdown +
+                               "), more than the memory limit of " + bytes_string(o.max_memory),
+                           one, o.max_memory, breakdown);
+  }
+  if (batch < o.max_batch) {
+    Notice n;
+    n.kind = Notice::Kind::BatchReduced;
+    n.requested_batch = o.max_batch;
+    n.batch = batch;
+    n.needed = plan.bytes(o.max_batch);
+    n.limit = o.max_memory;
+    n.message = "a batch of " + std::to_string(o.max_batch) + " would need " + bytes_string(n.needed) +
+                " of memory, more than the limit of " + bytes_string(n.limit) + "; running batches of " +
+                std::to_string(batch);
+    notify(o, n);
+  }
+  return batch;
+}
+
+std::unique_ptr<Backend> choose_backend(const ClassifierOptions& o, const Network& net, int batch,
+                                        const manifest::Manifest* m) {
+  if (o.device == Device::Cpu) return make_cpu_backend(net, batch);
+  if (m) {
+    const manifest::Report report = manifest::check(*m, manifest::probe_machine(build_info()), /*model_files=*/false);
+    if (const manifest::ReportRow* failed = report.first_failure()) {
+      if (o.device == Device::Gpu) {
+        throw GpuUnavailableError("the environment does not match " + report.manifest + " (first: " +
+                                  manifest::one_line(*failed) + ")\n" + manifest::format_table(report));
+      }
+      return cpu_fallback(o, net, batch, manifest::one_line(*failed));
+    }
+  }
+  if (o.device == Device::Gpu) return make_gpu_backend(net, batch, gpu_options(o));
+  try {
+    return make_gpu_backend(net, batch, gpu_options(o));
+  } catch (const Error& e) {  // unusable, or failing to set up: the CPU gives the same answers
+    return cpu_fallback(o, net, batch, e.what());
+  }
+}
+
+}  // namespace infer::api

@@ -1,0 +1,44 @@
+// Setting a Classifier up, as the command line does: the manifest and the model digests, the
+// preprocessing overrides, the batch within the memory limit, and the device policy.
+#pragma once
+
+#include <memory>
+#include <optional>
+
+#include "infer/classifier.h"
+#include "manifest/manifest.h"
+#include "manifest/probe.h"
+#include "model/backend.h"
+#include "model/model_file.h"
+
+namespace infer::api {
+
+// What this library was compiled with (CUDA and cuDNN of its GPU module; empty without one).
+manifest::BuildInfo build_info();
+
+// The manifest to check against, or nothing (options.verify off, or no manifest named and none
+// shipped: then a NoManifest notice). Throws InputError when the manifest is invalid or a named one
+// is missing.
+std::optional<manifest::Manifest> manifest_to_verify(const ClassifierOptions& options);
+
+// `model` (empty: the shipped one) loaded; with a manifest, each file it lists checked against its
+// SHA-256 (InputError naming both digests when one differs).
+LoadedModel load_verified_model(const std::filesystem::path& model, const manifest::Manifest* manifest);
+
+// The model's input with options.preprocessing applied. Throws OptionError.
+InputSpec effective_input(const PreprocessingOverrides& overrides, const InputSpec& model);
+
+// options.max_batch, or the largest batch within options.max_memory (a BatchReduced notice). Throws
+// OptionError for max_batch < 1, MemoryLimitError when one sample is over the limit.
+int batch_within_memory_limit(const ClassifierOptions& options, const LoadedModel& model);
+
+// The backend for options.device. Device::Auto falls back to the CPU (a CpuFallback notice) when
+// the manifest check fails or the GPU backend cannot be set up; Device::Gpu throws
+// GpuUnavailableError or GpuError instead. The network must outlive the backend.
+std::unique_ptr<Backend> choose_backend(const ClassifierOptions& options, const Network& network, int batch,
+                                        const manifest::Manifest* manifest);
+
+// Calls options.notice, if set.
+void notify(const ClassifierOptions& options, const Notice& notice);
+
+}  // namespace infer::api

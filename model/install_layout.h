@@ -1,0 +1,31 @@
+// Where the files installed with infer are: found relative to the binary that holds this code (the
+// infer executable, or libinfer.so for a program using the API), never through a path of the build
+// machine. The relative paths come from GNUInstallDirs at configure time (CMakeLists.txt,
+// INFER_*_TO_*), so every standard layout works: <prefix>/bin + <prefix>/share/infer, and
+// <prefix>/lib or <prefix>/lib/x86_64-linux-gnu with the GPU module in its infer/ folder. The build
+// tree mirrors the install layout (build/bin, build/share/infer, build/<libdir>).
+#pragma once
+
+#include <filesystem>
+#include <vector>
+
+namespace infer {
+
+// The binary holding this code: the executable (/proc/self/exe) or the shared library's file.
+struct CodeLocation {
+  std::filesystem::path file;
+  bool is_executable = true;
+};
+CodeLocation code_location();
+
+// A file shipped with infer, by its path relative to the source root ("weights/fashion.toml",
+// "VERSIONS.toml"): <data dir>/<relative>, data dir = share/infer beside the binary's install
+// folder. The file need not exist: the caller reports a missing one, naming this path.
+std::filesystem::path shipped_file(const std::filesystem::path& relative);
+
+// Folders where the GPU module (libinfer_cudnn.so) may be, first to last: the install layout's
+// <libdir>/infer relative to the binary holding this code; then, relative to the running
+// executable, its own folder (the build tree, a bundle), ../lib and ../lib/infer.
+std::vector<std::filesystem::path> gpu_module_folders();
+
+}  // namespace infer
