@@ -49,6 +49,7 @@ import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import infer_model  # noqa: E402
+from isa_cap import cap_isa_or_reexec  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -207,19 +208,6 @@ def infer_one_image_ms(exe, shipped, runs=20):
     return statistics.median(times)
 
 
-def cap_isa_or_reexec(build):
-    """Makes sure this process runs with AVX-512 hidden from CPUID: if libinfer_isa_cap is not yet
-    this process's LD_AUDIT, runs this script again with it (so it is in place before Python loads
-    any library) and exits with that run's status."""
-    lib = os.path.join(build, "bin", "libinfer_isa_cap.so")
-    if os.environ.get("LD_AUDIT") == lib:
-        return
-    if not os.path.exists(lib):
-        sys.exit(f"bench_peers: --cpu-isa avx2 needs {lib} (built by tools/build.sh on x86-64 Linux)")
-    env = dict(os.environ, LD_AUDIT=lib, INFER_ISA_CAP_REPORT="1")
-    sys.exit(subprocess.run([sys.executable] + sys.argv, env=env).returncode)
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--build", default=os.path.join(ROOT, "build"),
@@ -239,7 +227,7 @@ def main():
                     help="avx2: hide AVX-512 from every program of the run (ours and the peers)")
     args = ap.parse_args()
     if args.cpu_isa == "avx2":
-        cap_isa_or_reexec(args.build)
+        cap_isa_or_reexec(args.build, "bench_peers")
     batches = [int(b) for b in args.batch.split(",")]
     devices = args.devices.split(",")
     bench_exe = os.path.join(args.build, "bin", "infer-bench")

@@ -22,6 +22,8 @@ import subprocess
 import sys
 import tempfile
 
+from isa_cap import cap_isa_or_reexec
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
@@ -128,9 +130,8 @@ def main():
     ap.add_argument("--cpu-kernels", default="onednn")
     ap.add_argument("--cpu-isa", choices=["native", "avx2"], default="native")
     args = ap.parse_args()
-    lib = os.path.join(args.build, "bin", "libinfer_isa_cap.so")
-    if args.cpu_isa == "avx2" and os.environ.get("LD_AUDIT") != lib:
-        sys.exit(subprocess.run([sys.executable] + sys.argv, env=dict(os.environ, LD_AUDIT=lib)).returncode)
+    if args.cpu_isa == "avx2":
+        cap_isa_or_reexec(args.build, "profile_peers")
 
     o_ms, o_flops, o_images, result = ours(os.path.join(args.build, "bin", "infer-bench"), args.model, args.batch,
                                            args.seconds, args.threads, args.cpu_kernels, os.environ)
