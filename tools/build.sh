@@ -11,7 +11,10 @@ fi
 # Configure quietly (the whole log if it fails), but say whether the GPU backend is built.
 log="$(mktemp)"
 trap 'rm -f "$log"' EXIT
-if ! cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE="${BUILD_TYPE:-Release}" >"$log" 2>&1; then
+# The flags are CMakePresets.json's "default" preset; BUILD_DIR and BUILD_TYPE override its folder and type.
+args=(-S "$root" --preset default -B "$build")
+if [[ -n "${BUILD_TYPE:-}" ]]; then args+=(-DCMAKE_BUILD_TYPE="$BUILD_TYPE"); fi
+if ! cmake "${args[@]}" >"$log" 2>&1; then
   cat "$log" >&2
   exit 1
 fi

@@ -26,8 +26,7 @@ declare -A max_len=([fuzz_image]=65536 [fuzz_safetensors]=65536 [fuzz_model_toml
                      [fuzz_autotune_cache]=16384)
 
 "$root/tools/install-deps.sh" --fuzz
-CC=clang-14 CXX=clang++-14 cmake -S "$root" -B "$build" -DINFER_FUZZ=ON -DINFER_BUILD_TESTS=OFF \
-  -DINFER_WITH_CUDNN=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake -S "$root" --preset fuzz -B "$build" >/dev/null   # CMakePresets.json: clang 14, libFuzzer, ASan + UBSan
 cmake --build "$build" -j "$(nproc)" --target "${targets[@]}" >&2
 mkdir -p "$build/logs"
 

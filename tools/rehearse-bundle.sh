@@ -24,13 +24,13 @@ root_dir="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 [[ $# -eq 1 ]] || { echo "usage: tools/rehearse-bundle.sh BUILD_DIR" >&2; exit 2; }
 build="$(cd "$1" && pwd)"
 [[ $(id -u) -eq 0 ]] || { echo "rehearse-bundle: run as root (debootstrap, chroot, mount)" >&2; exit 2; }
-cache_dir="${INFER_REHEARSAL_CACHE:-/var/cache/infer-rehearsal}"
-cache="$cache_dir/minbase-bookworm.tar"
 standin="$build/standin/lib"
 inside=/opt/somewhere/else              # the bundle's path in the root: not the build's
 site=/usr/local/lib/python3.12/dist-packages
 
-say() { echo "rehearse-bundle: $*" >&2; }
+rehearsal=rehearse-bundle
+# shellcheck source=tools/minimal-root.sh
+source "$root_dir/tools/minimal-root.sh"
 t0=$SECONDS
 timings=()
 timed() { timings+=("$1: $(($2)) s"); }
@@ -53,27 +53,9 @@ size_line="$(tail -n1 "$work/bundle.txt")"
 timed "bundle" "SECONDS - t"
 
 # --- 2. the minimal root --------------------------------------------------------------------------
-mirror="$(sed -n 's/^URIs: *\([^ ]*\).*/\1/p' /etc/apt/sources.list.d/debian.sources 2>/dev/null | grep -m1 -v security || true)"
-[[ -n "$mirror" ]] || mirror="$(sed -n 's/^deb \(\[[^]]*\] \)\?\(http[^ ]*\) .*/\2/p' /etc/apt/sources.list 2>/dev/null | grep -m1 -v security || true)"
-mirror="${mirror:-http://deb.debian.org/debian}"
 t=$SECONDS
-mkdir -p "$root"
-if [[ -f "$cache" ]]; then
-  say "minimal root from the cache $cache"
-  tar -xf "$cache" -C "$root"
-  timed "minimal root (cached)" "SECONDS - t"
-else
-  say "debootstrap --variant=minbase bookworm from $mirror (a few minutes; cached afterwards in $cache)"
-  debootstrap --variant=minbase bookworm "$root" "$mirror" >"$work/debootstrap.log" 2>&1 ||
-    { tail -n 30 "$work/debootstrap.log" >&2; say "debootstrap failed"; exit 1; }
-  timed "debootstrap" "SECONDS - t"
-  if mkdir -p "$cache_dir" 2>/dev/null && tar -cf "$cache.tmp" -C "$root" . 2>/dev/null; then
-    mv "$cache.tmp" "$cache"
-  else
-    rm -f "$cache.tmp"
-    say "note: could not write the cache $cache; the next run debootstraps again"
-  fi
-fi
+minimal_root "$root" "$work/debootstrap.log"
+timed "minimal root" "SECONDS - t"
 
 # --- 3. the bundle at another path, the stand-in where the target's NVIDIA libraries would be --------
 mkdir -p "$root$inside"
@@ -91,22 +73,19 @@ if ((have_standin)); then
   chroot "$root" /sbin/ldconfig
 fi
 
-mount -t proc proc "$root/proc" && mounted+=("$root/proc")
-if [[ ! -c "$root/dev/null" ]]; then mount --bind /dev "$root/dev" && mounted+=("$root/dev"); fi
-in_root() { chroot "$root" /usr/bin/env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
-              HOME=/root LANG=C.UTF-8 "$@"; }
+mount_root "$root"
 
 # --- 4. in the root --------------------------------------------------------------------------------
 verdict=GREEN
 reasons=()
 for f in "$root$bundle"/bin/* "$root$bundle"/lib/*.so*; do
   rel="${f#"$root"}"
-  if in_root ldd "$rel" | grep -E 'not found' | grep -vE 'lib(cudart|cudnn|cuda|nvidia-ml)' >&2; then
+  if in_root "$root" ldd "$rel" | grep -E 'not found' | grep -vE 'lib(cudart|cudnn|cuda|nvidia-ml)' >&2; then
     verdict=RED; reasons+=("$rel: a library not found in the minimal root (above)")
   fi
 done
 say "ldd in the root: $([[ $verdict == GREEN ]] && echo "every bundled binary resolves its libraries" || echo "missing libraries")"
-sample_out="$(in_root "$bundle/bin/infer" --device cpu "$bundle/share/infer/samples/ankle-boot.png" 2>&1)" || true
+sample_out="$(in_root "$root" "$bundle/bin/infer" --device cpu "$bundle/share/infer/samples/ankle-boot.png" 2>&1)" || true
 echo "$sample_out" >&2
 if [[ "$sample_out" != *": Ankle boot 0."* ]]; then verdict=RED; reasons+=("infer --device cpu in the root did not classify the sample"); fi
 
@@ -117,7 +96,7 @@ if ((have_standin)); then
   # The stand-in computes on this machine's CPU: the 10k-image accuracy alone takes minutes per
   # precision, so the check gets $INFER_REHEARSAL_BUDGET_S (default 25 minutes) instead of its 8.
   budget="${INFER_REHEARSAL_BUDGET_S:-1500}"
-  in_root env OUT=/var/tmp/gpu-check-logs INFER_GPU_CHECK_BUDGET_S="$budget" \
+  in_root "$root" env OUT=/var/tmp/gpu-check-logs INFER_GPU_CHECK_BUDGET_S="$budget" \
     timeout --kill-after=10 $((budget + 60)) "$bundle/tools/gpu-check.sh" || rc=$?
   mkdir -p "$logs" && cp -r "$root/var/tmp/gpu-check-logs/." "$logs/" 2>/dev/null || true
   ((rc == 0)) || { verdict=RED; reasons+=("gpu-check.sh exit $rc in the root"); }
