@@ -38,7 +38,8 @@ GpuOptions gpu_options(const ClassifierOptions& o) {
   return g;
 }
 
-std::unique_ptr<Backend> cpu_fallback(const ClassifierOptions& o, const Network& net, int batch, const std::string& why) {
+std::unique_ptr<Backend> cpu_fallback(const ClassifierOptions& o, const Network& net, int batch,
+                                      const std::string& why) {
   Notice n;
   n.kind = Notice::Kind::CpuFallback;
   n.reason = why;
@@ -83,9 +84,10 @@ LoadedModel load_verified_model(const fs::path& model, const manifest::Manifest*
     if (!listed || !fs::exists(file, ec)) return;  // not listed: fine; missing: the loader says so
     const std::string digest = manifest::sha256_file(file);
     if (digest != listed->sha256) {
-      throw InputError(file.string(), "SHA-256 is " + digest + " but " + m->path.string() + " (line " +
-                                          std::to_string(listed->line) + ") lists " + listed->sha256 +
-                                          ": refusing this file (restore it, or update the manifest if the change is intended)");
+      throw InputError(file.string(),
+                       "SHA-256 is " + digest + " but " + m->path.string() + " (line " + std::to_string(listed->line) +
+                           ") lists " + listed->sha256 +
+                           ": refusing this file (restore it, or update the manifest if the change is intended)");
     }
   });
 }
@@ -98,12 +100,13 @@ InputSpec effective_input(const PreprocessingOverrides& o, const InputSpec& mode
   if (o.channel_order) p.channel_order = *o.channel_order;
   if (o.resize) p.resize_size = 0;  // another mode: the model's crop size no longer applies
   if (o.resize_size) {
-    if (p.resize != ResizeMode::Crop) throw OptionError("preprocessing.resize_size", "applies to the crop resize mode only");
+    if (p.resize != ResizeMode::Crop)
+      throw OptionError("preprocessing.resize_size", "applies to the crop resize mode only");
     if (*o.resize_size < std::max(spec.dims.h, spec.dims.w)) {
-      throw OptionError("preprocessing.resize_size",
-                        std::to_string(*o.resize_size) + " is smaller than the model's input (" +
-                            std::to_string(spec.dims.h) + "x" + std::to_string(spec.dims.w) +
-                            "), which is cropped from it");
+      throw OptionError("preprocessing.resize_size", std::to_string(*o.resize_size) +
+                                                         " is smaller than the model's input (" +
+                                                         std::to_string(spec.dims.h) + "x" +
+                                                         std::to_string(spec.dims.w) + "), which is cropped from it");
     }
     p.resize_size = *o.resize_size;
   }
@@ -131,7 +134,8 @@ int batch_within_memory_limit(const ClassifierOptions& o, const LoadedModel& mod
     const std::string breakdown =
         "parameters " + bytes_string(plan.parameter_bytes) + ", activations " + bytes_string(plan.sample_bytes) +
         ", workspace " + bytes_string(plan.workspace_bytes) +
-        (plan.winograd_bytes.empty() ? std::string() : ", Winograd convolutions " + bytes_string(plan.winograd_bytes[0]));
+        (plan.winograd_bytes.empty() ? std::string()
+                                     : ", Winograd convolutions " + bytes_string(plan.winograd_bytes[0]));
     throw MemoryLimitError(model.toml_path.string(),
                            "the model needs " + bytes_string(one) + " of memory for one sample (" + breakdown +
                                "), more than the memory limit of " + bytes_string(o.max_memory),
@@ -159,8 +163,8 @@ std::unique_ptr<Backend> choose_backend(const ClassifierOptions& o, const Networ
     const manifest::Report report = manifest::check(*m, manifest::probe_machine(build_info()), /*model_files=*/false);
     if (const manifest::ReportRow* failed = report.first_failure()) {
       if (o.device == Device::Gpu) {
-        throw GpuUnavailableError("the environment does not match " + report.manifest + " (first: " +
-                                  manifest::one_line(*failed) + ")\n" + manifest::format_table(report));
+        throw GpuUnavailableError("the environment does not match " + report.manifest +
+                                  " (first: " + manifest::one_line(*failed) + ")\n" + manifest::format_table(report));
       }
       return cpu_fallback(o, net, batch, manifest::one_line(*failed));
     }

@@ -39,7 +39,8 @@ int run_write_manifest(const Options& o, const fs::path& model_path, std::ostrea
     const fs::path weights = fs::absolute(load_model(model_path).weights_path);
     if (weights != files.front()) files.push_back(weights);  // an ONNX model is one file
   } catch (const InputError& e) {
-    err << "infer: notice: the model cannot be loaded, so its weights are not listed: " << printable_utf8(e.what()) << '\n';
+    err << "infer: notice: the model cannot be loaded, so its weights are not listed: " << printable_utf8(e.what())
+        << '\n';
   }
   try {
     const std::string text = manifest::manifest_text(manifest::probe_machine(build_info()), path, files);

@@ -6,8 +6,8 @@
 #include <filesystem>
 #include <iosfwd>
 
-#include "manifest/report.h"
 #include "manifest/manifest.h"
+#include "manifest/report.h"
 #include "model/model_file.h"
 #include "options.h"
 

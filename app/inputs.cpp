@@ -40,7 +40,8 @@ std::vector<Input> expand_inputs(const std::vector<std::string>& args) {
       continue;
     }
     if (found.empty()) {
-      inputs.push_back({arg, "directory contains no images (looked for .png .jpg .jpeg .bmp .pgm .ppm .pnm .gif .tga)"});
+      inputs.push_back(
+          {arg, "directory contains no images (looked for .png .jpg .jpeg .bmp .pgm .ppm .pnm .gif .tga)"});
       continue;
     }
     std::sort(found.begin(), found.end());

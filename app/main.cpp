@@ -63,9 +63,11 @@ ClassifierOptions classifier_options(const Options& o) {
 
 // An OptionError names a ClassifierOptions member; the user wrote the option that sets it.
 std::string option_flag(const std::string& member) {
-  static const std::pair<const char*, const char*> kFlags[] = {
-      {"preprocessing.mean", "--mean"}, {"preprocessing.std", "--std"}, {"preprocessing.resize_size", "--resize-size"},
-      {"max_batch", "--batch"},         {"k", "--top-k"}};
+  static const std::pair<const char*, const char*> kFlags[] = {{"preprocessing.mean", "--mean"},
+                                                               {"preprocessing.std", "--std"},
+                                                               {"preprocessing.resize_size", "--resize-size"},
+                                                               {"max_batch", "--batch"},
+                                                               {"k", "--top-k"}};
   for (const auto& [name, flag] : kFlags) {
     if (member == name) return flag;
   }

@@ -61,8 +61,7 @@ std::optional<std::uint64_t> parse_size(std::string_view text) {
 std::string memory_limit_message(const MemoryLimitError& e) {
   return e.file() + ": the model needs " + bytes_string(e.needed()) + " of memory for one sample (" + e.breakdown() +
          "), more than the --max-memory limit of " + bytes_string(e.limit()) + ": raise the limit (--max-memory " +
-         size_option(e.needed()) +
-         ") if this machine has that much memory, or use a smaller input or fewer channels";
+         size_option(e.needed()) + ") if this machine has that much memory, or use a smaller input or fewer channels";
 }
 
 std::string batch_reduced_message(const Notice& n) {

@@ -33,20 +33,21 @@ bool parse_floats(const std::string& text, std::vector<float>& out) {
 ParseResult parse_options(int argc, char** argv) {
   ParseResult result;
   Options& o = result.options;
-  CLI::App cli{"infer: classify images with a small CNN, on the GPU through cuDNN when one is usable.\n"
-               "Images: PNG, JPEG, BMP, PBM/PGM/PPM, GIF, TGA; a directory means every image in it.",
-               "infer"};
-  cli.footer("Exit codes: 0 ok, 1 internal error, 2 usage, 3 invalid input (image, model, weights, manifest)\n"
-             "            or a model that needs more than --max-memory for one image,\n"
-             "            4 GPU demanded but unusable (or failed during the run),\n"
-             "            5 the environment does not match the manifest (--check),\n"
-             "            6 standard output could not be written. See README.md.");
+  CLI::App cli{
+      "infer: classify images with a small CNN, on the GPU through cuDNN when one is usable.\n"
+      "Images: PNG, JPEG, BMP, PBM/PGM/PPM, GIF, TGA; a directory means every image in it.",
+      "infer"};
+  cli.footer(
+      "Exit codes: 0 ok, 1 internal error, 2 usage, 3 invalid input (image, model, weights, manifest)\n"
+      "            or a model that needs more than --max-memory for one image,\n"
+      "            4 GPU demanded but unusable (or failed during the run),\n"
+      "            5 the environment does not match the manifest (--check),\n"
+      "            6 standard output could not be written. See README.md.");
   cli.add_option("inputs", o.inputs, "Image files or directories")->type_name("IMAGE|DIR");
   cli.add_option("--model", o.model,
                  "Model: infer's TOML, an ONNX file, or a TOML naming one (default: the shipped Fashion-MNIST model)")
       ->type_name("PATH");
-  const std::map<std::string, Device> devices{
-      {"auto", Device::Auto}, {"gpu", Device::Gpu}, {"cpu", Device::Cpu}};
+  const std::map<std::string, Device> devices{{"auto", Device::Auto}, {"gpu", Device::Gpu}, {"cpu", Device::Cpu}};
   cli.add_option("--device", o.device,
                  "auto: the GPU if usable, else the CPU with a notice saying why; gpu: fail if unusable")
       ->transform(CLI::CheckedTransformer(devices).description(""))
@@ -57,7 +58,8 @@ ParseResult parse_options(int argc, char** argv) {
   const std::map<std::string, InvertMode> inverts{
       {"auto", InvertMode::Auto}, {"yes", InvertMode::Yes}, {"no", InvertMode::No}};
   CLI::Option* invert_option =
-      cli.add_option("--invert", invert, "Invert images (auto: those whose border is light); default: as the model says")
+      cli.add_option("--invert", invert,
+                     "Invert images (auto: those whose border is light); default: as the model says")
           ->transform(CLI::CheckedTransformer(inverts).description(""))
           ->type_name("auto|yes|no");
   ResizeMode resize = ResizeMode::Crop;
@@ -100,11 +102,13 @@ ParseResult parse_options(int argc, char** argv) {
                      "made smaller")
           ->type_name("SIZE")
           ->default_str("4G");
-  cli.add_flag("--json", o.json, "One JSON object per image per line on stdout; with --check, the report as one JSON object");
+  cli.add_flag("--json", o.json,
+               "One JSON object per image per line on stdout; with --check, the report as one JSON object");
   cli.add_flag("--check", o.check,
                "Check this machine against the manifest (driver, CUDA, cuDNN, GPU, model digests) and exit; "
                "0 if every required item holds, 5 if not");
-  cli.add_option("--manifest", o.manifest, "Environment manifest (default: the shipped VERSIONS.toml)")->type_name("PATH");
+  cli.add_option("--manifest", o.manifest, "Environment manifest (default: the shipped VERSIONS.toml)")
+      ->type_name("PATH");
   cli.add_option("--write-manifest", o.write_manifest,
                  "Write a manifest describing this machine (and the model's digests) to PATH and exit")
       ->type_name("PATH");

@@ -24,14 +24,14 @@ struct Options {
   bool json = false;
   bool softmax = false;  // --softmax: a model without a final softmax prints probabilities, not scores
   bool version = false;
-  bool check = false;          // --check: report the environment against the manifest and exit
-  std::string write_manifest;  // --write-manifest PATH: write a manifest describing this machine and exit
-  std::string manifest;        // --manifest PATH; empty: the shipped VERSIONS.toml
-  bool no_verify = false;      // --no-verify: skip the start-up check and the model digests
+  bool check = false;                     // --check: report the environment against the manifest and exit
+  std::string write_manifest;             // --write-manifest PATH: write a manifest describing this machine and exit
+  std::string manifest;                   // --manifest PATH; empty: the shipped VERSIONS.toml
+  bool no_verify = false;                 // --no-verify: skip the start-up check and the model digests
   Precision precision = Precision::Fp32;  // --precision; tf32 and fp16 need the GPU
-  bool autotune = false;       // --autotune: measure convolution algorithms, cached in autotune_cache
-  std::string autotune_cache;  // --autotune-cache PATH; empty: the default cache file
-  bool verbose = false;        // -v/--verbose: the GPU backend's choices on stderr
+  bool autotune = false;                  // --autotune: measure convolution algorithms, cached in autotune_cache
+  std::string autotune_cache;             // --autotune-cache PATH; empty: the default cache file
+  bool verbose = false;                   // -v/--verbose: the GPU backend's choices on stderr
 };
 
 // Parses argv. Returns the options, or an exit code when parsing already finished the run

@@ -30,7 +30,7 @@ class Progress {
   std::ostream& err_;
   std::size_t total_;
   bool enabled_;
-  bool shown_ = false;     // the line is on the terminal now
+  bool shown_ = false;  // the line is on the terminal now
   bool ever_shown_ = false;
   bool finished_ = false;
   std::chrono::milliseconds delay_;

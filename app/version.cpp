@@ -40,8 +40,8 @@ void print_version(std::ostream& out, const std::filesystem::path& model_path) {
                                : "supports up to CUDA " + cuda_version_string(v.cuda_driver))
         << '\n'
         << "                cuDNN " << cudnn_or_none(v.cudnn_loaded) << " (built against "
-        << cudnn_or_none(v.cudnn_built) << "; this cuDNN was built for CUDA "
-        << cuda_or_none(v.cudnn_loaded_cudart) << ")\n";
+        << cudnn_or_none(v.cudnn_built) << "; this cuDNN was built for CUDA " << cuda_or_none(v.cudnn_loaded_cudart)
+        << ")\n";
   } catch (const GpuUnavailableError& e) {
     out << "  run time:     GPU backend not loadable: " << e.what() << '\n';
   }

@@ -34,14 +34,14 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
-#include "model/install_layout.h"
 #include "model/cpu/cpu_backend.h"
 #include "model/cpu/threads.h"
 #include "model/errors.h"
 #include "model/gpu_backend.h"
 #include "model/image.h"
-#include "model/preprocess.h"
+#include "model/install_layout.h"
 #include "model/model_file.h"
+#include "model/preprocess.h"
 #include "tests/fashion_mnist.h"
 
 namespace {
@@ -68,7 +68,7 @@ double peak_rss_mib() {
 
 // Percentiles of the device's time per batch (Backend::last_timing), in ms.
 struct DeviceLatency {
-  double p50 = 0, p90 = 0, p99 = 0;                // device_ms: input copy start to result copy end
+  double p50 = 0, p90 = 0, p99 = 0;                  // device_ms: input copy start to result copy end
   double h2d_p50 = 0, compute_p50 = 0, d2h_p50 = 0;  // each part's own median
 };
 
@@ -144,7 +144,8 @@ int main(int argc, char** argv) {
     for (int i = 0; i < count; ++i) {
       infer::Image img{28, 28, channels, std::vector<float>(static_cast<std::size_t>(784 * channels))};
       for (int j = 0; j < 784 * channels; ++j) {
-        img.pixels[static_cast<std::size_t>(j)] = data.images[static_cast<std::size_t>(i) * 784 + j / channels] / 255.0f;
+        img.pixels[static_cast<std::size_t>(j)] =
+            data.images[static_cast<std::size_t>(i) * 784 + j / channels] / 255.0f;
       }
       infer::preprocess(img, spec, inputs.data() + static_cast<std::size_t>(i) * sample);
     }
@@ -154,12 +155,12 @@ int main(int argc, char** argv) {
     infer::GpuOptions options;
     options.precision = precision;
     options.autotune = autotune;
-    auto backend =
-        device == "gpu" ? infer::make_gpu_backend(net, max_batch, options)
-                        : infer::make_cpu_backend(
-                              net, max_batch,
-                              infer::CpuOptions{cpu_kernels == "plain" ? infer::CpuKernels::Plain : infer::CpuKernels::Onednn,
-                                                cpu_kernels == "onednn"});
+    auto backend = device == "gpu"
+                       ? infer::make_gpu_backend(net, max_batch, options)
+                       : infer::make_cpu_backend(net, max_batch,
+                                                 infer::CpuOptions{cpu_kernels == "plain" ? infer::CpuKernels::Plain
+                                                                                          : infer::CpuKernels::Onednn,
+                                                                   cpu_kernels == "onednn"});
     std::vector<float> out(static_cast<std::size_t>(max_batch) * classes);
     backend->forward(inputs.data(), 1, out.data());
     const double startup_ms = ms_since(start), first_result_ms = ms_since(build);
@@ -217,7 +218,7 @@ int main(int argc, char** argv) {
         }
       }
       if (timed_on_device) {
-        r.device = DeviceLatency{percentile(device_ms, 50), percentile(device_ms, 90), percentile(device_ms, 99),
+        r.device = DeviceLatency{percentile(device_ms, 50), percentile(device_ms, 90),  percentile(device_ms, 99),
                                  percentile(h2d_ms, 50),    percentile(compute_ms, 50), percentile(d2h_ms, 50)};
       }
       double total = 0;
@@ -241,8 +242,12 @@ int main(int argc, char** argv) {
                        {"peak_rss_mib", peak_rss_mib()},
                        {"results", nlohmann::json::array()}};
       for (const Result& r : results) {
-        nlohmann::json row{{"batch", r.batch}, {"iterations", r.iterations}, {"images_per_s", r.images_per_s},
-                           {"p50_ms", r.p50},  {"p90_ms", r.p90},          {"p99_ms", r.p99}};
+        nlohmann::json row{{"batch", r.batch},
+                           {"iterations", r.iterations},
+                           {"images_per_s", r.images_per_s},
+                           {"p50_ms", r.p50},
+                           {"p90_ms", r.p90},
+                           {"p99_ms", r.p99}};
         if (r.device) {
           row["device_p50_ms"] = r.device->p50;
           row["device_p90_ms"] = r.device->p90;
@@ -258,9 +263,10 @@ int main(int argc, char** argv) {
     }
     std::printf("infer-bench: %s, model %s, %s, timed call %s\n", backend->description().c_str(), net.name().c_str(),
                 infer::precision_name(precision), k > 0 ? ("top_k(k=" + std::to_string(k) + ")").c_str() : "forward");
-    std::printf("start-up %.1f ms (model load + backend build + first batch; backend build + first batch %.1f ms), "
-                "top-1 accuracy %.4f on %d images, peak RSS %.1f MiB\n",
-                startup_ms, first_result_ms, accuracy, count, peak_rss_mib());
+    std::printf(
+        "start-up %.1f ms (model load + backend build + first batch; backend build + first batch %.1f ms), "
+        "top-1 accuracy %.4f on %d images, peak RSS %.1f MiB\n",
+        startup_ms, first_result_ms, accuracy, count, peak_rss_mib());
     const bool any_device = std::any_of(results.begin(), results.end(), [](const Result& r) { return r.device; });
     std::printf("%6s %10s %12s %10s %10s %10s", "batch", "iters", "images/s", "host p50", "host p90", "host p99");
     if (any_device) {
@@ -279,9 +285,10 @@ int main(int argc, char** argv) {
       std::printf("\n");
     }
     if (any_device) {
-      std::printf("(ms per batch; host: end to end on the steady clock around the timed call, staging and "
-                  "synchronisation included; dev: CUDA events from the start of the host-to-device copy to the end "
-                  "of the device-to-host copy, split into h2d, compute and d2h, each its own median)\n");
+      std::printf(
+          "(ms per batch; host: end to end on the steady clock around the timed call, staging and "
+          "synchronisation included; dev: CUDA events from the start of the host-to-device copy to the end "
+          "of the device-to-host copy, split into h2d, compute and d2h, each its own median)\n");
     } else {
       std::printf("(ms per batch, end to end on the steady clock around the timed call)\n");
     }

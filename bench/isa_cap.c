@@ -16,8 +16,8 @@
 // still shows the AVX-512 state, which the libraries read only after a CPUID feature bit.
 #define _GNU_SOURCE
 #include <asm/prctl.h>
-#include <link.h>
 #include <cpuid.h>
+#include <link.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -32,13 +32,12 @@
 #endif
 
 // Leaf 7 subleaf 0. EBX: AVX512F 16, DQ 17, IFMA 21, PF 26, ER 27, CD 28, BW 30, VL 31.
-static const uint32_t kLeaf7Ebx = (1u << 16) | (1u << 17) | (1u << 21) | (1u << 26) | (1u << 27) | (1u << 28) |
-                                  (1u << 30) | (1u << 31);
+static const uint32_t kLeaf7Ebx =
+    (1u << 16) | (1u << 17) | (1u << 21) | (1u << 26) | (1u << 27) | (1u << 28) | (1u << 30) | (1u << 31);
 // ECX: VBMI 1, VBMI2 6, VNNI 11, BITALG 12, VPOPCNTDQ 14.
 static const uint32_t kLeaf7Ecx = (1u << 1) | (1u << 6) | (1u << 11) | (1u << 12) | (1u << 14);
 // EDX: 4VNNIW 2, 4FMAPS 3, VP2INTERSECT 8, AMX-BF16 22, AVX512-FP16 23, AMX-TILE 24, AMX-INT8 25.
-static const uint32_t kLeaf7Edx = (1u << 2) | (1u << 3) | (1u << 8) | (1u << 22) | (1u << 23) | (1u << 24) |
-                                  (1u << 25);
+static const uint32_t kLeaf7Edx = (1u << 2) | (1u << 3) | (1u << 8) | (1u << 22) | (1u << 23) | (1u << 24) | (1u << 25);
 // Leaf 7 subleaf 1. EAX: AVX512-BF16 5 (AVX-VNNI, bit 4, is an AVX2-class feature and stays).
 static const uint32_t kLeaf7Sub1Eax = 1u << 5;
 
@@ -93,8 +92,9 @@ static void install(void) {
   if (sigaction(SIGSEGV, &sa, NULL) != 0 || set_cpuid_enabled(0) != 0) {
     // No CPUID faulting (an older CPU, or a hypervisor without it): running uncapped would make
     // a wrong comparison look right, so stop here.
-    static const char msg[] = "libinfer_isa_cap: this CPU or kernel has no CPUID faulting (arch_prctl "
-                              "ARCH_SET_CPUID); cannot hide AVX-512\n";
+    static const char msg[] =
+        "libinfer_isa_cap: this CPU or kernel has no CPUID faulting (arch_prctl "
+        "ARCH_SET_CPUID); cannot hide AVX-512\n";
     (void)!write(2, msg, sizeof msg - 1);
     _exit(97);
   }

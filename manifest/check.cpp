@@ -1,5 +1,5 @@
-#include "model/nvidia_versions.h"
 #include "check.h"
+#include "model/nvidia_versions.h"
 
 #include <fnmatch.h>
 
@@ -22,7 +22,7 @@ enum class Outcome { Holds, Fails, Unknown };
 struct Eval {
   Outcome outcome = Outcome::Unknown;
   std::string found, source, fix;
-  std::string because;             // the row this one follows from (ReportRow::because)
+  std::string because;  // the row this one follows from (ReportRow::because)
   std::vector<std::string> notes;
 };
 
@@ -57,7 +57,6 @@ Eval unknown(std::string found, std::string source, std::string fix) {
   return {Outcome::Unknown, std::move(found), std::move(source), std::move(fix), "", {}};
 }
 
-
 // The CUDA runtime version that matters for driver floors: the loaded one, else the compiled one.
 std::optional<Version> runtime_version(const MachineProbe& m) {
   if (m.cudart_version) return Version::try_parse(*m.cudart_version);
@@ -69,7 +68,8 @@ std::optional<Version> runtime_version(const MachineProbe& m) {
 std::string runtime_text(const MachineProbe& m) {
   const std::optional<Version> rv = runtime_version(m);
   if (!rv) return "";
-  return m.cudart_version ? "CUDA runtime " + rv->to_string() : "CUDA " + rv->to_string() + " (the build's; no runtime loaded)";
+  return m.cudart_version ? "CUDA runtime " + rv->to_string()
+                          : "CUDA " + rv->to_string() + " (the build's; no runtime loaded)";
 }
 
 std::string floor_text(const MachineProbe& m) {
@@ -114,8 +114,9 @@ Eval shadowing(const LibraryProbe& lib, const std::string& what, const std::vect
   const std::string aside = off_path.empty() ? "" : "; not on the loader path: " + join(off_path, ", ");
   if (others.empty()) return {Outcome::Holds, "one copy on the loader path: " + lib.path + aside, source, "", "", {}};
   return fails("loaded " + lib.path + "; also on the loader path: " + join(others, ", ") + aside, source,
-          "keep one " + lib.soname + (subs.empty() ? "" : " and one of each sub-library") +
-              " on the search path (a conda env or pip wheel can shadow the system copy): fix LD_LIBRARY_PATH or remove the extra copies");
+               "keep one " + lib.soname + (subs.empty() ? "" : " and one of each sub-library") +
+                   " on the search path (a conda env or pip wheel can shadow the system copy): fix LD_LIBRARY_PATH or "
+                   "remove the extra copies");
 }
 
 // gpu.compute_capability, gpu.name, gpu.memory_mib over the GPUs CUDA uses.
@@ -128,14 +129,21 @@ Eval evaluate_gpus(const Expectation& e, const MachineProbe& m, const std::strin
     for (const GpuProbe& g : m.gpus) {
       const std::optional<Version> cc = g.compute_capability ? Version::try_parse(*g.compute_capability) : std::nullopt;
       found.push_back((g.compute_capability ? *g.compute_capability : "?") + " (" + g.name + ")");
-      if (!cc) { known = false; continue; }
-      if (!e.constraint->allows(*cc)) { ok = false; if (worst.empty()) worst = g.name + " has " + *g.compute_capability; }
+      if (!cc) {
+        known = false;
+        continue;
+      }
+      if (!e.constraint->allows(*cc)) {
+        ok = false;
+        if (worst.empty()) worst = g.name + " has " + *g.compute_capability;
+      }
     }
     std::string fix = worst + "; this deployment needs compute capability " + e.want;
     const std::optional<Version> rv = runtime_version(m);
     if (rv) {
       const auto it = facts().cc_floor.find(static_cast<int>(rv->parts()[0]));
-      if (it != facts().cc_floor.end()) fix += "; CUDA " + std::to_string(rv->parts()[0]) + " supports >= " + it->second.first.to_string();
+      if (it != facts().cc_floor.end())
+        fix += "; CUDA " + std::to_string(rv->parts()[0]) + " supports >= " + it->second.first.to_string();
     }
     fix += ": use a newer GPU (or a CUDA/cuDNN build that still supports it)";
     if (!known && ok) return unknown(join(found, ", "), source, "NVML did not report a compute capability");
@@ -157,7 +165,7 @@ Eval evaluate_gpus(const Expectation& e, const MachineProbe& m, const std::strin
     return check_version(e, std::to_string(*smallest), std::to_string(*smallest) + " MiB", source,
                          "use a GPU with more memory (" + e.want + " MiB)");
   }
-    return unknown("not checked by this infer", "", "remove the key or upgrade infer");
+  return unknown("not checked by this infer", "", "remove the key or upgrade infer");
 }
 
 Eval evaluate_cudnn(const Expectation& e, const MachineProbe& m, const std::string& cudnn_fix_install);
@@ -171,33 +179,41 @@ struct Diagnoses {
 Eval evaluate(const Expectation& e, const MachineProbe& m, const Diagnoses& d) {
   const std::string& k = e.key;
   const std::string floor = floor_text(m);
-  if (k == "system.os") return holds_if(matches_any(e.patterns, m.os), m.os, "/etc/os-release", "use the OS this deployment was validated on, or update the manifest");
-  if (k == "system.arch") return holds_if(matches_any(e.patterns, m.arch), m.arch, "uname", "use a machine of the validated architecture");
-  if (k == "system.glibc") return check_version(e, m.glibc, m.glibc, "gnu_get_libc_version", "use a system with a matching C library");
+  if (k == "system.os")
+    return holds_if(matches_any(e.patterns, m.os), m.os, "/etc/os-release",
+                    "use the OS this deployment was validated on, or update the manifest");
+  if (k == "system.arch")
+    return holds_if(matches_any(e.patterns, m.arch), m.arch, "uname", "use a machine of the validated architecture");
+  if (k == "system.glibc")
+    return check_version(e, m.glibc, m.glibc, "gnu_get_libc_version", "use a system with a matching C library");
   if (k == "system.compiler") {
     return holds_if(matches_any(e.patterns, m.build.compiler), m.build.compiler, "compile time",
                     "rebuild infer with the validated compiler");
   }
-  const detail::Problem* driver = (k.rfind("driver.", 0) == 0 || k.rfind("gpu.", 0) == 0) && d.driver ? &*d.driver : nullptr;
+  const detail::Problem* driver =
+      (k.rfind("driver.", 0) == 0 || k.rfind("gpu.", 0) == 0) && d.driver ? &*d.driver : nullptr;
   if (k == "driver.release") {
     if (driver && driver->item == k) return from_problem(*driver, k);
     if (!m.driver_release) {
       // libcuda answers, NVML does not: the release is unknown, but what libcuda says comes first.
-      return follows(unknown(std::string("unknown: libnvidia-ml.so.1 ") + (m.libnvml.error.empty() ? "unusable" : "not found") +
-                                 " and no /proc/driver/nvidia/version",
-                             "libnvidia-ml.so.1: " + (m.libnvml.broken.empty() ? m.libnvml.error : m.libnvml.broken),
-                             "install the driver's NVML (libnvidia-ml.so.1), part of the driver; in a container add utility to "
-                             "NVIDIA_DRIVER_CAPABILITIES"),
-                     "driver.cuda");
+      return follows(
+          unknown(std::string("unknown: libnvidia-ml.so.1 ") + (m.libnvml.error.empty() ? "unusable" : "not found") +
+                      " and no /proc/driver/nvidia/version",
+                  "libnvidia-ml.so.1: " + (m.libnvml.broken.empty() ? m.libnvml.error : m.libnvml.broken),
+                  "install the driver's NVML (libnvidia-ml.so.1), part of the driver; in a container add utility to "
+                  "NVIDIA_DRIVER_CAPABILITIES"),
+          "driver.cuda");
     }
-    return check_version(e, m.driver_release, driver_text(m), m.driver_release_source,
-                         "upgrade the NVIDIA driver to a release " + e.want + (floor.empty() ? "" : " (" + floor + ")"));
+    return check_version(
+        e, m.driver_release, driver_text(m), m.driver_release_source,
+        "upgrade the NVIDIA driver to a release " + e.want + (floor.empty() ? "" : " (" + floor + ")"));
   }
   if (driver) return from_problem(*driver, k);
   if (k == "driver.cuda") {
     if (!m.driver_cuda) return unknown("cuDriverGetVersion failed", m.libcuda.path, "reinstall the NVIDIA driver");
-    return check_version(e, cuda_version_string(*m.driver_cuda), cuda_version_string(*m.driver_cuda) + " (driver " +
-                         (m.driver_release ? *m.driver_release : std::string("release unknown")) + ")",
+    return check_version(e, cuda_version_string(*m.driver_cuda),
+                         cuda_version_string(*m.driver_cuda) + " (driver " +
+                             (m.driver_release ? *m.driver_release : std::string("release unknown")) + ")",
                          "cuDriverGetVersion (" + m.libcuda.path + ")",
                          "this driver supports CUDA up to " + cuda_version_string(*m.driver_cuda) +
                              "; upgrade the driver" + (floor.empty() ? "" : " (" + floor + ")"));
@@ -206,8 +222,11 @@ Eval evaluate(const Expectation& e, const MachineProbe& m, const Diagnoses& d) {
     const std::optional<Version> rv = runtime_version(m);
     if (!rv) return unknown("no CUDA runtime found", "libcudart", "install the CUDA runtime");
     const DriverFloor* f = facts().driver_floor_for(*rv);
-    if (!f) return unknown("no driver floor known for CUDA " + rv->to_string(), "manifest/facts.toml", "add the row to manifest/facts.toml");
-    const std::string found = "driver " + driver_text(m) + "; " + runtime_text(m) + " needs >= " + f->min_driver.to_string();
+    if (!f)
+      return unknown("no driver floor known for CUDA " + rv->to_string(), "manifest/facts.toml",
+                     "add the row to manifest/facts.toml");
+    const std::string found =
+        "driver " + driver_text(m) + "; " + runtime_text(m) + " needs >= " + f->min_driver.to_string();
     const std::string fix = "upgrade the NVIDIA driver to >= " + f->min_driver.to_string() + " for CUDA " +
                             rv->to_string() + ", or use a CUDA runtime this driver supports";
     if (m.driver_release) {
@@ -222,33 +241,44 @@ Eval evaluate(const Expectation& e, const MachineProbe& m, const Diagnoses& d) {
     return unknown(found, "facts.toml", "install the driver's NVML to read the release");
   }
   if (k == "gpu.count") {
-    if (!m.cuda_device_count) return unknown(m.cuda_init_error.empty() ? "cuDeviceGetCount failed" : m.cuda_init_error, "cuInit (" + m.libcuda.path + ")", "check the driver installation (dmesg, nvidia kernel module)");
+    if (!m.cuda_device_count)
+      return unknown(m.cuda_init_error.empty() ? "cuDeviceGetCount failed" : m.cuda_init_error,
+                     "cuInit (" + m.libcuda.path + ")", "check the driver installation (dmesg, nvidia kernel module)");
     std::string found = std::to_string(*m.cuda_device_count);
-    std::string fix = "no GPU visible to CUDA: check that the GPU is attached (containers: --gpus all) and the nvidia kernel module is loaded";
+    std::string fix =
+        "no GPU visible to CUDA: check that the GPU is attached (containers: --gpus all) and the nvidia kernel module "
+        "is loaded";
     if (m.cuda_visible_devices) {
       found += "; CUDA_VISIBLE_DEVICES='" + *m.cuda_visible_devices + "'";
       if (*m.cuda_device_count == 0) {
-        fix = "CUDA_VISIBLE_DEVICES='" + *m.cuda_visible_devices + "' hides every GPU: unset it or set it to a GPU index";
+        fix =
+            "CUDA_VISIBLE_DEVICES='" + *m.cuda_visible_devices + "' hides every GPU: unset it or set it to a GPU index";
       }
     }
     if (m.gpus_known) found += "; NVML sees " + std::to_string(m.gpus.size() + m.hidden_gpus.size());
     if (!m.cuda_init_error.empty()) found += "; " + m.cuda_init_error;
-    return check_version(e, std::to_string(*m.cuda_device_count), found, "cuInit + cuDeviceGetCount (" + m.libcuda.path + ")", fix);
+    return check_version(e, std::to_string(*m.cuda_device_count), found,
+                         "cuInit + cuDeviceGetCount (" + m.libcuda.path + ")", fix);
   }
   if (k.rfind("gpu.", 0) == 0) {
     if (!m.gpus_known) {
       const std::string why = !m.libnvml.broken.empty() ? m.libnvml.broken
-                              : m.nvml_init          ? "nvmlInit_v2: " + nvml_return_name(*m.nvml_init)
-                                                     : "libnvidia-ml.so.1 not found (" + m.libnvml.error + ")";
+                              : m.nvml_init             ? "nvmlInit_v2: " + nvml_return_name(*m.nvml_init)
+                                                        : "libnvidia-ml.so.1 not found (" + m.libnvml.error + ")";
       return unknown("NVML unavailable: " + why, "libnvidia-ml.so.1",
-                     "install the driver's NVML (libnvidia-ml.so.1, part of the driver); in a container add utility to NVIDIA_DRIVER_CAPABILITIES");
+                     "install the driver's NVML (libnvidia-ml.so.1, part of the driver); in a container add utility to "
+                     "NVIDIA_DRIVER_CAPABILITIES");
     }
-    if (m.gpus.empty()) return unknown("no GPU visible to CUDA", "NVML (" + m.libnvml.path + ")", "attach a GPU, or check CUDA_VISIBLE_DEVICES");
-    const std::string source = m.gpus.front().source.rfind("CUDA", 0) == 0 ? "driver API (" + m.libcuda.path + ")"
-                                                                             : "NVML (" + m.libnvml.path + "), CUDA_VISIBLE_DEVICES applied";
+    if (m.gpus.empty())
+      return unknown("no GPU visible to CUDA", "NVML (" + m.libnvml.path + ")",
+                     "attach a GPU, or check CUDA_VISIBLE_DEVICES");
+    const std::string source = m.gpus.front().source.rfind("CUDA", 0) == 0
+                                   ? "driver API (" + m.libcuda.path + ")"
+                                   : "NVML (" + m.libnvml.path + "), CUDA_VISIBLE_DEVICES applied";
     std::vector<std::string> hidden;
     for (const GpuProbe& g : m.hidden_gpus) {
-      hidden.push_back("not considered, hidden by CUDA_VISIBLE_DEVICES: " + g.name + (g.compute_capability ? " (compute capability " + *g.compute_capability + ")" : ""));
+      hidden.push_back("not considered, hidden by CUDA_VISIBLE_DEVICES: " + g.name +
+                       (g.compute_capability ? " (compute capability " + *g.compute_capability + ")" : ""));
     }
     Eval ev = evaluate_gpus(e, m, source);
     ev.notes = hidden;
@@ -258,29 +288,33 @@ Eval evaluate(const Expectation& e, const MachineProbe& m, const Diagnoses& d) {
     const std::string& v = k == "cuda.built" ? m.build.cuda : m.build.cudnn;
     if (v.empty()) {
       return fails("no GPU backend in this build", "compile time",
-              "rebuild with the CUDA toolkit and cuDNN installed (see README.md)");
+                   "rebuild with the CUDA toolkit and cuDNN installed (see README.md)");
     }
-    return check_version(e, v, v, "compile time (CMake found it)", "rebuild against the version in the manifest, or update the manifest");
+    return check_version(e, v, v, "compile time (CMake found it)",
+                         "rebuild against the version in the manifest, or update the manifest");
   }
   if (k == "cuda.runtime") {
     if (!m.cudart.broken.empty()) {
-      return fails(m.cudart.broken, m.cudart.broken_file, detail::broken_fix(m.cudart.broken_file, "part of the CUDA runtime"));
+      return fails(m.cudart.broken, m.cudart.broken_file,
+                   detail::broken_fix(m.cudart.broken_file, "part of the CUDA runtime"));
     }
     if (!m.cudart.loaded) {
-      const std::string install = "install the CUDA runtime (" + m.cudart.soname +
-                                  ": CUDA toolkit, cuda-cudart package or pip nvidia-cuda-runtime) and put its lib folder on LD_LIBRARY_PATH";
+      const std::string install =
+          "install the CUDA runtime (" + m.cudart.soname +
+          ": CUDA toolkit, cuda-cudart package or pip nvidia-cuda-runtime) and put its lib folder on LD_LIBRARY_PATH";
       const detail::Elsewhere other = detail::found_elsewhere(m.cudart, m.cudart_other_majors, install);
-      return fails("not found (" + m.cudart.soname + ")" + (other.found.empty() ? "" : "; " + other.found), "dlopen: " + m.cudart.error,
-                   other.fix.empty() ? install : other.fix);
+      return fails("not found (" + m.cudart.soname + ")" + (other.found.empty() ? "" : "; " + other.found),
+                   "dlopen: " + m.cudart.error, other.fix.empty() ? install : other.fix);
     }
     return check_version(e, m.cudart_version, m.cudart_version.value_or("unknown"), m.cudart_version_source,
                          "install the CUDA runtime " + e.want + " or put it first on LD_LIBRARY_PATH");
   }
   if (k == "cuda.single_copy") return shadowing(m.cudart, "the CUDA runtime");
   if (k == "cudnn.single_copy") return shadowing(m.cudnn, "cuDNN", m.cudnn_sublibraries);
-  const std::string cudnn_fix_install = "install cuDNN " + (m.build.cudnn.empty() ? std::string("9") : m.build.cudnn.substr(0, m.build.cudnn.find('.'))) +
-                                        " for CUDA " + (m.build.cuda.empty() ? std::string("13") : m.build.cuda.substr(0, m.build.cuda.find('.'))) +
-                                        " (tarball, cudnn9-cuda-13 package or pip nvidia-cudnn-cu13) and put its lib folder on LD_LIBRARY_PATH";
+  const std::string cudnn_fix_install =
+      "install cuDNN " + (m.build.cudnn.empty() ? std::string("9") : m.build.cudnn.substr(0, m.build.cudnn.find('.'))) +
+      " for CUDA " + (m.build.cuda.empty() ? std::string("13") : m.build.cuda.substr(0, m.build.cuda.find('.'))) +
+      " (tarball, cudnn9-cuda-13 package or pip nvidia-cudnn-cu13) and put its lib folder on LD_LIBRARY_PATH";
   if (k.rfind("cudnn.", 0) == 0) {
     const std::optional<detail::Problem>& sub = d.sublibraries;
     if (k == "cudnn.sublibraries" && sub) return from_problem(*sub, k);
@@ -311,12 +345,14 @@ Eval evaluate(const Expectation& e, const MachineProbe& m, const Diagnoses& d) {
 Eval evaluate_cudnn(const Expectation& e, const MachineProbe& m, const std::string& cudnn_fix_install) {
   const std::string& k = e.key;
   if (k == "cudnn.version") {
-    const std::optional<std::string> v = m.cudnn_version ? std::optional<std::string>(cudnn_version_string(*m.cudnn_version)) : std::nullopt;
+    const std::optional<std::string> v =
+        m.cudnn_version ? std::optional<std::string>(cudnn_version_string(*m.cudnn_version)) : std::nullopt;
     return check_version(e, v, v.value_or("cudnnGetVersion missing"), "cudnnGetVersion (" + m.cudnn.path + ")",
                          "install cuDNN " + e.want + " or put it first on LD_LIBRARY_PATH");
   }
   if (k == "cudnn.runtime_compatible") {
-    if (m.build.cudnn.empty()) return fails("no GPU backend in this build", "compile time", "rebuild with cuDNN installed");
+    if (m.build.cudnn.empty())
+      return fails("no GPU backend in this build", "compile time", "rebuild with cuDNN installed");
     if (!m.cudnn_version) return unknown("cudnnGetVersion missing", m.cudnn.path, cudnn_fix_install);
     const Version loaded = Version::parse(cudnn_version_string(*m.cudnn_version));
     const Version built = Version::parse(m.build.cudnn);
@@ -329,9 +365,10 @@ Eval evaluate_cudnn(const Expectation& e, const MachineProbe& m, const std::stri
             std::to_string(part(built, 0)) + ": " + cudnn_fix_install;
     } else {
       fix = "the cuDNN at " + m.cudnn.path + " is older than the " + std::to_string(part(built, 0)) + "." +
-            std::to_string(part(built, 1)) + " the backend was compiled with (rule: same major, minor >= compiled): install cuDNN >= " +
-            std::to_string(part(built, 0)) + "." + std::to_string(part(built, 1)) + " and < " + std::to_string(part(built, 0) + 1) +
-            " or put it first on LD_LIBRARY_PATH";
+            std::to_string(part(built, 1)) +
+            " the backend was compiled with (rule: same major, minor >= compiled): install cuDNN >= " +
+            std::to_string(part(built, 0)) + "." + std::to_string(part(built, 1)) + " and < " +
+            std::to_string(part(built, 0) + 1) + " or put it first on LD_LIBRARY_PATH";
     }
     return holds_if(ok, found, "cudnnGetVersion (" + m.cudnn.path + ") vs compile time", fix);
   }
@@ -346,7 +383,8 @@ Eval evaluate_cudnn(const Expectation& e, const MachineProbe& m, const std::stri
     return holds_if(ok, found, "cudnnGetCudartVersion (" + m.cudnn.path + ")",
                     "this cuDNN is the build for CUDA " + std::to_string(major) +
                         (m.cudart_version ? " but the CUDA runtime is " + rv->to_string()
-                                          : rv ? " but this build needs CUDA " + std::to_string(rv->parts()[0]) : std::string()) +
+                         : rv             ? " but this build needs CUDA " + std::to_string(rv->parts()[0])
+                                          : std::string()) +
                         ": " + cudnn_fix_install);
   }
   if (k == "cudnn.sublibraries") {
@@ -360,19 +398,23 @@ Eval evaluate_cudnn(const Expectation& e, const MachineProbe& m, const std::stri
       if (!s.loaded_path.empty()) {
         std::error_code ec2;
         const fs::path loaded_dir = fs::canonical(fs::path(s.loaded_path).parent_path(), ec2);
-        if (loaded_dir != canon_dir) p += std::string(p.empty() ? "" : ", ") + "loaded from another directory: " + s.loaded_path;
+        if (loaded_dir != canon_dir)
+          p += std::string(p.empty() ? "" : ", ") + "loaded from another directory: " + s.loaded_path;
       } else if (!s.check_function.empty() && s.check && *s.check != 0) {
         p += std::string(p.empty() ? "" : ", ") + "could not be loaded";
       }
-      if (s.check && *s.check != 0) p += std::string(p.empty() ? "" : ", ") + s.check_function + "() = " + std::to_string(*s.check) + " (not the same build)";
+      if (s.check && *s.check != 0)
+        p += std::string(p.empty() ? "" : ", ") + s.check_function + "() = " + std::to_string(*s.check) +
+             " (not the same build)";
       if (!p.empty()) problems.push_back(s.soname + ": " + p);
     }
-    const std::string found = problems.empty()
-                                  ? "all " + std::to_string(m.cudnn_sublibraries.size()) + " next to " + m.cudnn.soname + " in " + dir.string() + ", version checks 0"
-                                  : join(problems, "; ");
+    const std::string found = problems.empty() ? "all " + std::to_string(m.cudnn_sublibraries.size()) + " next to " +
+                                                     m.cudnn.soname + " in " + dir.string() + ", version checks 0"
+                                               : join(problems, "; ");
     return holds_if(problems.empty(), found, "files in " + dir.string() + ", cudnn*VersionCheck, dl_iterate_phdr",
-                    "install the complete cuDNN package into " + dir.string() + " (every sub-library of the same release as " +
-                        m.cudnn.soname + "); do not mix files from different installs");
+                    "install the complete cuDNN package into " + dir.string() +
+                        " (every sub-library of the same release as " + m.cudnn.soname +
+                        "); do not mix files from different installs");
   }
   return unknown("not checked by this infer", "", "remove the key or upgrade infer");
 }
@@ -419,7 +461,8 @@ Report check(const Manifest& manifest, const MachineProbe& machine, bool model_f
   const Diagnoses diagnoses{detail::driver_problem(machine, floor_text(machine)), detail::sublibrary_problem(machine)};
   for (const Expectation& e : manifest.items) {
     const Eval ev = evaluate(e, machine, diagnoses);
-    report.rows.push_back({e.key, e.want, ev.found, ev.source, status_of(ev.outcome, e.severity), e.severity, ev.fix, ev.because, ev.notes});
+    report.rows.push_back({e.key, e.want, ev.found, ev.source, status_of(ev.outcome, e.severity), e.severity, ev.fix,
+                           ev.because, ev.notes});
   }
   for (const ModelFile& f : manifest.model_files) {
     if (!model_files) break;
@@ -431,15 +474,24 @@ Report check(const Manifest& manifest, const MachineProbe& machine, bool model_f
       try {
         const std::string digest = sha256_file(f.resolved);
         ev = holds_if(digest == f.sha256, "sha256 " + digest, f.resolved.string(),
-                      "the file is not the one validated: restore it, or if the change is intended update its sha256 in the manifest");
+                      "the file is not the one validated: restore it, or if the change is intended update its sha256 "
+                      "in the manifest");
       } catch (const NotRegularFileError& err) {
-        ev = fails(err.problem(), f.resolved.string(), "list a regular file: [[model.files]] hashes regular files only");
+        ev =
+            fails(err.problem(), f.resolved.string(), "list a regular file: [[model.files]] hashes regular files only");
       } catch (const InputError& err) {
         ev = fails(err.problem(), f.resolved.string(), "make the file readable");
       }
     }
-    report.rows.push_back({"model:" + f.path, "sha256 " + f.sha256, ev.found, ev.source, status_of(ev.outcome, f.severity),
-                           f.severity, ev.fix, "", {}});
+    report.rows.push_back({"model:" + f.path,
+                           "sha256 " + f.sha256,
+                           ev.found,
+                           ev.source,
+                           status_of(ev.outcome, f.severity),
+                           f.severity,
+                           ev.fix,
+                           "",
+                           {}});
   }
   for (const LibraryProbe* lib : {&machine.libcuda, &machine.libnvml, &machine.cudart, &machine.cudnn}) {
     if (!lib->standin.empty()) report.standins.push_back(lib->path + ": " + lib->standin);

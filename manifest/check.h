@@ -19,7 +19,7 @@ struct ReportRow {
   std::string source;    // the library path, API or file it came from
   Status status = Status::Unknown;
   Severity severity = Severity::Required;
-  std::string fix;       // one line; empty when ok
+  std::string fix;  // one line; empty when ok
   // The item whose failure this row's failure follows from ("cudnn.sublibraries"), or empty when the
   // row is a cause of its own. Such a row is never the first failure while its cause is not ok.
   std::string because;

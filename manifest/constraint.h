@@ -28,7 +28,7 @@ class Version {
   static std::optional<Version> try_parse(const std::string& text);
 
   const std::vector<std::uint64_t>& parts() const { return parts_; }
-  std::string to_string() const;  // as written when parsed ("580.65.06"), else the numbers joined by dots
+  std::string to_string() const;            // as written when parsed ("580.65.06"), else the numbers joined by dots
   int compare(const Version& other) const;  // <0, 0, >0
   bool starts_with(const Version& prefix) const;
 

@@ -14,9 +14,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr int kCudaErrorStubLibrary = 34;           // CUDA_ERROR_STUB_LIBRARY (cuda.h)
+constexpr int kCudaErrorStubLibrary = 34;            // CUDA_ERROR_STUB_LIBRARY (cuda.h)
 constexpr int kCudaErrorSystemDriverMismatch = 803;  // CUDA_ERROR_SYSTEM_DRIVER_MISMATCH
-constexpr int kNvmlErrorLibRmVersionMismatch = 18;  // NVML_ERROR_LIB_RM_VERSION_MISMATCH (nvml.h)
+constexpr int kNvmlErrorLibRmVersionMismatch = 18;   // NVML_ERROR_LIB_RM_VERSION_MISMATCH (nvml.h)
 
 std::string folder_of(const std::string& file) { return fs::path(file).parent_path().string(); }
 
@@ -64,23 +64,30 @@ std::optional<Problem> driver_problem(const MachineProbe& m, const std::string& 
   }
   if (m.cuda_init == kCudaErrorStubLibrary) {
     const std::string entry = ld_library_path_entry(m.libcuda.path);
-    return Problem{"driver.cuda",
-                   m.libcuda.path + " is the CUDA toolkit's stub library, not the driver (cuInit: " +
-                       cuda_result_name(kCudaErrorStubLibrary) + ")",
-                   "cuInit (" + m.libcuda.path + ")",
-                   "the stub is for linking only: " +
-                       (entry.empty() ? "remove " + m.libcuda.path : "remove " + folder_of(m.libcuda.path) + " from LD_LIBRARY_PATH (" + entry + ")") +
-                       "; the real libcuda.so.1 comes with the NVIDIA driver" + with_floor,
-                   {}};
+    return Problem{
+        "driver.cuda",
+        m.libcuda.path + " is the CUDA toolkit's stub library, not the driver (cuInit: " +
+            cuda_result_name(kCudaErrorStubLibrary) + ")",
+        "cuInit (" + m.libcuda.path + ")",
+        "the stub is for linking only: " +
+            (entry.empty() ? "remove " + m.libcuda.path
+                           : "remove " + folder_of(m.libcuda.path) + " from LD_LIBRARY_PATH (" + entry + ")") +
+            "; the real libcuda.so.1 comes with the NVIDIA driver" + with_floor,
+        {}};
   }
-  const bool mismatch_code = m.nvml_init == kNvmlErrorLibRmVersionMismatch || m.cuda_init == kCudaErrorSystemDriverMismatch;
-  const bool releases_differ = m.kernel_module_release && m.user_space_release && *m.kernel_module_release != *m.user_space_release;
+  const bool mismatch_code =
+      m.nvml_init == kNvmlErrorLibRmVersionMismatch || m.cuda_init == kCudaErrorSystemDriverMismatch;
+  const bool releases_differ =
+      m.kernel_module_release && m.user_space_release && *m.kernel_module_release != *m.user_space_release;
   if (mismatch_code || releases_differ) {
     std::string found = "the kernel module is " + m.kernel_module_release.value_or("of another release") +
-                        " but the user-space driver libraries are " + m.user_space_release.value_or("of another release");
+                        " but the user-space driver libraries are " +
+                        m.user_space_release.value_or("of another release");
     if (m.nvml_init && *m.nvml_init != 0) found += "; nvmlInit_v2: " + nvml_return_name(*m.nvml_init);
     if (m.cuda_init && *m.cuda_init != 0) found += "; " + m.cuda_init_error;
-    return Problem{"driver.release", found, "/proc/driver/nvidia/version vs " + (m.libnvml.path.empty() ? m.libcuda.path : m.libnvml.path),
+    return Problem{"driver.release",
+                   found,
+                   "/proc/driver/nvidia/version vs " + (m.libnvml.path.empty() ? m.libcuda.path : m.libnvml.path),
                    "the driver was upgraded without a reboot: reboot, or reload the nvidia kernel modules "
                    "(rmmod nvidia_uvm nvidia_drm nvidia_modeset nvidia; modprobe nvidia) so the kernel module is " +
                        m.user_space_release.value_or("the installed release"),
@@ -89,26 +96,33 @@ std::optional<Problem> driver_problem(const MachineProbe& m, const std::string& 
   if (m.libcuda.loaded) return std::nullopt;
   if (m.libnvml.loaded) {
     const std::string release = m.driver_release.value_or("?");
-    return Problem{"driver.cuda",
-                   "libcuda.so.1 not found, though the driver's NVML is (" + m.libnvml.path + ", driver " + release + ")",
-                   "dlopen: " + m.libcuda.error,
-                   "the driver's user-space install is incomplete: install its CUDA library (libcuda.so.1 of release " +
-                       release + ", e.g. the libnvidia-compute-" + release.substr(0, release.find('.')) +
-                       " package); in a container, add compute to NVIDIA_DRIVER_CAPABILITIES (compute,utility)",
-                   {}};
+    return Problem{
+        "driver.cuda",
+        "libcuda.so.1 not found, though the driver's NVML is (" + m.libnvml.path + ", driver " + release + ")",
+        "dlopen: " + m.libcuda.error,
+        "the driver's user-space install is incomplete: install its CUDA library (libcuda.so.1 of release " + release +
+            ", e.g. the libnvidia-compute-" + release.substr(0, release.find('.')) +
+            " package); in a container, add compute to NVIDIA_DRIVER_CAPABILITIES (compute,utility)",
+        {}};
   }
   if (m.kernel_module_release) {
-    return Problem{"driver.cuda",
-                   "no NVIDIA user-space library (libcuda.so.1, libnvidia-ml.so.1 not found) though the kernel driver " +
-                       *m.kernel_module_release + " is loaded",
-                   "/proc/driver/nvidia/version; dlopen: " + m.libcuda.error,
-                   "in a container: it was started without GPU access; run it with the GPU runtime (docker run --gpus all, "
-                   "or --runtime=nvidia with the NVIDIA Container Toolkit). On the host: install the driver's user-space "
-                   "libraries of release " + *m.kernel_module_release,
-                   {}};
+    return Problem{
+        "driver.cuda",
+        "no NVIDIA user-space library (libcuda.so.1, libnvidia-ml.so.1 not found) though the kernel driver " +
+            *m.kernel_module_release + " is loaded",
+        "/proc/driver/nvidia/version; dlopen: " + m.libcuda.error,
+        "in a container: it was started without GPU access; run it with the GPU runtime (docker run --gpus all, "
+        "or --runtime=nvidia with the NVIDIA Container Toolkit). On the host: install the driver's user-space "
+        "libraries of release " +
+            *m.kernel_module_release,
+        {}};
   }
-  return Problem{"driver.release", "not installed (libcuda.so.1 not found)", "dlopen: " + m.libcuda.error,
-                 "install the NVIDIA driver" + with_floor + "; libcuda.so.1 comes with the driver, not with the CUDA toolkit", {}};
+  return Problem{
+      "driver.release",
+      "not installed (libcuda.so.1 not found)",
+      "dlopen: " + m.libcuda.error,
+      "install the NVIDIA driver" + with_floor + "; libcuda.so.1 comes with the driver, not with the CUDA toolkit",
+      {}};
 }
 
 std::optional<Problem> sublibrary_problem(const MachineProbe& m) {
@@ -134,20 +148,23 @@ std::optional<Problem> sublibrary_problem(const MachineProbe& m) {
     root_names.push_back(s.soname);
     if (fix.empty()) fix = how;
   };
-  const std::string reinstall = "reinstall the complete cuDNN package into " + dir + " (every sub-library of the same release as " +
-                                m.cudnn.soname + "); do not mix files from different installs";
+  const std::string reinstall = "reinstall the complete cuDNN package into " + dir +
+                                " (every sub-library of the same release as " + m.cudnn.soname +
+                                "); do not mix files from different installs";
   for (const CudnnSublibrary& s : m.cudnn_sublibraries) {
     const bool elsewhere = !s.loaded_path.empty() && canonical_folder(s.loaded_path) != dir;
     const std::string own = s.version ? " " + cudnn_version_string(*s.version) : "";
     if (s.problem.rfind("not a library", 0) == 0 || s.problem.find("crashed") != std::string::npos ||
         s.problem.find("did not finish") != std::string::npos) {
-      const std::string file = s.loaded_path.empty() ? fs::path(m.cudnn.path).parent_path().string() + "/" + s.soname : s.loaded_path;
+      const std::string file =
+          s.loaded_path.empty() ? fs::path(m.cudnn.path).parent_path().string() + "/" + s.soname : s.loaded_path;
       add_root(s, s.problem, broken_fix(file, "part of cuDNN"));
     } else if (!s.in_cudnn_dir) {
-      add_root(s, "missing from " + dir +
-                      (elsewhere ? "; the loader took " + s.loaded_path + own + " from another directory" +
-                                       (s.origin.empty() ? "" : " (" + s.origin + ")") + " instead"
-                                 : ""),
+      add_root(s,
+               "missing from " + dir +
+                   (elsewhere ? "; the loader took " + s.loaded_path + own + " from another directory" +
+                                    (s.origin.empty() ? "" : " (" + s.origin + ")") + " instead"
+                              : ""),
                reinstall);
     } else if (elsewhere) {
       const std::string entry = s.origin.empty() ? "" : " (" + s.origin + ")";
@@ -155,8 +172,9 @@ std::optional<Problem> sublibrary_problem(const MachineProbe& m) {
                s.origin.rfind("LD_LIBRARY_PATH", 0) == 0
                    ? "remove " + folder_of(s.loaded_path) + " from LD_LIBRARY_PATH: it holds " + s.soname +
                          " of another cuDNN install, which the loader takes before the one next to " + m.cudnn.soname
-                   : "remove " + s.loaded_path + " (or its folder from the loader's configuration, then run ldconfig): it is " +
-                         s.soname + " of another cuDNN install");
+                   : "remove " + s.loaded_path +
+                         " (or its folder from the loader's configuration, then run ldconfig): it is " + s.soname +
+                         " of another cuDNN install");
     } else if (release && s.version && *s.version != *release) {
       add_root(s, "release" + own + " among files of " + cudnn_version_string(*release) + " in " + dir, reinstall);
     }
@@ -165,8 +183,10 @@ std::optional<Problem> sublibrary_problem(const MachineProbe& m) {
   for (const CudnnSublibrary& s : m.cudnn_sublibraries) {
     if (std::find(root_names.begin(), root_names.end(), s.soname) != root_names.end()) continue;
     std::string failure;
-    if (s.check && *s.check != 0) failure = s.check_function + "() = " + std::to_string(*s.check);
-    else if (!s.problem.empty()) failure = s.problem;
+    if (s.check && *s.check != 0)
+      failure = s.check_function + "() = " + std::to_string(*s.check);
+    else if (!s.problem.empty())
+      failure = s.problem;
     if (failure.empty()) continue;
     std::string cause;
     if (files) {
@@ -185,16 +205,18 @@ std::optional<Problem> sublibrary_problem(const MachineProbe& m) {
   }
   if (roots.empty()) return std::nullopt;
   for (const std::string& line : m.cudnn.output) notes.push_back("printed while probing: " + line);
-  return Problem{"cudnn.sublibraries", join(roots, "; "), "each sub-library loaded in a child process; files in " + dir, fix, notes};
+  return Problem{"cudnn.sublibraries", join(roots, "; "), "each sub-library loaded in a child process; files in " + dir,
+                 fix, notes};
 }
 
-Elsewhere found_elsewhere(const LibraryProbe& lib, const std::vector<LibraryCopy>& other_majors, const std::string& needed) {
+Elsewhere found_elsewhere(const LibraryProbe& lib, const std::vector<LibraryCopy>& other_majors,
+                          const std::string& needed) {
   std::vector<std::string> parts;
   std::string fix;
   for (const LibraryCopy& c : lib.copies) {
     if (c.on_loader_path || !c.problem.empty()) continue;
-    parts.push_back(lib.soname + (c.version.empty() ? "" : " " + c.version) + " is in " + folder_of(c.path) + " (" + c.origin +
-                    "), which the loader does not search");
+    parts.push_back(lib.soname + (c.version.empty() ? "" : " " + c.version) + " is in " + folder_of(c.path) + " (" +
+                    c.origin + "), which the loader does not search");
     if (fix.empty()) {
       fix = "use it: export LD_LIBRARY_PATH=" + folder_of(c.path) + "${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}";
     }

@@ -13,7 +13,7 @@
 namespace infer::manifest::detail {
 
 struct Problem {
-  std::string item;   // the row it belongs to: "driver.release", "driver.cuda", "cudnn.sublibraries"
+  std::string item;  // the row it belongs to: "driver.release", "driver.cuda", "cudnn.sublibraries"
   std::string found, source, fix;
   std::vector<std::string> notes;
 };
@@ -35,7 +35,8 @@ struct Elsewhere {
   std::string found;
   std::string fix;
 };
-Elsewhere found_elsewhere(const LibraryProbe& lib, const std::vector<LibraryCopy>& other_majors, const std::string& needed);
+Elsewhere found_elsewhere(const LibraryProbe& lib, const std::vector<LibraryCopy>& other_majors,
+                          const std::string& needed);
 
 // The fix for a library file that crashed, hung or is not a library.
 std::string broken_fix(const std::string& file, const std::string& what);

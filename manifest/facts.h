@@ -31,9 +31,9 @@ struct CudnnFiles {
 };
 
 struct Facts {
-  std::vector<DriverFloor> driver_floors;                    // sorted by cuda, newest first
-  std::map<int, std::pair<Version, std::string>> cc_floor;   // CUDA major -> (min compute capability, source)
-  std::map<int, std::vector<int>> cudnn_cuda_majors;         // cuDNN major -> CUDA majors it is built for
+  std::vector<DriverFloor> driver_floors;                   // sorted by cuda, newest first
+  std::map<int, std::pair<Version, std::string>> cc_floor;  // CUDA major -> (min compute capability, source)
+  std::map<int, std::vector<int>> cudnn_cuda_majors;        // cuDNN major -> CUDA majors it is built for
   std::vector<CudnnFiles> cudnn_files;
 
   // The minimum driver for a CUDA runtime version (the newest row at or below it), if known.

@@ -73,7 +73,8 @@ std::string describe_elf(int fd, std::uint64_t size) {
   if (head.size() < sizeof eh) return "truncated ELF file (" + std::to_string(size) + " bytes)";
   std::memcpy(&eh, head.data(), sizeof eh);
   if (eh.e_ident[EI_CLASS] != (sizeof(void*) == 8 ? ELFCLASS64 : ELFCLASS32)) {
-    return std::string("an ELF file of the other word size (") + (eh.e_ident[EI_CLASS] == ELFCLASS32 ? "32" : "64") + "-bit)";
+    return std::string("an ELF file of the other word size (") + (eh.e_ident[EI_CLASS] == ELFCLASS32 ? "32" : "64") +
+           "-bit)";
   }
 #if defined(__x86_64__)
   constexpr int kMachine = EM_X86_64;
@@ -93,12 +94,13 @@ std::string describe_elf(int fd, std::uint64_t size) {
     return "truncated or damaged ELF file (" + std::to_string(size) + " bytes; its program headers end at " +
            std::to_string(ph_end) + ")";
   }
-  const std::string ph = read_head(fd, static_cast<std::size_t>(eh.e_phnum) * sizeof(Elf64_Phdr),
-                                   static_cast<off_t>(eh.e_phoff));
+  const std::string ph =
+      read_head(fd, static_cast<std::size_t>(eh.e_phnum) * sizeof(Elf64_Phdr), static_cast<off_t>(eh.e_phoff));
   for (std::size_t i = 0; i + sizeof(Elf64_Phdr) <= ph.size(); i += sizeof(Elf64_Phdr)) {
     Elf64_Phdr p{};
     std::memcpy(&p, ph.data() + i, sizeof p);
-    if (p.p_type == PT_LOAD || p.p_type == PT_DYNAMIC) needed = std::max<std::uint64_t>(needed, p.p_offset + p.p_filesz);
+    if (p.p_type == PT_LOAD || p.p_type == PT_DYNAMIC)
+      needed = std::max<std::uint64_t>(needed, p.p_offset + p.p_filesz);
   }
   if (size < needed) {
     return "truncated: " + std::to_string(size) + " bytes where its headers need " + std::to_string(needed);
@@ -148,7 +150,8 @@ std::vector<SearchFolder> python_folders() {
     out.push_back({conda + "/lib", "conda env " + conda, false});
     add_site_packages(conda, "conda env " + conda, out);
   }
-  for (const std::string& root : {home + "/miniconda3", home + "/anaconda3", home + "/miniforge3", std::string("/opt/conda")}) {
+  for (const std::string& root :
+       {home + "/miniconda3", home + "/anaconda3", home + "/miniforge3", std::string("/opt/conda")}) {
     if (home.empty() && root.front() != '/') continue;
     add_glob(root + "/lib", "conda " + root, out);
     add_site_packages(root, "conda " + root, out);
@@ -197,13 +200,16 @@ std::string describe_non_library(const std::string& path) {
     what = "empty file";
   } else if (head.rfind("version https://git-lfs", 0) == 0) {
     what = "a git-lfs pointer (" + std::to_string(size) + " bytes), not the library: fetch it with git lfs pull";
-  } else if (head.size() >= 4 && head.compare(0, 4, "\x7f" "ELF") == 0) {
+  } else if (head.size() >= 4 && head.compare(0, 4,
+                                              "\x7f"
+                                              "ELF") == 0) {
     what = describe_elf(fd, size);
   } else if (head.rfind("/* GNU ld script", 0) == 0 || head.rfind("INPUT(", 0) == 0 || head.rfind("GROUP", 0) == 0) {
     what = "a linker script (" + std::to_string(size) + " bytes), not a library";
   } else {
     bool text = true;
-    for (const char c : head) text = text && (static_cast<unsigned char>(c) >= 0x20 || c == '\n' || c == '\r' || c == '\t');
+    for (const char c : head)
+      text = text && (static_cast<unsigned char>(c) >= 0x20 || c == '\n' || c == '\r' || c == '\t');
     what = (text ? "a text file (" : "not an ELF file (") + std::to_string(size) + " bytes)";
   }
   close(fd);

@@ -9,9 +9,9 @@ namespace infer::manifest {
 
 // A folder a library may be loaded from, and why.
 struct SearchFolder {
-  std::string path;    // as written; "" never appears (an empty LD_LIBRARY_PATH entry is the current folder)
-  std::string origin;  // "LD_LIBRARY_PATH entry 2", "LD_LIBRARY_PATH entry 1 (empty: the current folder)",
-                       // "ldconfig cache", "conda env", "virtualenv", "pyenv", "pip --user", "system Python"
+  std::string path;             // as written; "" never appears (an empty LD_LIBRARY_PATH entry is the current folder)
+  std::string origin;           // "LD_LIBRARY_PATH entry 2", "LD_LIBRARY_PATH entry 1 (empty: the current folder)",
+                                // "ldconfig cache", "conda env", "virtualenv", "pyenv", "pip --user", "system Python"
   bool on_loader_path = false;  // dlopen(soname) may take a file from here
 };
 
@@ -27,7 +27,7 @@ std::vector<SearchFolder> python_folders();
 
 // Every file named `soname` in those folders, canonical, without duplicates, in search order.
 struct FoundFile {
-  std::string path;    // canonical
+  std::string path;  // canonical
   SearchFolder folder;
 };
 std::vector<FoundFile> find_library_files(const std::string& soname);

@@ -38,7 +38,8 @@ class Reader {
 
   Severity severity(const toml::node& n, const std::string& key) const {
     const std::optional<std::string> s = n.value<std::string>();
-    if (!n.is_string()) fail(n, key, std::string("severity must be \"required\" or \"advisory\", found ") + type_name(n));
+    if (!n.is_string())
+      fail(n, key, std::string("severity must be \"required\" or \"advisory\", found ") + type_name(n));
     if (*s == "required") return Severity::Required;
     if (*s == "advisory") return Severity::Advisory;
     fail(n, key, "severity must be \"required\" or \"advisory\", found \"" + *s + "\"");
@@ -53,7 +54,8 @@ class Reader {
       } else if (n.is_integer()) {
         text = std::to_string(*n.value<std::int64_t>());
       } else {
-        fail(n, key, std::string("expected a version constraint string such as \">=9.19, <10\", found ") + type_name(n));
+        fail(n, key,
+             std::string("expected a version constraint string such as \">=9.19, <10\", found ") + type_name(n));
       }
       try {
         e.constraint = Constraint::parse(text);
@@ -92,8 +94,9 @@ class Reader {
           want(v, sub, e);
           has_want = true;
         } else {
-          fail(v, sub, schema.kind == ItemKind::Rule ? "unknown key (a rule takes only severity)"
-                                                     : "unknown key (expected want, severity)");
+          fail(v, sub,
+               schema.kind == ItemKind::Rule ? "unknown key (a rule takes only severity)"
+                                             : "unknown key (expected want, severity)");
         }
       }
       if (schema.kind != ItemKind::Rule && !has_want) fail(n, e.key, "missing 'want'");
@@ -124,9 +127,11 @@ class Reader {
       } else if (k == "sha256") {
         if (!v.is_string()) fail(v, key, std::string("expected a string, found ") + type_name(v));
         f.sha256 = *v.value<std::string>();
-        const bool hex = std::all_of(f.sha256.begin(), f.sha256.end(),
-                                     [](char c) { return std::isdigit(static_cast<unsigned char>(c)) || (c >= 'a' && c <= 'f'); });
-        if (f.sha256.size() != 64 || !hex) fail(v, key, "expected 64 lowercase hexadecimal digits, found \"" + f.sha256 + "\"");
+        const bool hex = std::all_of(f.sha256.begin(), f.sha256.end(), [](char c) {
+          return std::isdigit(static_cast<unsigned char>(c)) || (c >= 'a' && c <= 'f');
+        });
+        if (f.sha256.size() != 64 || !hex)
+          fail(v, key, "expected 64 lowercase hexadecimal digits, found \"" + f.sha256 + "\"");
         has_sha = true;
       } else if (k == "severity") {
         f.severity = severity(v, key);
@@ -156,7 +161,8 @@ const std::vector<SchemaKey>& schema_keys() {
       {"system.compiler", ItemKind::Pattern, "compiler that built infer"},
       {"driver.release", ItemKind::Version, "NVIDIA driver release (NVML, else /proc/driver/nvidia/version)"},
       {"driver.cuda", ItemKind::Version, "highest CUDA version the driver supports (cuDriverGetVersion)"},
-      {"driver.runtime_compatible", ItemKind::Rule, "the driver is new enough for the CUDA runtime loaded (facts.toml)"},
+      {"driver.runtime_compatible", ItemKind::Rule,
+       "the driver is new enough for the CUDA runtime loaded (facts.toml)"},
       {"gpu.count", ItemKind::Version, "GPUs visible to CUDA (cuDeviceGetCount; honours CUDA_VISIBLE_DEVICES)"},
       {"gpu.compute_capability", ItemKind::Version, "compute capability of every GPU (NVML)"},
       {"gpu.name", ItemKind::Pattern, "GPU name patterns; every GPU must match one (NVML)"},
@@ -199,8 +205,8 @@ Manifest read_manifest(const fs::path& path) {
   try {
     root = toml::parse(text, file);
   } catch (const toml::parse_error& e) {
-    throw InputError(file, "line " + std::to_string(e.source().begin.line) + ": invalid TOML: " +
-                               std::string(e.description()));
+    throw InputError(
+        file, "line " + std::to_string(e.source().begin.line) + ": invalid TOML: " + std::string(e.description()));
   }
   const Reader r(path);
   Manifest m;
@@ -235,12 +241,13 @@ Manifest read_manifest(const fs::path& path) {
     if (!t) r.fail(v, section, std::string("expected a table [") + section + "], found " + type_name(v));
     for (const auto& [ik, iv] : *t) {
       const std::string key = section + "." + std::string(ik.str());
-      auto s = std::find_if(schema_keys().begin(), schema_keys().end(),
-                            [&](const SchemaKey& sk) { return key == sk.key; });
+      auto s =
+          std::find_if(schema_keys().begin(), schema_keys().end(), [&](const SchemaKey& sk) { return key == sk.key; });
       if (s == schema_keys().end()) {
         std::string known;
         for (const SchemaKey& sk : schema_keys()) {
-          if (std::string(sk.key).rfind(section + ".", 0) == 0) known += (known.empty() ? "" : ", ") + std::string(sk.key).substr(section.size() + 1);
+          if (std::string(sk.key).rfind(section + ".", 0) == 0)
+            known += (known.empty() ? "" : ", ") + std::string(sk.key).substr(section.size() + 1);
         }
         r.fail(iv, key, "unknown key (expected one of: " + known + ")");
       }

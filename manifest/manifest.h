@@ -18,14 +18,14 @@ const char* to_string(Severity s);
 enum class ItemKind {
   Version,  // a Constraint on a dotted number ("13.0", ">=580.65.06", "9.19.*", ">=9.1, <10", "*")
   Pattern,  // one glob or a list of globs on a name ("NVIDIA H100*"); any may match
-  Rule,     // a fixed check of the checker (for example "all cuDNN sub-libraries are of the same build"); only a severity
+  Rule,  // a fixed check of the checker (for example "all cuDNN sub-libraries are of the same build"); only a severity
 };
 
 // One key of the schema, in report order.
 struct SchemaKey {
-  const char* key;       // "driver.release": section "driver", key "release"
+  const char* key;  // "driver.release": section "driver", key "release"
   ItemKind kind;
-  const char* meaning;   // one line, for the README and --write-manifest comments
+  const char* meaning;  // one line, for the README and --write-manifest comments
 };
 const std::vector<SchemaKey>& schema_keys();
 
@@ -44,7 +44,7 @@ struct ModelFile {
   // (README, "[[model.files]]"); symlinks are followed, and the file must be a regular file.
   std::string path;
   std::filesystem::path resolved;  // absolute
-  std::string sha256;             // 64 lowercase hex digits
+  std::string sha256;              // 64 lowercase hex digits
   Severity severity = Severity::Required;
   int line = 0;
 };

@@ -112,7 +112,8 @@ constexpr Name kCudaResults[] = {
     {914, "CUDA_ERROR_INVALID_RESOURCE_TYPE"},
     {915, "CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION"},
     {916, "CUDA_ERROR_KEY_ROTATION"},
-    {999, "CUDA_ERROR_UNKNOWN"},};
+    {999, "CUDA_ERROR_UNKNOWN"},
+};
 
 // enum nvmlReturn_enum (nvmlReturn_t) in nvml.h of the NVIDIA driver / CUDA toolkit 13.0
 // (NVML API reference, "Error reporting"; the values are also in pynvml's NVML_ERROR_* constants).

@@ -142,11 +142,14 @@ void nvml_body(const ChildChannel& ch) {
     ch.step("nvmlDeviceGetHandleByIndex_v2(" + std::to_string(i) + ")");
     if (get_handle(i, &dev) != 0) continue;
     std::array<char, 128> text{};
-    if (get_name && get_name(dev, text.data(), static_cast<unsigned>(text.size())) == 0) ch.put(p + "name", text.data());
+    if (get_name && get_name(dev, text.data(), static_cast<unsigned>(text.size())) == 0)
+      ch.put(p + "name", text.data());
     text.fill('\0');
-    if (get_uuid && get_uuid(dev, text.data(), static_cast<unsigned>(text.size())) == 0) ch.put(p + "uuid", text.data());
+    if (get_uuid && get_uuid(dev, text.data(), static_cast<unsigned>(text.size())) == 0)
+      ch.put(p + "uuid", text.data());
     int major = 0, minor = 0;
-    if (get_cc && get_cc(dev, &major, &minor) == 0) ch.put(p + "cc", std::to_string(major) + "." + std::to_string(minor));
+    if (get_cc && get_cc(dev, &major, &minor) == 0)
+      ch.put(p + "cc", std::to_string(major) + "." + std::to_string(minor));
     NvmlMemory mem{};
     if (get_mem && get_mem(dev, &mem) == 0) ch.put(p + "mib", std::to_string(mem.total >> 20));
   }
@@ -235,7 +238,8 @@ std::vector<Job> driver_jobs() {
                       m.cuda_init = static_cast<int>(*rc);
                       if (*rc != 0) {
                         const std::string text = r.value("init_text");
-                        m.cuda_init_error = "cuInit: " + cuda_result_name(static_cast<int>(*rc)) + (text.empty() ? "" : ": " + text);
+                        m.cuda_init_error =
+                            "cuInit: " + cuda_result_name(static_cast<int>(*rc)) + (text.empty() ? "" : ": " + text);
                         if (*rc == 100) m.cuda_device_count = 0;  // CUDA_ERROR_NO_DEVICE
                       }
                     }

@@ -33,7 +33,8 @@ int major_of(const std::string& version, int fallback) {
 
 // A sub-library's own version symbol: 4 bytes, major << 16 | minor << 8 | patch (facts.toml),
 // recorded as cudnnGetVersion counts it (9.19.0 -> 91900).
-void put_own_version(const ChildChannel& ch, const std::string& path, const std::string& symbol, const std::string& key) {
+void put_own_version(const ChildChannel& ch, const std::string& path, const std::string& symbol,
+                     const std::string& key) {
   void* h = dlopen(path.c_str(), RTLD_LAZY | RTLD_LOCAL | RTLD_NOLOAD);
   if (!h) h = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!h) return;
@@ -53,7 +54,8 @@ std::optional<long> version_in_file_name(const std::string& path) {
   if (ec || so == std::string::npos) return std::nullopt;
   const std::optional<Version> v = Version::try_parse(name.substr(so + 4));
   if (!v || v->parts().size() < 3) return std::nullopt;
-  return cudnn_version_code(static_cast<long>(v->parts()[0]), static_cast<long>(v->parts()[1]), static_cast<long>(v->parts()[2]));
+  return cudnn_version_code(static_cast<long>(v->parts()[0]), static_cast<long>(v->parts()[1]),
+                            static_cast<long>(v->parts()[2]));
 }
 
 // The cuDNN version of the copy at `path` without calling into it when its graph library is next
@@ -74,7 +76,8 @@ void copy_version_body(const ChildChannel& ch, const std::string& path, const Cu
     std::error_code ec;
     if (symbol != files->version_symbols.end() && fs::exists(graph, ec)) {
       put_own_version(ch, graph.string(), symbol->second, "version");
-      if (auto f = reinterpret_cast<CudnnGetSize>(dlsym(dlopen(graph.c_str(), RTLD_LAZY | RTLD_NOLOAD), "cudnnGetCudartVersion"))) {
+      if (auto f = reinterpret_cast<CudnnGetSize>(
+              dlsym(dlopen(graph.c_str(), RTLD_LAZY | RTLD_NOLOAD), "cudnnGetCudartVersion"))) {
         ch.put("cudart", std::to_string(f()));
       }
       return;
@@ -119,7 +122,8 @@ void add_copy_jobs(const std::string& name, bool other_major, std::vector<Job>& 
   if (files.size() > kMaxCopies) files.resize(kMaxCopies);
   for (const FoundFile& f : files) {
     LibraryCopy copy{name, f.path, f.folder.origin + " (" + f.folder.path + ")", f.folder.on_loader_path, "", ""};
-    if (const std::string what = describe_non_library(copy.path); !what.empty()) copy.problem = "not a library (" + what + ")";
+    if (const std::string what = describe_non_library(copy.path); !what.empty())
+      copy.problem = "not a library (" + what + ")";
     if (!other_major && copy.on_loader_path) {
       jobs.push_back({nullptr, [copy, list](const IsolatedResult&, MachineProbe& m) { list(m).push_back(copy); }});
       continue;
@@ -127,8 +131,10 @@ void add_copy_jobs(const std::string& name, bool other_major, std::vector<Job>& 
     const std::string path = f.path;
     jobs.push_back({[body, path](const ChildChannel& ch) { body(ch, path); },
                     [copy, version_of, list](const IsolatedResult& r, MachineProbe& m) mutable {
-                      if (copy.problem.empty() && !r.finished()) copy.problem = r.failure();
-                      else if (copy.problem.empty() && r.has("dlerror")) copy.problem = r.value("dlerror");
+                      if (copy.problem.empty() && !r.finished())
+                        copy.problem = r.failure();
+                      else if (copy.problem.empty() && r.has("dlerror"))
+                        copy.problem = r.value("dlerror");
                       copy.version = version_of(r);
                       list(m).push_back(copy);
                     }});
@@ -156,7 +162,8 @@ std::vector<Job> cudart_jobs(const MachineProbe& machine) {
                     } else {
                       // Without a driver, cudaRuntimeGetVersion may report 0: the soname still fixes the major.
                       m.cudart_version = std::to_string(major);
-                      m.cudart_version_source = "soname " + soname + " (" + m.cudart.path + "); cudaRuntimeGetVersion gave none";
+                      m.cudart_version_source =
+                          "soname " + soname + " (" + m.cudart.path + "); cudaRuntimeGetVersion gave none";
                     }
                   }});
   auto version_of = [](const IsolatedResult& r) {
@@ -165,11 +172,12 @@ std::vector<Job> cudart_jobs(const MachineProbe& machine) {
   };
   for (const int other : {major, major + 1, major - 1, major - 2}) {
     const bool other_major = other != major;
-    add_copy_jobs("libcudart.so." + std::to_string(other), other_major, jobs,
-                  [](const ChildChannel& ch, const std::string& path) { cudart_version_body(ch, path); }, version_of,
-                  [other_major](MachineProbe& m) -> std::vector<LibraryCopy>& {
-                    return other_major ? m.cudart_other_majors : m.cudart.copies;
-                  });
+    add_copy_jobs(
+        "libcudart.so." + std::to_string(other), other_major, jobs,
+        [](const ChildChannel& ch, const std::string& path) { cudart_version_body(ch, path); }, version_of,
+        [other_major](MachineProbe& m) -> std::vector<LibraryCopy>& {
+          return other_major ? m.cudart_other_majors : m.cudart.copies;
+        });
   }
   return jobs;
 }
@@ -196,7 +204,8 @@ std::vector<Job> cudnn_jobs(const MachineProbe& machine) {
                   [soname, major](const IsolatedResult& r, MachineProbe& m) {
                     read_library(r, soname, m.cudnn);
                     m.cudnn_version_from = r.value("from");
-                    if (!m.cudnn.broken.empty() && r.has("path") && !r.finished()) m.cudnn.loaded = true;  // loads, then fails
+                    if (!m.cudnn.broken.empty() && r.has("path") && !r.finished())
+                      m.cudnn.loaded = true;  // loads, then fails
                     const auto v = number(r, "version");
                     if (r.has("version") && (!v || !plausible_cudnn(*v, major))) {
                       m.cudnn.broken = "cudnnGetVersion() = " + r.value("version") + " from " +
@@ -206,7 +215,8 @@ std::vector<Job> cudnn_jobs(const MachineProbe& machine) {
                     } else if (v) {
                       m.cudnn_version = static_cast<long>(*v);
                     }
-                    if (const auto c = number(r, "cudart"); c && *c > 0 && *c < 1000000) m.cudnn_cudart_version = static_cast<long>(*c);
+                    if (const auto c = number(r, "cudart"); c && *c > 0 && *c < 1000000)
+                      m.cudnn_cudart_version = static_cast<long>(*c);
                   }});
   // Each sub-library, in a child of its own: one that crashes or aborts leaves the others readable.
   if (files) {
@@ -259,7 +269,8 @@ std::vector<Job> cudnn_jobs(const MachineProbe& machine) {
                         } else if (s.loaded_path.empty() && r.has("dlerror")) {
                           s.problem = r.value("dlerror");
                         }
-                        if (const std::string file = !s.loaded_path.empty() ? s.loaded_path : file_in_dlerror(r.value("dlerror"));
+                        if (const std::string file =
+                                !s.loaded_path.empty() ? s.loaded_path : file_in_dlerror(r.value("dlerror"));
                             !file.empty()) {
                           if (const std::string what = describe_non_library(file); !what.empty()) {
                             s.problem = "not a library: " + file + " (" + what + ")";
@@ -276,21 +287,22 @@ std::vector<Job> cudnn_jobs(const MachineProbe& machine) {
     const bool other_major = other.major != major;
     const CudnnFiles* other_files = &other;
     const int copy_major = other.major;
-    add_copy_jobs(other.main, other_major, jobs,
-                  [other_files](const ChildChannel& ch, const std::string& path) { copy_version_body(ch, path, other_files); },
-                  [copy_major](const IsolatedResult& r) {
-                    std::string version;
-                    if (const auto v = number(r, "version"); v && plausible_cudnn(*v, copy_major)) {
-                      version = cudnn_version_string(static_cast<long>(*v));
-                      if (const auto c = number(r, "cudart"); c && *c > 0 && *c < 1000000) {
-                        version += " for CUDA " + cuda_version_string(static_cast<int>(*c));
-                      }
-                    }
-                    return version;
-                  },
-                  [other_major](MachineProbe& m) -> std::vector<LibraryCopy>& {
-                    return other_major ? m.cudnn_other_majors : m.cudnn.copies;
-                  });
+    add_copy_jobs(
+        other.main, other_major, jobs,
+        [other_files](const ChildChannel& ch, const std::string& path) { copy_version_body(ch, path, other_files); },
+        [copy_major](const IsolatedResult& r) {
+          std::string version;
+          if (const auto v = number(r, "version"); v && plausible_cudnn(*v, copy_major)) {
+            version = cudnn_version_string(static_cast<long>(*v));
+            if (const auto c = number(r, "cudart"); c && *c > 0 && *c < 1000000) {
+              version += " for CUDA " + cuda_version_string(static_cast<int>(*c));
+            }
+          }
+          return version;
+        },
+        [other_major](MachineProbe& m) -> std::vector<LibraryCopy>& {
+          return other_major ? m.cudnn_other_majors : m.cudnn.copies;
+        });
   }
   return jobs;
 }

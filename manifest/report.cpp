@@ -95,7 +95,8 @@ void print_row(std::ostream& out, const Cells& cells, const Widths& w) {
 void print_labelled(std::ostream& out, const std::string& label, const std::string& text) {
   const std::string prefix = "    " + label + ": ";
   const std::vector<std::string> lines = wrap(text, kLineLimit - prefix.size());
-  for (std::size_t k = 0; k < lines.size(); ++k) out << (k ? std::string(prefix.size(), ' ') : prefix) << lines[k] << '\n';
+  for (std::size_t k = 0; k < lines.size(); ++k)
+    out << (k ? std::string(prefix.size(), ' ') : prefix) << lines[k] << '\n';
 }
 
 const ReportRow* find_row(const Report& report, const std::string& item) {
@@ -107,7 +108,8 @@ const ReportRow* find_row(const Report& report, const std::string& item) {
 
 // Under a row that is not ok: where it follows from a cause that is itself not ok, that cause
 // (whose fix is the one to apply); else its fix, printed once for all the rows that share it.
-void print_fix(std::ostream& out, const Report& report, const ReportRow& r, std::map<std::string, std::string>& fixed_by) {
+void print_fix(std::ostream& out, const Report& report, const ReportRow& r,
+               std::map<std::string, std::string>& fixed_by) {
   const ReportRow* cause = r.because.empty() ? nullptr : find_row(report, r.because);
   if (cause && cause->status != Status::Ok) {
     out << "    (follows from " << r.because << ")\n";
@@ -125,7 +127,8 @@ void print_result(std::ostream& out, const Report& report) {
     ++(r.severity == Severity::Required ? failed : warned);
   }
   if (report.ok) {
-    out << "result: ok: every required item holds" << (warned ? " (" + std::to_string(warned) + " advisory not ok)" : "") << '\n';
+    out << "result: ok: every required item holds"
+        << (warned ? " (" + std::to_string(warned) + " advisory not ok)" : "") << '\n';
   } else {
     out << "result: MISMATCH: " << failed << " required item" << (failed == 1 ? "" : "s")
         << " not ok (first: " << report.first_failure()->item << ")\n";
@@ -158,8 +161,9 @@ std::string format_table(const Report& report) {
 std::string to_json(const Report& report) {
   nlohmann::json items = nlohmann::json::array();
   for (const ReportRow& r : report.rows) {
-    nlohmann::json item = {{"item", r.item}, {"expected", r.expected}, {"found", r.found}, {"source", r.source},
-                           {"status", to_string(r.status)}, {"severity", to_string(r.severity)}, {"fix", r.fix}};
+    nlohmann::json item = {{"item", r.item},     {"expected", r.expected},        {"found", r.found},
+                           {"source", r.source}, {"status", to_string(r.status)}, {"severity", to_string(r.severity)},
+                           {"fix", r.fix}};
     // Only when set: a report without causes or notes keeps the schema it always had.
     if (!r.because.empty()) item["because"] = r.because;
     if (!r.notes.empty()) item["notes"] = r.notes;
@@ -170,8 +174,6 @@ std::string to_json(const Report& report) {
   return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
-std::string one_line(const ReportRow& row) {
-  return row.item + ": " + row.found + " (expected " + row.expected + ")";
-}
+std::string one_line(const ReportRow& row) { return row.item + ": " + row.found + " (expected " + row.expected + ")"; }
 
 }  // namespace infer::manifest

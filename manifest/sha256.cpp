@@ -47,7 +47,8 @@ std::string sha256_file(const std::filesystem::path& file) {
   }
   std::array<unsigned char, EVP_MAX_MD_SIZE> digest{};
   unsigned int size = 0;
-  if (EVP_DigestFinal_ex(ctx.get(), digest.data(), &size) != 1) throw std::runtime_error("OpenSSL: SHA-256 final failed");
+  if (EVP_DigestFinal_ex(ctx.get(), digest.data(), &size) != 1)
+    throw std::runtime_error("OpenSSL: SHA-256 final failed");
   return hex(digest.data(), size);
 }
 

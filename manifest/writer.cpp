@@ -1,5 +1,5 @@
-#include "model/nvidia_versions.h"
 #include "writer.h"
+#include "model/nvidia_versions.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -30,7 +30,8 @@ std::string quoted(const std::string& s) {
 }
 
 std::string item(const std::string& key, const std::string& want, bool required, const std::string& comment = "") {
-  std::string line = key + " = " + (required ? quoted(want) : "{ want = " + quoted(want) + ", severity = \"advisory\" }");
+  std::string line =
+      key + " = " + (required ? quoted(want) : "{ want = " + quoted(want) + ", severity = \"advisory\" }");
   if (!comment.empty()) line += "   # " + comment;
   return line + "\n";
 }
@@ -45,7 +46,6 @@ std::string major_minor(const std::string& v) {
   if (!p || p->parts().size() < 2) return v;
   return std::to_string(p->parts()[0]) + "." + std::to_string(p->parts()[1]);
 }
-
 
 // Where the manifest's bytes go: path itself, or the file its symlinks end at, so that a link
 // stays a link (a deployment may point VERSIONS.toml at a shared copy). A dangling link names
@@ -69,8 +69,9 @@ class TempFile {
   // replacement starts private and gets the old file's mode before any byte is written.
   TempFile(const fs::path& target, mode_t mode) {
     for (int attempt = 0; attempt < 100 && fd_ < 0; ++attempt) {
-      name_ = (target.parent_path() / ("." + target.filename().string() + ".tmp-" + std::to_string(getpid()) + "-" +
-                                       std::to_string(attempt))).string();
+      name_ = (target.parent_path() /
+               ("." + target.filename().string() + ".tmp-" + std::to_string(getpid()) + "-" + std::to_string(attempt)))
+                  .string();
       fd_ = open(name_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
       if (fd_ < 0 && errno != EEXIST) break;
     }
@@ -125,7 +126,8 @@ void sync_folder(const fs::path& dir) {
 
 }  // namespace
 
-std::string manifest_text(const MachineProbe& m, const fs::path& manifest_path, const std::vector<fs::path>& model_files) {
+std::string manifest_text(const MachineProbe& m, const fs::path& manifest_path,
+                          const std::vector<fs::path>& model_files) {
   std::ostringstream out;
   const std::time_t now = std::time(nullptr);
   char date[32] = "";
@@ -140,8 +142,8 @@ std::string manifest_text(const MachineProbe& m, const fs::path& manifest_path, 
   if (!m.build.compiler.empty()) out << item("compiler", m.build.compiler, false);
 
   out << "\n[driver]\n";
-  const std::optional<Version> rv = m.cudart_version ? Version::try_parse(*m.cudart_version)
-                                                     : Version::try_parse(m.build.cuda);
+  const std::optional<Version> rv =
+      m.cudart_version ? Version::try_parse(*m.cudart_version) : Version::try_parse(m.build.cuda);
   const DriverFloor* floor = rv ? facts().driver_floor_for(*rv) : nullptr;
   if (m.driver_release) {
     out << item("release", ">=" + *m.driver_release, true, "found: " + m.driver_release_source);
@@ -181,7 +183,8 @@ std::string manifest_text(const MachineProbe& m, const fs::path& manifest_path, 
   } else {
     const auto it = rv ? facts().cc_floor.find(static_cast<int>(rv->parts()[0])) : facts().cc_floor.end();
     out << "# not found when written: the floor of this CUDA major\n"
-        << item("compute_capability", ">=" + (it != facts().cc_floor.end() ? it->second.first.to_string() : std::string("0")), false);
+        << item("compute_capability",
+                ">=" + (it != facts().cc_floor.end() ? it->second.first.to_string() : std::string("0")), false);
   }
   if (!names.empty()) {
     out << "name = { want = [";
@@ -211,8 +214,11 @@ std::string manifest_text(const MachineProbe& m, const fs::path& manifest_path, 
     out << rule("sublibraries", true) << rule("single_copy", false);
   } else {
     out << "# not found when written (" << m.cudnn.soname << ")\n"
-        << item("version", m.build.cudnn.empty() ? "*" : ">=" + major_minor(m.build.cudnn) + ", <" +
-                    std::to_string(Version::parse(m.build.cudnn).parts()[0] + 1), false);
+        << item("version",
+                m.build.cudnn.empty() ? "*"
+                                      : ">=" + major_minor(m.build.cudnn) + ", <" +
+                                            std::to_string(Version::parse(m.build.cudnn).parts()[0] + 1),
+                false);
   }
 
   out << "\n# The model files and their SHA-256; the loader refuses a listed file whose digest differs.\n";

@@ -75,11 +75,11 @@ int jpeg_orientation(const unsigned char* bytes, std::size_t size) {
   if (size < 2 || bytes[0] != 0xFF || bytes[1] != 0xD8) return 1;  // SOI
   std::size_t pos = 2;
   while (pos < size) {
-    if (bytes[pos] != 0xFF) return 1;  // a segment must start with a marker
+    if (bytes[pos] != 0xFF) return 1;                // a segment must start with a marker
     while (pos < size && bytes[pos] == 0xFF) ++pos;  // any number of fill bytes (ITU T.81, B.1.1.2)
     if (pos >= size) return 1;
     const unsigned char marker = bytes[pos++];
-    if (marker == 0xDA || marker == 0xD9) return 1;  // SOS: entropy-coded data follows; EOI
+    if (marker == 0xDA || marker == 0xD9) return 1;                      // SOS: entropy-coded data follows; EOI
     if (marker == 0x01 || (marker >= 0xD0 && marker <= 0xD7)) continue;  // TEM, RSTn: no length
     if (marker == 0x00) return 1;  // 0xFF00 is byte stuffing inside entropy-coded data only
     if (size - pos < 2) return 1;

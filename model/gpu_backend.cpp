@@ -169,7 +169,8 @@ void trial_load(const std::filesystem::path& path) {
         LoadedSearch cudnn;
         dl_iterate_phdr(collect_cudnn, &cudnn);
         for (void* h : cudnn.handles) {
-          for (const char* check : {"cudnnGraphVersionCheck", "cudnnOpsVersionCheck", "cudnnCnnVersionCheck", "cudnnAdvVersionCheck"}) {
+          for (const char* check :
+               {"cudnnGraphVersionCheck", "cudnnOpsVersionCheck", "cudnnCnnVersionCheck", "cudnnAdvVersionCheck"}) {
             using Check = int (*)();
             if (auto f = reinterpret_cast<Check>(dlsym(h, check))) {
               ch.step(std::string(check) + "() (cuDNN loads that sub-library)");
@@ -199,7 +200,8 @@ std::shared_ptr<GpuLibrary> GpuLibrary::open(const std::filesystem::path& path) 
   if (!api || api->abi_version != INFER_GPU_PLUGIN_ABI || api->network_size != sizeof(Network) ||
       api->ops_hash != ops_hash()) {
     dlclose(handle);
-    throw GpuUnavailableError(path.string() + " is not a GPU backend of this build of infer (ABI mismatch); "
+    throw GpuUnavailableError(path.string() +
+                              " is not a GPU backend of this build of infer (ABI mismatch); "
                               "use the library built with this executable");
   }
   return std::shared_ptr<GpuLibrary>(new GpuLibrary(handle, api, path));

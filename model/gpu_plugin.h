@@ -34,22 +34,22 @@ enum InferGpuStatus : int {
 };
 
 struct InferGpuVersions {
-  int cuda_runtime_built;    // CUDART_VERSION the library was compiled with, e.g. 13000
-  int cuda_runtime_loaded;   // cudaRuntimeGetVersion; 0 if unknown
-  int cuda_driver;           // cudaDriverGetVersion: the highest CUDA the driver supports; 0 if none
-  int cudnn_built;           // CUDNN_VERSION at compile time, e.g. 91900
-  int cudnn_loaded;          // cudnnGetVersion()
-  int cudnn_loaded_cudart;   // cudnnGetCudartVersion(): the CUDA runtime that cuDNN was built for
+  int cuda_runtime_built;   // CUDART_VERSION the library was compiled with, e.g. 13000
+  int cuda_runtime_loaded;  // cudaRuntimeGetVersion; 0 if unknown
+  int cuda_driver;          // cudaDriverGetVersion: the highest CUDA the driver supports; 0 if none
+  int cudnn_built;          // CUDNN_VERSION at compile time, e.g. 91900
+  int cudnn_loaded;         // cudnnGetVersion()
+  int cudnn_loaded_cudart;  // cudnnGetCudartVersion(): the CUDA runtime that cuDNN was built for
 };
 
 // infer::GpuOptions (backend.h) as C. Strings and the log context must outlive the executor.
 struct InferGpuOptions {
-  int precision;               // infer::Precision: 0 fp32, 1 tf32, 2 fp16
-  int fold_batchnorm;          // 0 or 1
-  int cuda_graphs;             // 0 or 1
-  int autotune;                // 0 or 1
-  const char* autotune_cache;  // NULL or "": the default cache file
-  int deterministic;           // 0 or 1
+  int precision;                             // infer::Precision: 0 fp32, 1 tf32, 2 fp16
+  int fold_batchnorm;                        // 0 or 1
+  int cuda_graphs;                           // 0 or 1
+  int autotune;                              // 0 or 1
+  const char* autotune_cache;                // NULL or "": the default cache file
+  int deterministic;                         // 0 or 1
   void (*log)(void* ctx, const char* line);  // NULL: silent; must not throw or longjmp
   void* log_ctx;
 };
@@ -64,9 +64,9 @@ struct InferGpuTiming {
 };
 
 struct InferGpuPlugin {
-  std::uint32_t abi_version;     // INFER_GPU_PLUGIN_ABI
-  std::uint32_t network_size;    // sizeof(infer::Network) as the library saw it
-  std::uint64_t ops_hash;        // infer::ops_hash() as the library saw it: the same ops in the same order
+  std::uint32_t abi_version;   // INFER_GPU_PLUGIN_ABI
+  std::uint32_t network_size;  // sizeof(infer::Network) as the library saw it
+  std::uint64_t ops_hash;      // infer::ops_hash() as the library saw it: the same ops in the same order
 
   // Versions; never needs a GPU. Returns INFER_GPU_OK.
   int (*versions)(InferGpuVersions* out);
@@ -78,8 +78,8 @@ struct InferGpuPlugin {
                 char* message, std::size_t message_size);
 
   // Runs layers [0, layer_count) on n samples; input and output in host memory (see backend.h).
-  int (*forward)(void* executor, const float* input, int n, float* output, std::size_t layer_count,
-                 char* message, std::size_t message_size);
+  int (*forward)(void* executor, const float* input, int n, float* output, std::size_t layer_count, char* message,
+                 std::size_t message_size);
 
   // Per sample the k best outputs of the last layer (see Backend::top_k in backend.h), selected on
   // the device: classes and scores hold n * k values each, host memory. Handles at most

@@ -57,8 +57,8 @@ Image to_image(const unsigned char* data, int w, int h, int file_channels, int c
 }  // namespace
 
 const std::vector<std::string>& image_extensions() {
-  static const std::vector<std::string> exts = {".png", ".jpg", ".jpeg", ".bmp", ".pgm", ".ppm",
-                                                ".pnm", ".gif", ".tga"};
+  static const std::vector<std::string> exts = {".png", ".jpg", ".jpeg", ".bmp", ".pgm",
+                                                ".ppm", ".pnm", ".gif",  ".tga"};
   return exts;
 }
 
@@ -74,7 +74,8 @@ Image decode_image(const std::string& name, const unsigned char* bytes, std::siz
   const int len = static_cast<int>(size);
   const ImageFormat format = sniff_image_format(bytes, size);
   // Netpbm has a decoder of its own: stb's ignores maxval and reads no plain (text) variant.
-  if (format == ImageFormat::Pnm && is_pnm(bytes, size)) return decode_pnm(name, bytes, size, channels, kMaxImagePixels);
+  if (format == ImageFormat::Pnm && is_pnm(bytes, size))
+    return decode_pnm(name, bytes, size, channels, kMaxImagePixels);
   // stb refuses very large PNGs in stbi_info already, but then says "unknown image type": the PNG
   // check names the size, and bounds what the image data may inflate to.
   if (format == ImageFormat::Png) check_png(name, bytes, size, kMaxImagePixels);
@@ -83,8 +84,8 @@ Image decode_image(const std::string& name, const unsigned char* bytes, std::siz
   if (!stbi_info_from_memory(bytes, len, &w, &h, &file_channels)) {
     const std::string variant = format == ImageFormat::Jpeg ? unsupported_jpeg_variant(bytes, size) : "";
     if (!variant.empty()) {
-      throw InputError(name, "unsupported JPEG variant (" + variant +
-                                 "): only baseline and progressive 8-bit JPEGs are supported");
+      throw InputError(
+          name, "unsupported JPEG variant (" + variant + "): only baseline and progressive 8-bit JPEGs are supported");
     }
     throw InputError(name, std::string("not a supported image (") + printable_reason() +
                                "); supported: PNG, JPEG, BMP, PGM/PPM, GIF, TGA");
@@ -93,8 +94,8 @@ Image decode_image(const std::string& name, const unsigned char* bytes, std::siz
   // stb's PNM reader accepts a 0 height or width (also after a number too large to parse);
   // everything after assumes at least one pixel.
   if (w <= 0 || h <= 0) {
-    throw InputError(name, "the image header gives an invalid size (" + std::to_string(w) + "x" + std::to_string(h) +
-                               " pixels)");
+    throw InputError(
+        name, "the image header gives an invalid size (" + std::to_string(w) + "x" + std::to_string(h) + " pixels)");
   }
   if (static_cast<long long>(w) * h > kMaxImagePixels) {
     throw InputError(name, "image is " + std::to_string(w) + "x" + std::to_string(h) + " pixels, over the limit of " +
@@ -103,8 +104,9 @@ Image decode_image(const std::string& name, const unsigned char* bytes, std::siz
   if (format == ImageFormat::Other) check_tga(name, bytes, size);  // the one format without a signature
   const long long per_byte = max_pixels_per_byte(format);
   if (static_cast<long long>(w) * h > per_byte * static_cast<long long>(size)) {
-    throw InputError(name, "image claims " + std::to_string(w) + "x" + std::to_string(h) + " pixels but the file has only " +
-                               std::to_string(size) + " bytes (this format packs at most " + std::to_string(per_byte) +
+    throw InputError(name, "image claims " + std::to_string(w) + "x" + std::to_string(h) +
+                               " pixels but the file has only " + std::to_string(size) +
+                               " bytes (this format packs at most " + std::to_string(per_byte) +
                                " pixels per byte): it is truncated or corrupt");
   }
   StbPixels decoded;
@@ -112,7 +114,8 @@ Image decode_image(const std::string& name, const unsigned char* bytes, std::siz
   if (!decoded.data) {
     std::string reason = printable_reason();
     // stb's GIF reader returns no image and no reason for a file whose data ends before any frame.
-    if (reason.empty()) reason = format == ImageFormat::Gif ? "the GIF has no image frame" : "the decoder gave no reason";
+    if (reason.empty())
+      reason = format == ImageFormat::Gif ? "the GIF has no image frame" : "the decoder gave no reason";
     throw InputError(name, "cannot decode image: " + reason);
   }
   Image image = to_image(decoded.data, w, h, file_channels, channels);

@@ -23,8 +23,8 @@ std::uint32_t le32(const unsigned char* p) { return le16(p) | le16(p + 2) << 16;
 
 std::string dims(long long w, long long h) { return std::to_string(w) + "x" + std::to_string(h); }
 
-[[noreturn]] void truncated(const std::string& name, const char* format, long long w, long long h,
-                            std::uint64_t need, std::size_t have) {
+[[noreturn]] void truncated(const std::string& name, const char* format, long long w, long long h, std::uint64_t need,
+                            std::size_t have) {
   throw InputError(name, std::string(format) + " data truncated: the header's " + dims(w, h) + " pixels need " +
                              format_bytes(need) + " of pixel data, the file has " + format_bytes(have));
 }
@@ -173,7 +173,8 @@ void check_tga(const std::string& name, const unsigned char* b, std::size_t size
   const std::uint64_t pixels = w * h;
   const std::size_t have = start < size ? size - static_cast<std::size_t>(start) : 0;
   if (image_type == 1 || image_type == 2 || image_type == 3) {
-    if (pixels * pixel_bytes > have) truncated(name, "TGA", static_cast<long long>(w), static_cast<long long>(h), pixels * pixel_bytes, have);
+    if (pixels * pixel_bytes > have)
+      truncated(name, "TGA", static_cast<long long>(w), static_cast<long long>(h), pixels * pixel_bytes, have);
     return;
   }
   if (image_type != 9 && image_type != 10 && image_type != 11) return;

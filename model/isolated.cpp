@@ -38,9 +38,12 @@ std::uintptr_t parse_hex(const char*& p) {
   std::uintptr_t v = 0;
   for (;; ++p) {
     const char c = *p;
-    if (c >= '0' && c <= '9') v = v * 16 + static_cast<std::uintptr_t>(c - '0');
-    else if (c >= 'a' && c <= 'f') v = v * 16 + static_cast<std::uintptr_t>(c - 'a' + 10);
-    else return v;
+    if (c >= '0' && c <= '9')
+      v = v * 16 + static_cast<std::uintptr_t>(c - '0');
+    else if (c >= 'a' && c <= 'f')
+      v = v * 16 + static_cast<std::uintptr_t>(c - 'a' + 10);
+    else
+      return v;
   }
 }
 
@@ -140,10 +143,14 @@ void install_fault_handlers() {
 std::string escape(const std::string& s) {
   std::string out;
   for (const char c : s) {
-    if (c == '\\') out += "\\\\";
-    else if (c == '\n') out += "\\n";
-    else if (c == '\t') out += "\\t";
-    else out += c;
+    if (c == '\\')
+      out += "\\\\";
+    else if (c == '\n')
+      out += "\\n";
+    else if (c == '\t')
+      out += "\\t";
+    else
+      out += c;
   }
   return out;
 }
@@ -180,9 +187,12 @@ void parse_records(const std::string& text, IsolatedResult& r) {
     const std::string key = line.substr(0, tab);
     // What a damaged library returned can be any bytes: keep it one line of valid UTF-8.
     const std::string value = printable_utf8(unescape(line.substr(tab + 1)));
-    if (key == "step") r.step = value;
-    else if (key == "fault") r.fault_file = value;
-    else r.records.emplace_back(key, value);
+    if (key == "step")
+      r.step = value;
+    else if (key == "fault")
+      r.fault_file = value;
+    else
+      r.records.emplace_back(key, value);
   }
 }
 
@@ -196,8 +206,10 @@ std::vector<std::string> output_lines(const std::string& text) {
     std::string line;
     for (std::size_t i = start; i < end && line.size() < 300; ++i) {
       const unsigned char c = static_cast<unsigned char>(text[i]);
-      if (c >= 0x20 && c < 0x7f) line += static_cast<char>(c);
-      else if (c == '\t') line += ' ';
+      if (c >= 0x20 && c < 0x7f)
+        line += static_cast<char>(c);
+      else if (c == '\t')
+        line += ' ';
     }
     while (!line.empty() && line.back() == ' ') line.pop_back();
     if (!line.empty()) lines.push_back(line);
@@ -330,8 +342,10 @@ std::vector<IsolatedResult> run_isolated(const std::vector<ChildBody>& bodies, s
     for (std::size_t k = 0; n > 0 && k < fds.size(); ++k) {
       if (!fds[k].revents) continue;
       Child& c = children[owner[k].first];
-      if (owner[k].second) drain(c.record_fd, c.records);
-      else drain(c.output_fd, c.output);
+      if (owner[k].second)
+        drain(c.record_fd, c.records);
+      else
+        drain(c.output_fd, c.output);
     }
   }
   for (std::size_t i = 0; i < children.size(); ++i) {

@@ -36,14 +36,14 @@ class ChildChannel {
 struct IsolatedResult {
   enum class End { Finished, Exited, Signalled, TimedOut, NotStarted };
   End end = End::NotStarted;
-  int exit_code = 0;               // End::Exited: the status passed to exit()
-  int signal = 0;                  // End::Signalled
-  std::string fault_file;          // the file holding the faulting address, when known
-  std::string step;                // the last step the child announced
+  int exit_code = 0;                                         // End::Exited: the status passed to exit()
+  int signal = 0;                                            // End::Signalled
+  std::string fault_file;                                    // the file holding the faulting address, when known
+  std::string step;                                          // the last step the child announced
   std::vector<std::pair<std::string, std::string>> records;  // in the order sent, steps excluded
-  std::vector<std::string> output;  // lines the child printed on stdout or stderr
-  std::string start_error;          // End::NotStarted: why (pipe or fork failed)
-  long timeout_ms = 0;              // the deadline it ran under
+  std::vector<std::string> output;                           // lines the child printed on stdout or stderr
+  std::string start_error;                                   // End::NotStarted: why (pipe or fork failed)
+  long timeout_ms = 0;                                       // the deadline it ran under
 
   bool finished() const { return end == End::Finished; }
   // The last value sent for key, or "" (has() tells the two apart).

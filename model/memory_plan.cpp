@@ -40,7 +40,8 @@ std::uint64_t packed_floats(const Layer& layer) {
       const std::uint64_t outputs = round_up(u(layer.linear().out_features), kLanes);
       return mul(2, add(mul(outputs, round_up(layer.in.size(), kLanes)), outputs));
     }
-    case LayerKind::BatchNorm: return mul(4, round_up(u(layer.in.c), kLanes));  // scale and shift, twice
+    case LayerKind::BatchNorm:
+      return mul(4, round_up(u(layer.in.c), kLanes));  // scale and shift, twice
     // No parameters. Listed, not defaulted, so that a new kind is a build error.
     case LayerKind::Relu:
     case LayerKind::MaxPool:
@@ -53,8 +54,7 @@ std::uint64_t packed_floats(const Layer& layer) {
     case LayerKind::Concat:
     case LayerKind::Upsample:
     case LayerKind::Pad:
-    case LayerKind::AdaptiveAvgPool:
-    INFER_CASE_POINTWISE_OPS return 0;
+    case LayerKind::AdaptiveAvgPool: INFER_CASE_POINTWISE_OPS return 0;
   }
   return 0;  // a value outside the enum: every kind returns above
 }
@@ -96,8 +96,8 @@ MemoryPlan plan_memory(const Network& network) {
         winograd_weights[m] = add(winograd_weights[m], mul(2, w[m].weights));
       }
     }
-    for (const std::vector<float>* p : {&layer.params.weight, &layer.params.bias, &layer.params.running_mean,
-                                        &layer.params.running_var}) {
+    for (const std::vector<float>* p :
+         {&layer.params.weight, &layer.params.bias, &layer.params.running_mean, &layer.params.running_var}) {
       params = add(params, p->size());
       largest_tensor = std::max<std::uint64_t>(largest_tensor, p->size());
     }

@@ -263,22 +263,24 @@ ParsedLayer parse_layer(const std::string& file, const toml::table& t, std::size
       layer.attrs = a;
       break;
     }
-    case LayerKind::Add: layer.attrs = AddAttrs{named.boolean("relu", false)}; break;
-    INFER_CASE_POINTWISE_OPS {
-      // The row's keys (ops.h); a key without a default is required, an empty one is fixed.
-      const PointwiseKeys& keys = pointwise_keys(pointwise_op(layer.kind));
-      auto value = [&](std::string_view key, float fallback) {
-        if (key.empty()) return fallback;
-        const std::string k(key);
-        if (std::isnan(fallback)) named.require(k);
-        return static_cast<float>(named.number(k, fallback));
-      };
-      PointwiseAttrs a{value(keys.key_a, keys.default_a), value(keys.key_b, keys.default_b)};
-      const std::string problem = pointwise_params_problem(pointwise_op(layer.kind), a);
-      if (!problem.empty()) named.fail(keys.key_a.empty() ? nullptr : named.find(std::string(keys.key_a)), problem);
-      layer.attrs = a;
+    case LayerKind::Add:
+      layer.attrs = AddAttrs{named.boolean("relu", false)};
       break;
-    }
+      INFER_CASE_POINTWISE_OPS {
+        // The row's keys (ops.h); a key without a default is required, an empty one is fixed.
+        const PointwiseKeys& keys = pointwise_keys(pointwise_op(layer.kind));
+        auto value = [&](std::string_view key, float fallback) {
+          if (key.empty()) return fallback;
+          const std::string k(key);
+          if (std::isnan(fallback)) named.require(k);
+          return static_cast<float>(named.number(k, fallback));
+        };
+        PointwiseAttrs a{value(keys.key_a, keys.default_a), value(keys.key_b, keys.default_b)};
+        const std::string problem = pointwise_params_problem(pointwise_op(layer.kind), a);
+        if (!problem.empty()) named.fail(keys.key_a.empty() ? nullptr : named.find(std::string(keys.key_a)), problem);
+        layer.attrs = a;
+        break;
+      }
     // No attributes: any key is refused below. Listed, not defaulted, so that a new kind is a build error.
     case LayerKind::Relu:
     case LayerKind::GlobalAvgPool:
@@ -327,11 +329,12 @@ std::vector<Layer> load_layers(const std::string& file, const toml::array& entri
     Layer& layer = parsed.layer;
     const std::string line = "line " + std::to_string(entries.get(i)->source().begin.line) + ": ";
     if (layer.name == kNetworkInputName) {  // a removed entry too: it would take the input's name over
-      throw InputError(file, line + "no layer may be named '" + kNetworkInputName + "': it stands for the network input");
+      throw InputError(file,
+                       line + "no layer may be named '" + kNetworkInputName + "': it stands for the network input");
     }
     if (!names.insert(layer.name).second) {
-      throw InputError(file, "line " + std::to_string(entries.get(i)->source().begin.line) + ": two layers are named '" +
-                                 layer.name + "'");
+      throw InputError(file, "line " + std::to_string(entries.get(i)->source().begin.line) +
+                                 ": two layers are named '" + layer.name + "'");
     }
     const std::string real_previous = layers.empty() ? std::string(kNetworkInputName) : layers.back().name;
     if (layer.inputs.empty() && previous != real_previous) layer.inputs.push_back(previous);
@@ -346,8 +349,9 @@ std::vector<Layer> load_layers(const std::string& file, const toml::array& entri
   }
   // The network's output is the last layer's: a trailing dropout or identity must pass that on.
   if (!layers.empty() && previous != layers.back().name) {
-    throw InputError(file, "the last entry passes on '" + previous + "', but the network's output is the last layer's ('" +
-                               layers.back().name + "'); list the layers so that the output comes last");
+    throw InputError(file, "the last entry passes on '" + previous +
+                               "', but the network's output is the last layer's ('" + layers.back().name +
+                               "'); list the layers so that the output comes last");
   }
   return layers;
 }
@@ -371,14 +375,17 @@ Preprocessing read_preprocessing(TableReader& in, const Dims& dims) {
   p.resize = choice(in, "resize", {ResizeMode::TrimFit, ResizeMode::Stretch, ResizeMode::Crop}, resize_mode_name,
                     ResizeMode::Crop);
   p.resize_size = in.int_value("resize_size", 0, 1);
-  if (p.resize_size != 0 && p.resize != ResizeMode::Crop) in.fail(in.find("resize_size"), "resize_size needs resize = \"crop\"");
+  if (p.resize_size != 0 && p.resize != ResizeMode::Crop)
+    in.fail(in.find("resize_size"), "resize_size needs resize = \"crop\"");
   if (p.resize_size != 0 && p.resize_size < std::max(dims.h, dims.w)) {
     in.fail(in.find("resize_size"), "resize_size " + std::to_string(p.resize_size) +
-                                        " is smaller than the input, which is cropped from it (" + std::to_string(dims.h) +
-                                        "x" + std::to_string(dims.w) + ")");
+                                        " is smaller than the input, which is cropped from it (" +
+                                        std::to_string(dims.h) + "x" + std::to_string(dims.w) + ")");
   }
-  p.channel_order = choice(in, "channel_order", {ChannelOrder::Rgb, ChannelOrder::Bgr}, channel_order_name, ChannelOrder::Rgb);
-  p.invert = choice(in, "invert", {InvertMode::Auto, InvertMode::Yes, InvertMode::No}, invert_mode_name, InvertMode::No);
+  p.channel_order =
+      choice(in, "channel_order", {ChannelOrder::Rgb, ChannelOrder::Bgr}, channel_order_name, ChannelOrder::Rgb);
+  p.invert =
+      choice(in, "invert", {InvertMode::Auto, InvertMode::Yes, InvertMode::No}, invert_mode_name, InvertMode::No);
   return p;
 }
 
@@ -431,8 +438,8 @@ toml::table parse_toml(const std::filesystem::path& toml_path) {
   try {
     return toml::parse(text, file);
   } catch (const toml::parse_error& e) {
-    throw InputError(file, "line " + std::to_string(e.source().begin.line) + ": invalid TOML: " +
-                               std::string(e.description()));
+    throw InputError(
+        file, "line " + std::to_string(e.source().begin.line) + ": invalid TOML: " + std::string(e.description()));
   }
 }
 
@@ -447,7 +454,8 @@ LoadedModel load_onnx_described(const std::filesystem::path& toml_path, const to
   OnnxModel onnx = read_onnx(onnx_path);
   InputSpec input = read_input_spec(file, r.require("input"), r, &onnx.input);
   if (root.contains("layers") || root.contains("weights")) {
-    r.fail(root.get(root.contains("layers") ? "layers" : "weights"), "a model with 'onnx' takes its layers and weights from the ONNX file");
+    r.fail(root.get(root.contains("layers") ? "layers" : "weights"),
+           "a model with 'onnx' takes its layers and weights from the ONNX file");
   }
   r.reject_unknown_keys();
   try {
@@ -464,8 +472,9 @@ LoadedModel load_from_table(const std::filesystem::path& toml_path, const toml::
   if (r.string("format") != "infer-model") r.fail(r.find("format"), "key 'format' must be \"infer-model\"");
   const long long version = r.integer("format_version");
   if (version < 1 || version > kFormatVersion) {
-    r.fail(r.find("format_version"), "format_version " + std::to_string(version) + " is not supported (this build reads 1 to " +
-                                         std::to_string(kFormatVersion) + ")");
+    r.fail(r.find("format_version"), "format_version " + std::to_string(version) +
+                                         " is not supported (this build reads 1 to " + std::to_string(kFormatVersion) +
+                                         ")");
   }
   const std::string name = r.string("name");
   // An ONNX graph instead of [[layers]] and weights: this file then only says what ONNX cannot

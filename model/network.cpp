@@ -31,8 +31,8 @@ void require_non_negative(const Layer& layer, const char* what, int value) {
   if (value < 0) fail(layer, std::string(what) + " must not be negative, found " + std::to_string(value));
 }
 
-Dims window_dims(const Layer& layer, const Dims& in, int out_c, int kh, int kw, int sh, int sw, int ph, int pw,
-                 int dh, int dw) {
+Dims window_dims(const Layer& layer, const Dims& in, int out_c, int kh, int kw, int sh, int sw, int ph, int pw, int dh,
+                 int dw) {
   require_positive(layer, "kernel height", kh);
   require_positive(layer, "kernel width", kw);
   require_positive(layer, "stride height", sh);
@@ -65,7 +65,7 @@ std::string unusable_value(const ParamShape& spec, const std::vector<float>& val
   const bool variance = spec.field == &LayerParams::running_var;
   for (std::size_t i = 0; i < values.size(); ++i) {
     const float v = values[i];
-    const char* why = !std::isfinite(v) ? "every parameter must be a finite number"
+    const char* why = !std::isfinite(v)      ? "every parameter must be a finite number"
                       : variance && v < 0.0f ? "a variance cannot be negative"
                                              : nullptr;
     if (why) {
@@ -81,9 +81,9 @@ std::string unusable_batchnorm(const Layer& layer) {
   const LayerParams& p = layer.params;
   const BatchNormAffine affine = batchnorm_affine(layer);
   for (std::size_t c = 0; c < affine.scale.size(); ++c) {
-    const char* what = !std::isfinite(affine.scale[c]) ? "weight / sqrt(running_var + epsilon)"
+    const char* what = !std::isfinite(affine.scale[c])   ? "weight / sqrt(running_var + epsilon)"
                        : !std::isfinite(affine.shift[c]) ? "bias - running_mean * weight / sqrt(running_var + epsilon)"
-                                                          : nullptr;
+                                                         : nullptr;
     if (what) {
       return "channel " + std::to_string(c) + ": " + what + " overflows float32 (weight " + value_string(p.weight[c]) +
              ", bias " + value_string(p.bias[c]) + ", running_mean " + value_string(p.running_mean[c]) +
@@ -182,8 +182,8 @@ Dims single_output_dims(const Layer& layer, const Dims& in) {
         fail(layer, "groups = " + std::to_string(a.groups) + " must divide the input channels (" +
                         std::to_string(in.c) + ") and out_channels (" + std::to_string(a.out_channels) + ")");
       }
-      return window_dims(layer, in, a.out_channels, a.kernel_h, a.kernel_w, a.stride_h, a.stride_w, a.pad_h,
-                         a.pad_w, a.dilation_h, a.dilation_w);
+      return window_dims(layer, in, a.out_channels, a.kernel_h, a.kernel_w, a.stride_h, a.stride_w, a.pad_h, a.pad_w,
+                         a.dilation_h, a.dilation_w);
     }
     case LayerKind::MaxPool:
     case LayerKind::AvgPool: {
@@ -222,7 +222,8 @@ Dims single_output_dims(const Layer& layer, const Dims& in) {
         if (p < 0) fail(layer, "padding must not be negative, found " + std::to_string(p));
       }
       if (std::isnan(a.value)) fail(layer, "the padding value must be a number or an infinity, found NaN");
-      const long long h = static_cast<long long>(in.h) + a.top + a.bottom, w = static_cast<long long>(in.w) + a.left + a.right;
+      const long long h = static_cast<long long>(in.h) + a.top + a.bottom,
+                      w = static_cast<long long>(in.w) + a.left + a.right;
       if (h > std::numeric_limits<int>::max() || w > std::numeric_limits<int>::max()) {
         fail(layer, "the output " + std::to_string(h) + "x" + std::to_string(w) + " is over " +
                         std::to_string(std::numeric_limits<int>::max()) + " on a side");
@@ -250,12 +251,12 @@ Dims single_output_dims(const Layer& layer, const Dims& in) {
       }
       return in;
     }
-    INFER_CASE_POINTWISE_OPS {
-      const PointwiseAttrs& a = layer.pointwise();
-      const std::string problem = pointwise_params_problem(pointwise_op(layer.kind), a);
-      if (!problem.empty()) fail(layer, problem);
-      return in;
-    }
+      INFER_CASE_POINTWISE_OPS {
+        const PointwiseAttrs& a = layer.pointwise();
+        const std::string problem = pointwise_params_problem(pointwise_op(layer.kind), a);
+        if (!problem.empty()) fail(layer, problem);
+        return in;
+      }
     case LayerKind::Relu:
     case LayerKind::Softmax: return in;
     case LayerKind::Add:
@@ -285,8 +286,9 @@ bool attrs_fit(const Layer& layer) {
     case LayerKind::AvgPool: return std::holds_alternative<Pool2dAttrs>(layer.attrs);
     case LayerKind::BatchNorm: return std::holds_alternative<BatchNormAttrs>(layer.attrs);
     case LayerKind::Linear: return std::holds_alternative<LinearAttrs>(layer.attrs);
-    case LayerKind::Add: return std::holds_alternative<AddAttrs>(layer.attrs);
-    INFER_CASE_POINTWISE_OPS return std::holds_alternative<PointwiseAttrs>(layer.attrs);
+    case LayerKind::Add:
+      return std::holds_alternative<AddAttrs>(layer.attrs);
+      INFER_CASE_POINTWISE_OPS return std::holds_alternative<PointwiseAttrs>(layer.attrs);
     case LayerKind::Relu:
     case LayerKind::GlobalAvgPool:
     case LayerKind::Flatten:
@@ -307,7 +309,8 @@ Dims infer_output_dims(const Layer& layer, const std::vector<Dims>& in) {
   if (!count_ok) fail(layer, "reads " + input_count_text(arity) + ", found " + std::to_string(in.size()));
   switch (layer.kind) {
     case LayerKind::Add:
-      if (in[0] != in[1]) fail(layer, "adds inputs of the same shape, found " + to_string(in[0]) + " and " + to_string(in[1]));
+      if (in[0] != in[1])
+        fail(layer, "adds inputs of the same shape, found " + to_string(in[0]) + " and " + to_string(in[1]));
       return in[0];
     case LayerKind::Mul:
       // The second input is the same shape, or one value per channel (squeeze-and-excitation's scale).
@@ -325,7 +328,8 @@ Dims infer_output_dims(const Layer& layer, const std::vector<Dims>& in) {
         }
         channels += d.c;
       }
-      if (channels > 1'000'000) fail(layer, "the joined input has " + std::to_string(channels) + " channels, more than 1000000");
+      if (channels > 1'000'000)
+        fail(layer, "the joined input has " + std::to_string(channels) + " channels, more than 1000000");
       return Dims{static_cast<int>(channels), in[0].h, in[0].w};
     }
     default: return single_output_dims(layer, in[0]);
@@ -389,9 +393,8 @@ std::vector<ParamShape> expected_params(const Layer& layer, const Dims& in) {
   switch (layer.kind) {
     case LayerKind::Conv2d: {
       const Conv2dAttrs& a = layer.conv();
-      std::vector<ParamShape> p{{n + ".weight",
-                                 {a.out_channels, in.c / a.groups, a.kernel_h, a.kernel_w},
-                                 &LayerParams::weight}};
+      std::vector<ParamShape> p{
+          {n + ".weight", {a.out_channels, in.c / a.groups, a.kernel_h, a.kernel_w}, &LayerParams::weight}};
       if (a.bias) p.push_back({n + ".bias", {a.out_channels}, &LayerParams::bias});
       return p;
     }
@@ -418,8 +421,7 @@ std::vector<ParamShape> expected_params(const Layer& layer, const Dims& in) {
     case LayerKind::Concat:
     case LayerKind::Upsample:
     case LayerKind::Pad:
-    case LayerKind::AdaptiveAvgPool:
-    INFER_CASE_POINTWISE_OPS return {};
+    case LayerKind::AdaptiveAvgPool: INFER_CASE_POINTWISE_OPS return {};
   }
   fail(layer, "unknown layer kind");  // a value outside the enum: every kind returns above
 }
@@ -435,16 +437,17 @@ Network::Network(std::string name, InputSpec input, std::vector<Layer> layers)
   for (std::size_t c = 0; c < input_.std.size(); ++c) {
     const double mean = input_.mean[c], scale = input_.std[c];
     const std::string channel = " of channel " + std::to_string(c);
-    if (!std::isfinite(mean)) throw ModelError("input mean" + channel + " must be a finite number, found " + value_string(mean));
+    if (!std::isfinite(mean))
+      throw ModelError("input mean" + channel + " must be a finite number, found " + value_string(mean));
     if (!(scale > 0.0) || !std::isfinite(scale)) {
       throw ModelError("input std" + channel + " must be a positive finite number, found " + value_string(scale));
     }
     // Pixels are in [0, 1]: the largest |(pixel - mean) / std| is at one of the ends.
     const double largest = std::max(std::fabs(mean), std::fabs(1.0 - mean)) / scale;
     if (largest > FLT_MAX) {
-      throw ModelError("input channel " + std::to_string(c) + ": (pixel - mean) / std reaches " + value_string(largest) +
-                       " for pixels in [0, 1] (mean " + value_string(mean) + ", std " + value_string(scale) +
-                       "), beyond float32");
+      throw ModelError("input channel " + std::to_string(c) + ": (pixel - mean) / std reaches " +
+                       value_string(largest) + " for pixels in [0, 1] (mean " + value_string(mean) + ", std " +
+                       value_string(scale) + "), beyond float32");
     }
   }
   if (layers_.empty()) throw ModelError("the network has no layers");
@@ -453,8 +456,8 @@ Network::Network(std::string name, InputSpec input, std::vector<Layer> layers)
   for (Layer& layer : layers_) {
     // Parameters a layer does not use must be empty, so that a stray tensor is never ignored.
     std::vector<ParamShape> want = expected_params(layer, layer.in);
-    for (auto field : {&LayerParams::weight, &LayerParams::bias, &LayerParams::running_mean,
-                       &LayerParams::running_var}) {
+    for (auto field :
+         {&LayerParams::weight, &LayerParams::bias, &LayerParams::running_mean, &LayerParams::running_var}) {
       const ParamShape* spec = nullptr;
       for (const ParamShape& p : want) {
         if (p.field == field) spec = &p;

@@ -32,7 +32,7 @@ struct Dims {
   bool operator==(const Dims& o) const { return c == o.c && h == o.h && w == o.w; }
   bool operator!=(const Dims& o) const { return !(*this == o); }
 };
-std::string to_string(const Dims& d);  // "32x14x14"
+std::string to_string(const Dims& d);                           // "32x14x14"
 std::string shape_string(const std::vector<long long>& shape);  // "[32, 1, 3, 3]"
 std::string value_string(double v);  // for messages: "NaN", "+Inf", "-Inf", or the number ("-0.5", "1e+39")
 
@@ -99,9 +99,7 @@ struct AdaptivePoolAttrs {
   int out_w = 1;
 };
 // The first and one past the last input row (or column) of output row i.
-constexpr int adaptive_begin(int i, int in, int out) {
-  return static_cast<int>(static_cast<long long>(i) * in / out);
-}
+constexpr int adaptive_begin(int i, int in, int out) { return static_cast<int>(static_cast<long long>(i) * in / out); }
 constexpr int adaptive_end(int i, int in, int out) {
   return static_cast<int>((static_cast<long long>(i + 1) * in + out - 1) / out);
 }
@@ -124,8 +122,8 @@ constexpr PointwiseAttrs default_pointwise_attrs(PointwiseOp op) {
 // min <= max, found 2 and 1"); empty when they follow it.
 std::string pointwise_params_problem(PointwiseOp op, const PointwiseAttrs& p);
 
-using LayerAttrs =
-    std::variant<std::monostate, Conv2dAttrs, Pool2dAttrs, BatchNormAttrs, LinearAttrs, AddAttrs, UpsampleAttrs, PadAttrs, AdaptivePoolAttrs, PointwiseAttrs>;
+using LayerAttrs = std::variant<std::monostate, Conv2dAttrs, Pool2dAttrs, BatchNormAttrs, LinearAttrs, AddAttrs,
+                                UpsampleAttrs, PadAttrs, AdaptivePoolAttrs, PointwiseAttrs>;
 
 // Parameters of a layer. Which vectors are used depends on the kind:
 //   Conv2d / Linear: weight, bias (empty when the layer has no bias)
@@ -177,9 +175,9 @@ struct Preprocessing {
   ChannelOrder channel_order = ChannelOrder::Rgb;
   InvertMode invert = InvertMode::No;
 };
-const char* resize_mode_name(ResizeMode m);        // "trim_fit", "stretch", "crop"
-const char* channel_order_name(ChannelOrder o);    // "rgb", "bgr"
-const char* invert_mode_name(InvertMode m);        // "auto", "yes", "no"
+const char* resize_mode_name(ResizeMode m);      // "trim_fit", "stretch", "crop"
+const char* channel_order_name(ChannelOrder o);  // "rgb", "bgr"
+const char* invert_mode_name(InvertMode m);      // "auto", "yes", "no"
 
 struct InputSpec {
   Dims dims;                        // C x H x W
@@ -191,8 +189,8 @@ struct InputSpec {
 
 // Named shape of one parameter tensor, as the model file must provide it.
 struct ParamShape {
-  std::string name;                  // "conv1.weight"
-  std::vector<long long> shape;      // [32, 1, 3, 3]
+  std::string name;              // "conv1.weight"
+  std::vector<long long> shape;  // [32, 1, 3, 3]
   std::vector<float> LayerParams::*field;
 };
 
@@ -230,7 +228,9 @@ class Network {
 // for the layer (a window larger than the padded input, channels not divisible by groups, shapes an
 // add cannot combine, the wrong number of inputs, ...).
 Dims infer_output_dims(const Layer& layer, const std::vector<Dims>& in);
-inline Dims infer_output_dims(const Layer& layer, const Dims& in) { return infer_output_dims(layer, std::vector<Dims>{in}); }
+inline Dims infer_output_dims(const Layer& layer, const Dims& in) {
+  return infer_output_dims(layer, std::vector<Dims>{in});
+}
 
 // The parameter tensors a layer needs for a given input shape, in file order.
 std::vector<ParamShape> expected_params(const Layer& layer, const Dims& in);

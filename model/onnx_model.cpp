@@ -3,9 +3,9 @@
 #include "onnx.pb.h"  // generated from ONNX's schema (model/CMakeLists.txt)
 
 #include <algorithm>
-#include <limits>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <map>
 #include <memory>
 #include <set>
@@ -89,7 +89,8 @@ class Importer {
     } else if (t.data_type() == onnx::TensorProto::INT64) {
       c.ints = values<long long>(t, t.int64_data(), count, what, "int64 values");
     } else {
-      fail(what + " has data type " + onnx::TensorProto::DataType_Name(static_cast<onnx::TensorProto::DataType>(t.data_type())) +
+      fail(what + " has data type " +
+           onnx::TensorProto::DataType_Name(static_cast<onnx::TensorProto::DataType>(t.data_type())) +
            "; infer reads FLOAT weights (and INT64 shapes): export the model in float32");
     }
     return c;
@@ -127,18 +128,21 @@ class Importer {
       input = &v;
       ++count;
     }
-    if (count != 1) fail("the graph has " + std::to_string(count) + " inputs that are not initializers; infer feeds one (the image)");
+    if (count != 1)
+      fail("the graph has " + std::to_string(count) + " inputs that are not initializers; infer feeds one (the image)");
     const auto& shape = input->type().tensor_type().shape();
     std::vector<long long> dims;
     for (const auto& d : shape.dim()) dims.push_back(d.has_dim_value() ? d.dim_value() : -1);
     auto known = [&](std::size_t i) {
       if (dims[i] <= 0 || dims[i] > 1'000'000) {
-        fail("input '" + input->name() + "': dimension " + std::to_string(i) + " must be a fixed size (an exported image size), found " +
+        fail("input '" + input->name() + "': dimension " + std::to_string(i) +
+             " must be a fixed size (an exported image size), found " +
              (dims[i] < 0 ? std::string("a free dimension") : std::to_string(dims[i])));
       }
       return static_cast<int>(dims[i]);
     };
-    if (input->type().tensor_type().elem_type() != onnx::TensorProto::FLOAT) fail("input '" + input->name() + "' is not float32");
+    if (input->type().tensor_type().elem_type() != onnx::TensorProto::FLOAT)
+      fail("input '" + input->name() + "' is not float32");
     if (dims.size() == 4) {
       result_.input = Dims{known(1), known(2), known(3)};
     } else if (dims.size() == 2) {
@@ -158,13 +162,15 @@ class Importer {
     const std::string& name = g.output(0).name();
     const auto p = producer_.find(name);
     if (p == producer_.end() || result_.layers.empty() || p->second != result_.layers.back().name) {
-      fail("the graph's output '" + name + "' is not written by its last computing node; infer's output is the last layer's");
+      fail("the graph's output '" + name +
+           "' is not written by its last computing node; infer's output is the last layer's");
     }
   }
 
   // The layer (by name) that writes tensor `name`; a node reading a tensor nobody wrote is refused.
   std::string source(const onnx::NodeProto& node, int index) {
-    if (index >= node.input_size() || node.input(index).empty()) fail(node, "input " + std::to_string(index) + " is missing");
+    if (index >= node.input_size() || node.input(index).empty())
+      fail(node, "input " + std::to_string(index) + " is missing");
     const std::string& name = node.input(index);
     const auto p = producer_.find(name);
     if (p != producer_.end()) return p->second;
@@ -176,10 +182,12 @@ class Importer {
   }
 
   const Constant& constant(const onnx::NodeProto& node, int index) {
-    if (index >= node.input_size() || node.input(index).empty()) fail(node, "input " + std::to_string(index) + " is missing");
+    if (index >= node.input_size() || node.input(index).empty())
+      fail(node, "input " + std::to_string(index) + " is missing");
     const auto c = constants_.find(node.input(index));
     if (c == constants_.end()) {
-      fail(node, "input '" + node.input(index) + "' must be an initializer or a Constant (infer reads weights from the file)");
+      fail(node, "input '" + node.input(index) +
+                     "' must be an initializer or a Constant (infer reads weights from the file)");
     }
     return *c->second;
   }
@@ -190,7 +198,8 @@ class Importer {
     parameters_ += c.floats.size();
     if (parameters_ > max_parameters_) {
       fail(node, "the layers so far hold " + std::to_string(parameters_) +
-                     " parameter values, more than four times what the file stores; weights shared by many nodes are not supported");
+                     " parameter values, more than four times what the file stores; weights shared by many nodes are "
+                     "not supported");
     }
     return c.floats;
   }
@@ -237,8 +246,7 @@ class Importer {
       auto same = [&](int length, int k, int s, int d, int& begin, int& end) {
         if (s < 1) fail(node, "strides must be positive");
         const long long out = (static_cast<long long>(length) + s - 1) / s;
-        const long long total =
-            std::max(0LL, (out - 1) * s + (static_cast<long long>(k) - 1) * d + 1 - length);
+        const long long total = std::max(0LL, (out - 1) * s + (static_cast<long long>(k) - 1) * d + 1 - length);
         const long long small = total / 2, large = total - small;
         begin = static_cast<int>(auto_pad == "SAME_UPPER" ? small : large);
         end = static_cast<int>(auto_pad == "SAME_UPPER" ? large : small);
@@ -293,7 +301,7 @@ class Importer {
     producer_[node.output(0)] = layer.name;
     ranks_[layer.name] = (layer.kind == LayerKind::Flatten || layer.kind == LayerKind::Linear) ? 2
                          : layer.kind == LayerKind::GlobalAvgPool                              ? 4
-                                                                                               : ranks_.at(layer.inputs[0]);
+                                                                  : ranks_.at(layer.inputs[0]);
     result_.layers.push_back(std::move(layer));
     return result_.layers.back();
   }
@@ -301,7 +309,8 @@ class Importer {
   void no_extra_outputs(const onnx::NodeProto& node, int used) {
     for (int i = used; i < node.output_size(); ++i) {
       if (!node.output(i).empty() && read_.count(node.output(i))) {
-        fail(node, "output " + std::to_string(i) + " ('" + node.output(i) + "') is read by another node; infer computes the first output only");
+        fail(node, "output " + std::to_string(i) + " ('" + node.output(i) +
+                       "') is read by another node; infer computes the first output only");
       }
     }
   }
@@ -327,9 +336,14 @@ class Importer {
         {"Sigmoid", true, false, [](Importer& m, N n) { m.pointwise(n, PointwiseOp::Sigmoid); }},
         {"HardSwish", true, false, [](Importer& m, N n) { m.pointwise(n, PointwiseOp::HardSwish); }},
         {"HardSigmoid", true, false,  // ONNX's default alpha is 0.2 (the model file's, PyTorch's 1/6)
-         [](Importer& m, N n) { m.pointwise(n, PointwiseOp::HardSigmoid, {m.float_attr(n, "alpha", 0.2f), m.float_attr(n, "beta", 0.5f)}); }},
+         [](Importer& m, N n) {
+           m.pointwise(n, PointwiseOp::HardSigmoid, {m.float_attr(n, "alpha", 0.2f), m.float_attr(n, "beta", 0.5f)});
+         }},
         {"Clip", true, false, [](Importer& m, N n) { m.clip(n); }},
-        {"LeakyRelu", true, false, [](Importer& m, N n) { m.pointwise(n, PointwiseOp::LeakyRelu, {m.float_attr(n, "alpha", 0.01f), 0.0f}); }},
+        {"LeakyRelu", true, false,
+         [](Importer& m, N n) {
+           m.pointwise(n, PointwiseOp::LeakyRelu, {m.float_attr(n, "alpha", 0.01f), 0.0f});
+         }},
         {"Add", false, false, [](Importer& m, N n) { m.binary(n); }},
         {"Mul", false, false, [](Importer& m, N n) { m.binary(n); }},
         {"Concat", false, false, [](Importer& m, N n) { m.concat(n); }},
@@ -361,7 +375,8 @@ class Importer {
 
  private:
   void convert(const onnx::NodeProto& node) {
-    if (!node.domain().empty() && node.domain() != "ai.onnx") fail(node, "domain '" + node.domain() + "' is not ONNX's default domain");
+    if (!node.domain().empty() && node.domain() != "ai.onnx")
+      fail(node, "domain '" + node.domain() + "' is not ONNX's default domain");
     if (node.output_size() < 1) fail(node, "the node has no output");
     for (const Reader& r : readers()) {
       if (r.type != node.op_type()) continue;
@@ -374,13 +389,14 @@ class Importer {
   void read_constant(const onnx::NodeProto& node) {
     const onnx::AttributeProto* value = attribute(node, "value");
     if (!value || !value->has_t()) fail(node, "only a tensor 'value' is supported");
-    constants_[node.output(0)] = std::make_shared<const Constant>(tensor(value->t(), "constant '" + node.output(0) + "'"));
+    constants_[node.output(0)] =
+        std::make_shared<const Constant>(tensor(value->t(), "constant '" + node.output(0) + "'"));
   }
 
   // Dropout and Identity at inference: the input, unchanged.
   void passthrough(const onnx::NodeProto& node) {
     if (node.input_size() > 0 && constants_.count(node.input(0))) {  // exporters copy shared weights so
-      constants_[node.output(0)] = constants_.at(node.input(0));      // shared, not copied
+      constants_[node.output(0)] = constants_.at(node.input(0));     // shared, not copied
       return;
     }
     producer_[node.output(0)] = source(node, 0);
@@ -408,7 +424,8 @@ class Importer {
     if (group < 1 || group > 1'000'000) fail(node, "group " + std::to_string(group) + " is out of range");
     Conv2dAttrs a;
     a.out_channels = static_cast<int>(w.dims[0]);
-    std::tie(a.kernel_h, a.kernel_w) = pair_attr(node, "kernel_shape", {static_cast<int>(w.dims[2]), static_cast<int>(w.dims[3])});
+    std::tie(a.kernel_h, a.kernel_w) =
+        pair_attr(node, "kernel_shape", {static_cast<int>(w.dims[2]), static_cast<int>(w.dims[3])});
     if (a.kernel_h != w.dims[2] || a.kernel_w != w.dims[3]) fail(node, "kernel_shape differs from the weight's shape");
     std::tie(a.stride_h, a.stride_w) = pair_attr(node, "strides", {1, 1});
     std::tie(a.dilation_h, a.dilation_w) = pair_attr(node, "dilations", {1, 1});
@@ -425,7 +442,8 @@ class Importer {
   void batchnorm(const onnx::NodeProto& node) {
     if (int_attr(node, "training_mode", 0) != 0) fail(node, "training_mode = 1; export the model in eval() mode");
     // Before opset 7: is_test (0, training, by default); before opset 9: spatial (1 by default).
-    if (result_.opset < 7 && int_attr(node, "is_test", 0) != 1) fail(node, "is_test = 0 (training); export the model in eval() mode");
+    if (result_.opset < 7 && int_attr(node, "is_test", 0) != 1)
+      fail(node, "is_test = 0 (training); export the model in eval() mode");
     if (int_attr(node, "spatial", 1) != 1) fail(node, "spatial = 0 (statistics per element) is not supported");
     const std::string x = source(node, 0);
     Layer& layer = add_layer(node, LayerKind::BatchNorm, BatchNormAttrs{float_attr(node, "epsilon", 1e-5f)}, {x});
@@ -438,14 +456,16 @@ class Importer {
   // Gemm: Y = alpha A B' + beta C with B' = B or B transposed: a linear layer when alpha = beta = 1
   // and A is not transposed. infer's weight is [out, in]: B itself when transB = 1, else B transposed.
   void gemm(const onnx::NodeProto& node) {
-    if (float_attr(node, "alpha", 1.0f) != 1.0f || float_attr(node, "beta", 1.0f) != 1.0f || int_attr(node, "transA", 0) != 0) {
+    if (float_attr(node, "alpha", 1.0f) != 1.0f || float_attr(node, "beta", 1.0f) != 1.0f ||
+        int_attr(node, "transA", 0) != 0) {
       fail(node, "only alpha = 1, beta = 1, transA = 0 is a linear layer");
     }
     const std::string x = source(node, 0);
     const Constant& b = constant(node, 1);
     if (b.dims.size() != 2 || b.floats.empty()) fail(node, "B must be a float matrix");
     const bool trans_b = int_attr(node, "transB", 0) != 0;
-    if (b.dims[0] < 1 || b.dims[1] < 1 || b.dims[0] > 1'000'000 || b.dims[1] > 1'000'000) fail(node, "B's dimensions must be in [1, 1000000]");
+    if (b.dims[0] < 1 || b.dims[1] < 1 || b.dims[0] > 1'000'000 || b.dims[1] > 1'000'000)
+      fail(node, "B's dimensions must be in [1, 1000000]");
     const std::size_t rows = static_cast<std::size_t>(b.dims[0]), cols = static_cast<std::size_t>(b.dims[1]);
     const std::size_t out = trans_b ? rows : cols, in = trans_b ? cols : rows;
     LinearAttrs a{static_cast<int>(out), node.input_size() > 2 && !node.input(2).empty()};
@@ -474,7 +494,8 @@ class Importer {
   void pool(const onnx::NodeProto& node) {
     const bool max = node.op_type() == "MaxPool";
     if (max && int_attr(node, "storage_order", 0) != 0) fail(node, "storage_order = 1 is not supported");
-    if (max && ints_attr(node, "dilations") != std::vector<long long>{} && ints_attr(node, "dilations") != std::vector<long long>{1, 1}) {
+    if (max && ints_attr(node, "dilations") != std::vector<long long>{} &&
+        ints_attr(node, "dilations") != std::vector<long long>{1, 1}) {
       fail(node, "dilated pooling is not supported");
     }
     Pool2dAttrs a;
@@ -487,11 +508,13 @@ class Importer {
     const std::string x = source(node, 0);
     const Pads p = window_pads(node, shape_of(x), {a.kernel_h, a.kernel_w}, {a.stride_h, a.stride_w}, {1, 1});
     if (!a.count_include_pad && (p.top != p.bottom || p.left != p.right)) {
-      fail(node, "asymmetric pads with count_include_pad = 0: the windows at the larger side would average over "
-                 "fewer values than infer's padding counts");
+      fail(node,
+           "asymmetric pads with count_include_pad = 0: the windows at the larger side would average over "
+           "fewer values than infer's padding counts");
     }
     // Max pooling pads with -inf, so that the extra border never wins.
-    const std::string from = padded_input(node, x, p, max ? -std::numeric_limits<float>::infinity() : 0.0f, a.pad_h, a.pad_w);
+    const std::string from =
+        padded_input(node, x, p, max ? -std::numeric_limits<float>::infinity() : 0.0f, a.pad_h, a.pad_w);
     add_layer(node, max ? LayerKind::MaxPool : LayerKind::AvgPool, a, {from});
   }
 
@@ -515,7 +538,8 @@ class Importer {
     if (mode != "nearest") fail(node, "mode '" + mode + "' is not supported (nearest only)");
     // Before opset 11 (and in Upsample): asymmetric, the source index truncated.
     const bool v11 = !upsample && result_.opset >= 11;
-    const std::string transform = v11 ? string_attr(node, "coordinate_transformation_mode", "half_pixel") : "asymmetric";
+    const std::string transform =
+        v11 ? string_attr(node, "coordinate_transformation_mode", "half_pixel") : "asymmetric";
     const std::string rounding = v11 ? string_attr(node, "nearest_mode", "round_prefer_floor") : "floor";
     std::vector<float> scales;
     if (upsample && result_.opset < 9) {
@@ -524,7 +548,8 @@ class Importer {
     } else {
       const int index = v11 ? 2 : 1;  // Resize-11+: X, roi, scales, sizes
       if (v11 && node.input_size() > 3 && !node.input(3).empty()) {
-        fail(node, "a Resize by 'sizes' is not supported; export with a scale factor (F.interpolate(scale_factor=...))");
+        fail(node,
+             "a Resize by 'sizes' is not supported; export with a scale factor (F.interpolate(scale_factor=...))");
       }
       if (node.input_size() > index && !node.input(index).empty()) scales = constant(node, index).floats;
     }
@@ -541,29 +566,43 @@ class Importer {
       // align_corners is x / s plus a constant, the same pattern in each period of `factor`
       // positions but where the clamp acts: the first and last four periods show every case.
       if (transform == "align_corners" && factor > 1 && length > 1) {
-        fail(node, "coordinate_transformation_mode 'align_corners' interpolates; it is not a whole-factor nearest upsampling");
+        fail(
+            node,
+            "coordinate_transformation_mode 'align_corners' interpolates; it is not a whole-factor nearest upsampling");
       }
       const long long out = static_cast<long long>(length) * factor, period = 4LL * factor;
       for (long long i = 0; i < out; i = (i + 1 == period && out > 2 * period) ? out - period : i + 1) {
         double original = 0.0;
         const double xr = static_cast<double>(i), sc = static_cast<double>(s);
-        if (transform == "asymmetric") original = xr / sc;
-        else if (transform == "half_pixel") original = (xr + 0.5) / sc - 0.5;
-        else if (transform == "pytorch_half_pixel") original = out > 1 ? (xr + 0.5) / sc - 0.5 : 0.0;
-        else if (transform == "tf_half_pixel_for_nn") original = (xr + 0.5) / sc;
-        else if (transform == "align_corners") original = out > 1 ? xr * (length - 1) / static_cast<double>(out - 1) : 0.0;
-        else fail(node, "coordinate_transformation_mode '" + transform + "' is not supported");
+        if (transform == "asymmetric")
+          original = xr / sc;
+        else if (transform == "half_pixel")
+          original = (xr + 0.5) / sc - 0.5;
+        else if (transform == "pytorch_half_pixel")
+          original = out > 1 ? (xr + 0.5) / sc - 0.5 : 0.0;
+        else if (transform == "tf_half_pixel_for_nn")
+          original = (xr + 0.5) / sc;
+        else if (transform == "align_corners")
+          original = out > 1 ? xr * (length - 1) / static_cast<double>(out - 1) : 0.0;
+        else
+          fail(node, "coordinate_transformation_mode '" + transform + "' is not supported");
         double index = 0.0;
-        if (rounding == "floor") index = std::floor(original);
-        else if (rounding == "ceil") index = std::ceil(original);
-        else if (rounding == "round_prefer_floor") index = std::ceil(original - 0.5);
-        else if (rounding == "round_prefer_ceil") index = std::floor(original + 0.5);
-        else fail(node, "nearest_mode '" + rounding + "' is not supported");
+        if (rounding == "floor")
+          index = std::floor(original);
+        else if (rounding == "ceil")
+          index = std::ceil(original);
+        else if (rounding == "round_prefer_floor")
+          index = std::ceil(original - 0.5);
+        else if (rounding == "round_prefer_ceil")
+          index = std::floor(original + 0.5);
+        else
+          fail(node, "nearest_mode '" + rounding + "' is not supported");
         index = std::min(std::max(index, 0.0), static_cast<double>(length - 1));
         if (static_cast<long long>(index) != i / factor) {
-          fail(node, "coordinate_transformation_mode '" + transform + "' with nearest_mode '" + rounding + "' at scale " +
-                         std::to_string(factor) + " is not a whole-factor nearest upsampling (" + axis + " position " +
-                         std::to_string(i) + " reads " + std::to_string(static_cast<long long>(index)) + ")");
+          fail(node, "coordinate_transformation_mode '" + transform + "' with nearest_mode '" + rounding +
+                         "' at scale " + std::to_string(factor) + " is not a whole-factor nearest upsampling (" + axis +
+                         " position " + std::to_string(i) + " reads " + std::to_string(static_cast<long long>(index)) +
+                         ")");
         }
       }
       return factor;
@@ -601,7 +640,8 @@ class Importer {
     }
     if (std::isnan(value)) fail(node, "the padding value is NaN");
     add_layer(node, LayerKind::Pad,
-              PadAttrs{static_cast<int>(pads[2]), static_cast<int>(pads[3]), static_cast<int>(pads[6]), static_cast<int>(pads[7]), value},
+              PadAttrs{static_cast<int>(pads[2]), static_cast<int>(pads[3]), static_cast<int>(pads[6]),
+                       static_cast<int>(pads[7]), value},
               {x});
   }
 
@@ -641,17 +681,20 @@ class Importer {
 
   void concat(const onnx::NodeProto& node) {
     const long long axis = int_attr(node, "axis", 1);
-    if (axis != 1 && axis != -3) fail(node, "axis " + std::to_string(axis) + "; infer joins along the channels (axis 1)");
+    if (axis != 1 && axis != -3)
+      fail(node, "axis " + std::to_string(axis) + "; infer joins along the channels (axis 1)");
     std::vector<std::string> inputs;
     for (int i = 0; i < node.input_size(); ++i) {
       inputs.push_back(source(node, i));
-      if (ranks_.at(inputs.back()) != 4) fail(node, "infer joins [N, C, H, W] tensors along C; input " + std::to_string(i) + " has rank 2");
+      if (ranks_.at(inputs.back()) != 4)
+        fail(node, "infer joins [N, C, H, W] tensors along C; input " + std::to_string(i) + " has rank 2");
     }
     add_layer(node, LayerKind::Concat, {}, inputs);
   }
 
   void flatten(const onnx::NodeProto& node) {
-    if (int_attr(node, "axis", 1) != 1) fail(node, "axis " + std::to_string(int_attr(node, "axis", 1)) + "; infer flattens each sample (axis 1)");
+    if (int_attr(node, "axis", 1) != 1)
+      fail(node, "axis " + std::to_string(int_attr(node, "axis", 1)) + "; infer flattens each sample (axis 1)");
     add_layer(node, LayerKind::Flatten, {}, {source(node, 0)});
   }
 
@@ -676,8 +719,9 @@ class Importer {
     // infer's softmax is over the channels at each position. Opset 13 on: over `axis` alone, so axis
     // 1 (or the last axis of [N, C]). Before: over every axis from `axis` on, flattened, which is the
     // channels only when nothing follows them (rank 2, or H = W = 1).
-    const bool channels = result_.opset >= 13 ? (axis == 1 || axis == -rank + 1 || (rank == 2 && axis == -1))
-                                              : ((axis == 1 || axis == -rank + 1) && (rank == 2 || (in.h == 1 && in.w == 1)));
+    const bool channels = result_.opset >= 13
+                              ? (axis == 1 || axis == -rank + 1 || (rank == 2 && axis == -1))
+                              : ((axis == 1 || axis == -rank + 1) && (rank == 2 || (in.h == 1 && in.w == 1)));
     if (!channels) {
       fail(node, "axis " + std::to_string(axis) + " of a rank-" + std::to_string(rank) + " tensor (opset " +
                      std::to_string(result_.opset) + "); infer's softmax is over the channels at each position");
@@ -692,7 +736,7 @@ class Importer {
   const onnx::ModelProto& model_;
   OnnxModel result_;
   std::map<std::string, std::shared_ptr<const Constant>> constants_;  // initializers and Constant outputs, by name
-  std::set<std::string> read_;                   // every tensor name some node reads
+  std::set<std::string> read_;                                        // every tensor name some node reads
   std::map<std::string, int> ranks_;             // layer name (or "input") -> its output's rank (2 or 4)
   std::size_t parameters_ = 0;                   // values copied into layers so far
   std::size_t max_parameters_ = 0;               // 4 x the file's bytes / 4: weights shared a few times at most

@@ -4,8 +4,8 @@
 // on protobuf's lite runtime.
 //
 // What is read (README, "ONNX models"):
-//   opsets 1 to 17 of the default domain (17: the newest of ONNX 1.12, Debian 12's); one graph input, [N, C, H, W] or [N, features], N free;
-//   one graph output, written by the last node that computes; float32 initializers stored in the
+//   opsets 1 to 17 of the default domain (17: the newest of ONNX 1.12, Debian 12's); one graph input, [N, C, H, W] or
+//   [N, features], N free; one graph output, written by the last node that computes; float32 initializers stored in the
 //   file (not external data);
 //   the ops onnx_ops() lists (the reader table in onnx_model.cpp), each within the limits the
 //   README states (symmetric pads, Gemm as a linear layer, softmax over the channels, ...).

@@ -23,29 +23,29 @@
 #include <limits>
 #include <string_view>
 
-#define INFER_GRAPH_OPS(X)                 \
-  X(Conv2d, "conv2d", One)                 \
-  X(BatchNorm, "batchnorm", One)           \
-  X(Relu, "relu", One)                     \
-  X(MaxPool, "maxpool", One)               \
-  X(AvgPool, "avgpool", One)               \
-  X(GlobalAvgPool, "global_avgpool", One)  \
-  X(Flatten, "flatten", One)               \
-  X(Linear, "linear", One)                 \
-  X(Softmax, "softmax", One)               \
-  X(Add, "add", Two)                       \
-  X(Mul, "mul", Two)                       \
-  X(Concat, "concat", Many)                \
-  X(Upsample, "upsample", One)             \
-  X(Pad, "pad", One)                       \
+#define INFER_GRAPH_OPS(X)                \
+  X(Conv2d, "conv2d", One)                \
+  X(BatchNorm, "batchnorm", One)          \
+  X(Relu, "relu", One)                    \
+  X(MaxPool, "maxpool", One)              \
+  X(AvgPool, "avgpool", One)              \
+  X(GlobalAvgPool, "global_avgpool", One) \
+  X(Flatten, "flatten", One)              \
+  X(Linear, "linear", One)                \
+  X(Softmax, "softmax", One)              \
+  X(Add, "add", Two)                      \
+  X(Mul, "mul", Two)                      \
+  X(Concat, "concat", Many)               \
+  X(Upsample, "upsample", One)            \
+  X(Pad, "pad", One)                      \
   X(AdaptiveAvgPool, "adaptive_avgpool", One)
 
-#define INFER_POINTWISE_OPS(P, X)                                                                    \
-  P(X, Sigmoid, "sigmoid", "", 0.0f, "", 0.0f, Any)                                                  \
-  P(X, Clip, "clip", "min", ::infer::kRequiredValue, "max", ::infer::kRequiredValue, Ordered)        \
-  P(X, HardSigmoid, "hardsigmoid", "alpha", 1.0f / 6.0f, "beta", 0.5f, Finite)                       \
-  P(X, HardSwish, "hardswish", "", 1.0f / 6.0f, "", 0.5f, Any)                                       \
-  P(X, Silu, "silu", "", 0.0f, "", 0.0f, Any)                                                        \
+#define INFER_POINTWISE_OPS(P, X)                                                             \
+  P(X, Sigmoid, "sigmoid", "", 0.0f, "", 0.0f, Any)                                           \
+  P(X, Clip, "clip", "min", ::infer::kRequiredValue, "max", ::infer::kRequiredValue, Ordered) \
+  P(X, HardSigmoid, "hardsigmoid", "alpha", 1.0f / 6.0f, "beta", 0.5f, Finite)                \
+  P(X, HardSwish, "hardswish", "", 1.0f / 6.0f, "", 0.5f, Any)                                \
+  P(X, Silu, "silu", "", 0.0f, "", 0.0f, Any)                                                 \
   P(X, LeakyRelu, "leaky_relu", "alpha", 0.01f, "", 0.0f, Finite)
 
 // Every op, as rows X(Kind, "name", inputs).
@@ -103,7 +103,9 @@ constexpr bool is_pointwise(LayerKind k) { return static_cast<std::size_t>(k) >=
 constexpr PointwiseOp pointwise_op(LayerKind k) {
   return static_cast<PointwiseOp>(static_cast<std::size_t>(k) - kFirstPointwise);
 }
-constexpr LayerKind layer_kind(PointwiseOp op) { return static_cast<LayerKind>(kFirstPointwise + static_cast<std::size_t>(op)); }
+constexpr LayerKind layer_kind(PointwiseOp op) {
+  return static_cast<LayerKind>(kFirstPointwise + static_cast<std::size_t>(op));
+}
 
 // A pointwise op's two parameters as the model file gives them, and the rule their values follow.
 enum class PointwiseRule : std::uint8_t { Any, Finite, Ordered };

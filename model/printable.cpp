@@ -15,7 +15,9 @@ bool in(unsigned char c, unsigned char lo, unsigned char hi) { return c >= lo &&
 // The length of the well-formed UTF-8 sequence of two or more bytes at text[i], or 0
 // (RFC 3629, table 3-7 of the Unicode standard: no overlong forms, surrogates or values past U+10FFFF).
 std::size_t sequence_length(std::string_view text, std::size_t i) {
-  auto at = [&](std::size_t k) -> unsigned char { return i + k < text.size() ? static_cast<unsigned char>(text[i + k]) : 0; };
+  auto at = [&](std::size_t k) -> unsigned char {
+    return i + k < text.size() ? static_cast<unsigned char>(text[i + k]) : 0;
+  };
   const unsigned char b0 = at(0), b1 = at(1);
   auto cont = [&](std::size_t k) { return in(at(k), 0x80, 0xbf); };
   if (in(b0, 0xc2, 0xdf)) return cont(1) ? 2 : 0;
@@ -34,8 +36,10 @@ std::string printable_ascii(std::string_view text) {
   std::string out;
   for (const char ch : text) {
     const unsigned char c = static_cast<unsigned char>(ch);
-    if (c >= 0x20 && c < 0x7f) out += ch;
-    else append_escaped(out, c);
+    if (c >= 0x20 && c < 0x7f)
+      out += ch;
+    else
+      append_escaped(out, c);
   }
   return out;
 }

@@ -26,16 +26,16 @@ std::uint64_t read_le64(const std::uint8_t* p) {
 
 std::size_t safetensors_dtype_size(const std::string& dtype) {
   static const std::map<std::string, std::size_t> sizes = {
-      {"BOOL", 1}, {"U8", 1},  {"I8", 1},  {"F8_E4M3", 1}, {"F8_E5M2", 1}, {"U16", 2}, {"I16", 2},
-      {"F16", 2},  {"BF16", 2}, {"U32", 4}, {"I32", 4},     {"F32", 4},     {"U64", 8}, {"I64", 8},
-      {"F64", 8}};
+      {"BOOL", 1}, {"U8", 1},  {"I8", 1},  {"F8_E4M3", 1}, {"F8_E5M2", 1}, {"U16", 2}, {"I16", 2}, {"F16", 2},
+      {"BF16", 2}, {"U32", 4}, {"I32", 4}, {"F32", 4},     {"U64", 8},     {"I64", 8}, {"F64", 8}};
   auto it = sizes.find(dtype);
   return it == sizes.end() ? 0 : it->second;
 }
 
 SafetensorsFile::SafetensorsFile(const std::filesystem::path& path) : path_(path), file_(InputFile(path)) {
   const std::uint64_t size = file_->size();
-  if (size < 8) throw InputError(file_->name(), "not a safetensors file: " + std::to_string(size) + " bytes, need at least 8");
+  if (size < 8)
+    throw InputError(file_->name(), "not a safetensors file: " + std::to_string(size) + " bytes, need at least 8");
   // Only the header is read now, after its length is checked; a tensor's bytes are read when it is
   // asked for, so a file is never read further than the tensors the model uses.
   std::uint8_t length[8];
@@ -63,8 +63,8 @@ std::uint64_t SafetensorsFile::check_header_length(std::uint64_t header_len, std
                                std::to_string(kMaxHeaderBytes) + ")");
   }
   if (header_len > after) {
-    throw InputError(file, "safetensors header claims " + std::to_string(header_len) +
-                               " bytes but the file has only " + std::to_string(after) + " after it");
+    throw InputError(file, "safetensors header claims " + std::to_string(header_len) + " bytes but the file has only " +
+                               std::to_string(after) + " after it");
   }
   data_start_ = 8 + static_cast<std::size_t>(header_len);
   return header_len;
@@ -108,7 +108,8 @@ void SafetensorsFile::parse(const std::string& header_text, std::uint64_t data_b
     // Count elements with overflow checks: a hostile header can declare huge shapes.
     std::size_t count = 1;
     for (const nlohmann::json& d : shape) {
-      if (!d.is_number_unsigned()) throw InputError(file, where + "shape has a value that is not a non-negative integer");
+      if (!d.is_number_unsigned())
+        throw InputError(file, where + "shape has a value that is not a non-negative integer");
       const std::uint64_t dim = d.get<std::uint64_t>();
       // Shapes are kept as signed 64-bit numbers; a larger dim (possible next to a 0) would read back negative.
       if (dim > static_cast<std::uint64_t>(std::numeric_limits<long long>::max())) {
@@ -157,13 +158,14 @@ const SafetensorsEntry& SafetensorsFile::entry(const std::string& name) const {
 
 std::vector<float> SafetensorsFile::read_f32(const std::string& name) const {
   const SafetensorsEntry& e = entry(name);
-  if (e.dtype != "F32") throw InputError(path_.string(), "tensor '" + name + "' has dtype " + e.dtype + ", expected F32");
+  if (e.dtype != "F32")
+    throw InputError(path_.string(), "tensor '" + name + "' has dtype " + e.dtype + ", expected F32");
   const std::vector<std::uint8_t> raw = data(e);
   std::vector<float> out(raw.size() / 4);
   const std::uint8_t* p = raw.data();
   for (std::size_t i = 0; i < out.size(); ++i, p += 4) {
-    const std::uint32_t bits = std::uint32_t(p[0]) | std::uint32_t(p[1]) << 8 | std::uint32_t(p[2]) << 16 |
-                               std::uint32_t(p[3]) << 24;
+    const std::uint32_t bits =
+        std::uint32_t(p[0]) | std::uint32_t(p[1]) << 8 | std::uint32_t(p[2]) << 16 | std::uint32_t(p[3]) << 24;
     std::memcpy(&out[i], &bits, 4);
   }
   return out;

@@ -10,8 +10,8 @@
 #include <map>
 #include <string>
 
-#include <nlohmann/json.hpp>
 #include <stb_image_write.h>
+#include <nlohmann/json.hpp>
 
 #include "fashion_mnist.h"
 #include "process.h"
@@ -22,7 +22,8 @@ namespace infer::test {
 // The goal from the foundation issue; weights/README.md gives the measured value.
 constexpr double kRequiredAccuracy = 0.930;
 
-inline ProcessResult classify_test_set(const std::string& device, double& accuracy, const std::string& precision = "fp32") {
+inline ProcessResult classify_test_set(const std::string& device, double& accuracy,
+                                       const std::string& precision = "fp32") {
   const FashionMnist data = load_fashion_mnist_test();
   TempDir dir;
   std::map<std::string, int> label_of;
@@ -34,7 +35,7 @@ inline ProcessResult classify_test_set(const std::string& device, double& accura
     label_of[path] = data.labels[static_cast<std::size_t>(i)];
   }
   ProcessResult r = run_process(infer_exe(), {"--json", "--top-k", "1", "--batch", "256", "--device", device,
-                                            "--precision", precision, dir.path().string()});
+                                              "--precision", precision, dir.path().string()});
   int correct = 0, seen = 0;
   std::string backend;  // as infer names it: on the CPU stand-in, the result is the stand-in's
   for (const std::string& line : r.out_lines()) {

@@ -33,10 +33,10 @@ namespace infer::test {
 
 struct ConformanceModel {
   std::string name;
-  std::string onnx;         // path
+  std::string onnx;  // path
   int classes = 0;
-  int size = 0;             // input height and width
-  int count = 0;            // inputs
+  int size = 0;              // input height and width
+  int count = 0;             // inputs
   std::vector<float> input;  // count x 3 x size x size
   std::vector<float> ort;    // count x classes
   std::vector<float> torch;  // count x classes: PyTorch's outputs, the exporter's ground truth
@@ -112,7 +112,8 @@ inline ConformanceResult compare_with_ort(const ConformanceModel& m, const Netwo
     const bool winograd = std::string(backend.device()) == "cpu" && cpu_winograd();
     const ReferenceTensor ref = reference_forward(net, one, 1, net.layers().size(), winograd).back();
     std::vector<double> want(k), tolerance(k), from_torch(k);
-    std::vector<float> mine(got.begin() + static_cast<std::ptrdiff_t>(s * k), got.begin() + static_cast<std::ptrdiff_t>((s + 1) * k));
+    std::vector<float> mine(got.begin() + static_cast<std::ptrdiff_t>(s * k),
+                            got.begin() + static_cast<std::ptrdiff_t>((s + 1) * k));
     for (std::size_t i = 0; i < k; ++i) {
       const double ort = m.ort[s * k + i];
       want[i] = ort;

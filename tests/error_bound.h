@@ -69,8 +69,10 @@ inline double max_window(const Layer& l) {
     case LayerKind::AvgPool: return static_cast<double>(l.pool().kernel_h) * l.pool().kernel_w;
     case LayerKind::AdaptiveAvgPool: {
       int h = 0, w = 0;
-      for (int i = 0; i < l.out.h; ++i) h = std::max(h, adaptive_end(i, l.in.h, l.out.h) - adaptive_begin(i, l.in.h, l.out.h));
-      for (int j = 0; j < l.out.w; ++j) w = std::max(w, adaptive_end(j, l.in.w, l.out.w) - adaptive_begin(j, l.in.w, l.out.w));
+      for (int i = 0; i < l.out.h; ++i)
+        h = std::max(h, adaptive_end(i, l.in.h, l.out.h) - adaptive_begin(i, l.in.h, l.out.h));
+      for (int j = 0; j < l.out.w; ++j)
+        w = std::max(w, adaptive_end(j, l.in.w, l.out.w) - adaptive_begin(j, l.in.w, l.out.w));
       return static_cast<double>(h) * w;
     }
     default: return static_cast<double>(l.in.h) * l.in.w;  // global
@@ -122,9 +124,7 @@ inline std::vector<double> rounding_error_bound(const Network& net, const std::v
         c += r.data + 2.0 * r.operand + k * r.accumulate + r.sum + r.store;
         break;
       }
-      case LayerKind::BatchNorm:
-        c += r.data + 8.0 * r.sum + r.store;
-        break;
+      case LayerKind::BatchNorm: c += r.data + 8.0 * r.sum + r.store; break;
       case LayerKind::AvgPool:
       case LayerKind::GlobalAvgPool:
       case LayerKind::AdaptiveAvgPool: {
@@ -132,8 +132,7 @@ inline std::vector<double> rounding_error_bound(const Network& net, const std::v
         c += (k + 1.0) * r.sum + r.store;
         break;
       }
-      case LayerKind::Softmax:
-        throw std::invalid_argument("rounding_error_bound: layers after a softmax");
+      case LayerKind::Softmax: throw std::invalid_argument("rounding_error_bound: layers after a softmax");
       case LayerKind::Add:  // both inputs' errors (each within C M of its own magnitude) and one rounding
         c += r.sum + r.store;
         break;
@@ -141,12 +140,11 @@ inline std::vector<double> rounding_error_bound(const Network& net, const std::v
       case LayerKind::MaxPool:
       case LayerKind::Flatten:
       case LayerKind::Concat:
-      case LayerKind::Upsample:
-        break;
+      case LayerKind::Upsample: break;
       case LayerKind::Pad:  // the border value stored once: within u |value| (the magnitude network's border)
         c += r.store;
         break;
-      INFER_CASE_POINTWISE_OPS
+        INFER_CASE_POINTWISE_OPS
         // exact and 1-Lipschitz (clip): the magnitude network runs it as a ReLU (see magnitude_network)
         if (pointwise_reference(pointwise_op(l.kind), l.pointwise()).exact) break;
         [[fallthrough]];

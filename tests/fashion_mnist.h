@@ -61,7 +61,8 @@ inline FashionMnist load_fashion_mnist_test(const std::string& dir = fashion_mni
   FashionMnist d;
   d.count = be32(img, 4);
   if (be32(lab, 4) != d.count || be32(img, 8) != 28 || be32(img, 12) != 28 ||
-      img.size() != 16 + static_cast<std::size_t>(d.count) * 784 || lab.size() != 8 + static_cast<std::size_t>(d.count)) {
+      img.size() != 16 + static_cast<std::size_t>(d.count) * 784 ||
+      lab.size() != 8 + static_cast<std::size_t>(d.count)) {
     throw std::runtime_error("unexpected IDX sizes");
   }
   d.images.assign(img.begin() + 16, img.end());

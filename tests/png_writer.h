@@ -18,8 +18,8 @@ inline void put_chunk(std::string& png, const char* type, const std::string& dat
   put_be32(png, static_cast<std::uint32_t>(data.size()));
   const std::string body = std::string(type, 4) + data;
   png += body;
-  put_be32(png, static_cast<std::uint32_t>(crc32(0, reinterpret_cast<const Bytef*>(body.data()),
-                                                 static_cast<uInt>(body.size()))));
+  put_be32(png, static_cast<std::uint32_t>(
+                    crc32(0, reinterpret_cast<const Bytef*>(body.data()), static_cast<uInt>(body.size()))));
 }
 
 // A PNG from its IHDR fields and the image data before compression (filter bytes included).
@@ -93,8 +93,8 @@ inline std::string png_bomb(std::uint32_t width, std::uint32_t height, std::uint
   const std::string flushed = run(zeros, Z_FULL_FLUSH);
   const std::string last = run("", Z_FINISH);
   deflateEnd(&z);
-  const uLong block_adler = adler32(adler32(0, nullptr, 0), reinterpret_cast<const Bytef*>(zeros.data()),
-                                    static_cast<uInt>(block));
+  const uLong block_adler =
+      adler32(adler32(0, nullptr, 0), reinterpret_cast<const Bytef*>(zeros.data()), static_cast<uInt>(block));
   std::string stream("\x78\xda", 2);
   uLong adler = adler32(0, nullptr, 0);
   for (std::uint64_t done = 0; done < inflated; done += block) {

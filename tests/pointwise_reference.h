@@ -58,14 +58,21 @@ inline PointwiseReference pointwise_reference(PointwiseOp op, PointwiseAttrs p) 
       return {default_pointwise_attrs(op), logistic, 0.25, [](double, double y) { return 6.0 * u * y + kTiny; },
               [](double x, double) { return logistic(x) * (1.0 - logistic(x)); }};
     case PointwiseOp::Silu:
-      return {default_pointwise_attrs(op), [](double x) { return x * logistic(x); }, 1.1, [](double, double y) { return 6.0 * u * y + kTiny; },
+      return {default_pointwise_attrs(op), [](double x) { return x * logistic(x); }, 1.1,
+              [](double, double y) { return 6.0 * u * y + kTiny; },
               [](double x, double) { return std::fabs(logistic(x) * (1.0 + x * (1.0 - logistic(x)))); }};
     case PointwiseOp::Clip:  // a = min, b = max; the sample is ReLU6
-      return {{0.0f, 6.0f}, [=](double x) { return clamp(x, a, b); }, 1.0, [](double, double) { return 0.0; },
-              [=](double x, double margin) { return ramp(x, margin, a, b, 1.0); }, true};
+      return {{0.0f, 6.0f},
+              [=](double x) { return clamp(x, a, b); },
+              1.0,
+              [](double, double) { return 0.0; },
+              [=](double x, double margin) { return ramp(x, margin, a, b, 1.0); },
+              true};
     case PointwiseOp::HardSigmoid: {  // a = alpha, b = beta
       const double lo = std::min(-b / a, (1.0 - b) / a), hi = std::max(-b / a, (1.0 - b) / a);
-      return {{0.2f, 0.5f}, [=](double x) { return std::isnan(x) ? x : clamp(a * x + b, 0.0, 1.0); }, std::fabs(a),
+      return {{0.2f, 0.5f},
+              [=](double x) { return std::isnan(x) ? x : clamp(a * x + b, 0.0, 1.0); },
+              std::fabs(a),
               [=](double x, double) { return u * (2.0 * std::fabs(a) * x + std::fabs(b)); },
               [=](double x, double margin) { return ramp(x, margin, lo, hi, std::fabs(a)); }};
     }
@@ -74,8 +81,7 @@ inline PointwiseReference pointwise_reference(PointwiseOp op, PointwiseAttrs p) 
       const double lipschitz = std::max({1.0, std::fabs(b), std::fabs(2.0 - b)});
       const double lo = -b / a, hi = (1.0 - b) / a;
       return {default_pointwise_attrs(op), [=](double x) { return std::isnan(x) ? x : x * clamp(a * x + b, 0.0, 1.0); },
-              lipschitz,
-              [=](double x, double y) { return u * x * (2.0 * a * x + std::fabs(b)) + u * y; },
+              lipschitz, [=](double x, double y) { return u * x * (2.0 * a * x + std::fabs(b)) + u * y; },
               [=](double x, double margin) {
                 if (std::fabs(x - lo) <= margin || std::fabs(x - hi) <= margin) return lipschitz;
                 return x < lo ? 0.0 : x > hi ? 1.0 : std::fabs(2.0 * a * x + b);
@@ -83,9 +89,13 @@ inline PointwiseReference pointwise_reference(PointwiseOp op, PointwiseAttrs p) 
     }
     case PointwiseOp::LeakyRelu: {  // a = alpha; the product rounded below 0, exact above
       const double lipschitz = std::max(1.0, std::fabs(a));
-      return {{0.1f, 0.0f}, [=](double x) { return x < 0.0 ? a * x : x; }, lipschitz,
+      return {{0.1f, 0.0f},
+              [=](double x) { return x < 0.0 ? a * x : x; },
+              lipschitz,
               [](double, double y) { return u * y; },
-              [=](double x, double margin) { return std::fabs(x) <= margin ? lipschitz : x > 0.0 ? 1.0 : std::fabs(a); }};
+              [=](double x, double margin) {
+                return std::fabs(x) <= margin ? lipschitz : x > 0.0 ? 1.0 : std::fabs(a);
+              }};
     }
   }
   throw std::logic_error("pointwise_reference: an op without a case");

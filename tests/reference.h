@@ -163,12 +163,15 @@ inline ReferenceTensor layer(const Layer& l, const std::vector<const ReferenceTe
       case LayerKind::BatchNorm:
         for (int c = 0; c < d.c; ++c) {
           const std::size_t ch = static_cast<std::size_t>(c);
-          const double s = l.params.weight[ch] / std::sqrt(static_cast<double>(l.params.running_var[ch]) + l.batchnorm().epsilon);
+          const double s =
+              l.params.weight[ch] / std::sqrt(static_cast<double>(l.params.running_var[ch]) + l.batchnorm().epsilon);
           for (int y = 0; y < d.h; ++y)
             for (int x = 0; x < d.w; ++x) {
               const std::size_t j = idx(d, b, c, y, x);
               out.value[j] = (in.value[j] - l.params.running_mean[ch]) * s + l.params.bias[ch];
-              const double own = 8.0 * u * (std::fabs(s * in.value[j]) + std::fabs(s * l.params.running_mean[ch]) + std::fabs(l.params.bias[ch]));
+              const double own = 8.0 * u *
+                                 (std::fabs(s * in.value[j]) + std::fabs(s * l.params.running_mean[ch]) +
+                                  std::fabs(l.params.bias[ch]));
               out.bound[j] = std::fabs(s) * in.bound[j] + own;
               out.variance[j] = s * s * in.variance[j] + own * own;
             }
@@ -198,7 +201,8 @@ inline ReferenceTensor layer(const Layer& l, const std::vector<const ReferenceTe
                   ++count;
                 }
               const int y0 = y * a.stride_h - a.pad_h, x0 = x * a.stride_w - a.pad_w;
-              const int padded = (std::min(y0 + a.kernel_h, di.h + a.pad_h) - y0) * (std::min(x0 + a.kernel_w, di.w + a.pad_w) - x0);
+              const int padded =
+                  (std::min(y0 + a.kernel_h, di.h + a.pad_h) - y0) * (std::min(x0 + a.kernel_w, di.w + a.pad_w) - x0);
               const double divisor = a.count_include_pad ? padded : count;
               const std::size_t o = idx(d, b, c, y, x);
               out.value[o] = l.kind == LayerKind::MaxPool ? best : sum / divisor;
@@ -261,7 +265,8 @@ inline ReferenceTensor layer(const Layer& l, const std::vector<const ReferenceTe
         for (int c = 0; c < d.c; ++c)
           for (int y = 0; y < d.h; ++y)
             for (int x = 0; x < d.w; ++x) {
-              const std::size_t from = idx(di, b, c, y / l.upsample().scale_h, x / l.upsample().scale_w), to = idx(d, b, c, y, x);
+              const std::size_t from = idx(di, b, c, y / l.upsample().scale_h, x / l.upsample().scale_w),
+                                to = idx(d, b, c, y, x);
               out.value[to] = in.value[from];
               out.bound[to] = in.bound[from];
               out.variance[to] = in.variance[from];
@@ -318,9 +323,12 @@ inline ReferenceTensor layer(const Layer& l, const std::vector<const ReferenceTe
         for (std::size_t k = 0; k < ins.size(); ++k) {
           const std::size_t size = static_cast<std::size_t>(l.in_dims[k].c) * plane;
           const std::size_t from = static_cast<std::size_t>(b) * size;
-          std::copy_n(ins[k]->value.begin() + static_cast<std::ptrdiff_t>(from), size, out.value.begin() + static_cast<std::ptrdiff_t>(at));
-          std::copy_n(ins[k]->bound.begin() + static_cast<std::ptrdiff_t>(from), size, out.bound.begin() + static_cast<std::ptrdiff_t>(at));
-          std::copy_n(ins[k]->variance.begin() + static_cast<std::ptrdiff_t>(from), size, out.variance.begin() + static_cast<std::ptrdiff_t>(at));
+          std::copy_n(ins[k]->value.begin() + static_cast<std::ptrdiff_t>(from), size,
+                      out.value.begin() + static_cast<std::ptrdiff_t>(at));
+          std::copy_n(ins[k]->bound.begin() + static_cast<std::ptrdiff_t>(from), size,
+                      out.bound.begin() + static_cast<std::ptrdiff_t>(at));
+          std::copy_n(ins[k]->variance.begin() + static_cast<std::ptrdiff_t>(from), size,
+                      out.variance.begin() + static_cast<std::ptrdiff_t>(at));
           at += size;
         }
         break;
@@ -330,7 +338,8 @@ inline ReferenceTensor layer(const Layer& l, const std::vector<const ReferenceTe
         const ReferenceTensor& other = *ins[1];
         const bool per_channel = l.in_dims[1].size() != d.size();
         const std::size_t plane = static_cast<std::size_t>(d.h) * d.w;
-        for (std::size_t i = static_cast<std::size_t>(b) * d.size(); i < static_cast<std::size_t>(b + 1) * d.size(); ++i) {
+        for (std::size_t i = static_cast<std::size_t>(b) * d.size(); i < static_cast<std::size_t>(b + 1) * d.size();
+             ++i) {
           const std::size_t j = per_channel ? i / plane : i;
           const double x = in.value[i], z = other.value[j], ex = in.bound[i], ez = other.bound[j];
           const double vx = in.variance[i], vz = other.variance[j];
@@ -352,19 +361,31 @@ inline ReferenceTensor layer(const Layer& l, const std::vector<const ReferenceTe
         if (b == 0) {  // elementwise: all n samples at once
           if (is_pointwise(l.kind)) {
             const PointwiseReference f = pointwise_reference(pointwise_op(l.kind), l.pointwise());
-            each(f.lipschitz, [&](double x, double e) {
-              const double y = f.value(x);
-              return std::pair{y, f.lipschitz * e + f.rounding(std::fabs(x), std::fabs(y))};
-            }, [&](double x, double sigma) { return f.slope(x, kLambda * sigma); });
+            each(
+                f.lipschitz,
+                [&](double x, double e) {
+                  const double y = f.value(x);
+                  return std::pair{y, f.lipschitz * e + f.rounding(std::fabs(x), std::fabs(y))};
+                },
+                [&](double x, double sigma) { return f.slope(x, kLambda * sigma); });
             break;
           }
           switch (l.kind) {
             case LayerKind::Relu:
-              each(1.0, [](double x, double e) { return std::pair{std::max(x, 0.0), e}; },
-                   [&](double x, double sigma) { return ramp(x, sigma, 0.0, HUGE_VAL, 1.0); });
+              each(
+                  1.0,
+                  [](double x, double e) {
+                    return std::pair{std::max(x, 0.0), e};
+                  },
+                  [&](double x, double sigma) { return ramp(x, sigma, 0.0, HUGE_VAL, 1.0); });
               break;
             case LayerKind::Flatten:
-              each(1.0, [](double x, double e) { return std::pair{x, e}; }, [](double, double) { return 1.0; });
+              each(
+                  1.0,
+                  [](double x, double e) {
+                    return std::pair{x, e};
+                  },
+                  [](double, double) { return 1.0; });
               break;
             default: throw std::logic_error("reference: an op without a case");
           }

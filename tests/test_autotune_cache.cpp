@@ -43,8 +43,21 @@ class RandomEntries {
 
   // Strings a JSON writer must escape or encode: quotes, backslashes, control characters, UTF-8.
   std::string text(bool plain = false) {
-    static const std::vector<std::string> fancy = {"a", "Z", "9", " ", "(", "_", "\"", "\\", "\n", "\t", "\x01",
-                                                   "\x7f", "\xc3\xa9", "\xe2\x80\x94", "\xf0\x9f\x9a\x80"};
+    static const std::vector<std::string> fancy = {"a",
+                                                   "Z",
+                                                   "9",
+                                                   " ",
+                                                   "(",
+                                                   "_",
+                                                   "\"",
+                                                   "\\",
+                                                   "\n",
+                                                   "\t",
+                                                   "\x01",
+                                                   "\x7f",
+                                                   "\xc3\xa9",
+                                                   "\xe2\x80\x94",
+                                                   "\xf0\x9f\x9a\x80"};
     static const std::vector<std::string> letters = {"a", "b", "x", "y", "M", "N", "3", "7", "_", " ", "-", "("};
     const std::vector<std::string>& alphabet = plain ? letters : fancy;
     std::string s;
@@ -246,8 +259,7 @@ TEST(AutotuneCache, PutRejectsWhatTheFileCannotHold) {
                std::invalid_argument);
   EXPECT_THROW(cache.put(key, with_choice([](AutotuneChoice& c) { c.algorithm = -1; })), std::invalid_argument);
   EXPECT_THROW(cache.put(key, with_choice([](AutotuneChoice& c) { c.time_ms = -0.25; })), std::invalid_argument);
-  EXPECT_THROW(cache.put(key, with_choice([](AutotuneChoice& c) { c.time_ms = std::nan(""); })),
-               std::invalid_argument);
+  EXPECT_THROW(cache.put(key, with_choice([](AutotuneChoice& c) { c.time_ms = std::nan(""); })), std::invalid_argument);
   EXPECT_THROW(cache.put(key, with_choice([](AutotuneChoice& c) { c.time_ms = HUGE_VAL; })), std::invalid_argument);
   EXPECT_THROW(cache.put(with_key([](AutotuneKey& k) { k.device.clear(); }), choice), std::invalid_argument);
   EXPECT_THROW(cache.put(with_key([](AutotuneKey& k) { k.shape.clear(); }), choice), std::invalid_argument);
@@ -337,7 +349,8 @@ TEST(AutotuneCache, EveryKindOfBadContentIsNamed) {
       {"no newline at the end", text.substr(0, text.size() - 1), "does not end with a newline"},
       {"hand edit", hand_edited, "checksum mismatch"},
       {"wrong format", edited([](OrderedJson& d) { d["format"] = "infer-model"; }), "not an autotune cache"},
-      {"wrong version", edited([](OrderedJson& d) { d["version"] = 2; }), "\"version\" is 2, this build reads version 1"},
+      {"wrong version", edited([](OrderedJson& d) { d["version"] = 2; }),
+       "\"version\" is 2, this build reads version 1"},
       {"version as text", edited([](OrderedJson& d) { d["version"] = "1"; }), "\"version\" is the string \"1\""},
       {"unknown member", edited([](OrderedJson& d) { d["comment"] = "x"; }), "unknown member the string \"comment\""},
       {"entries not an array", edited([](OrderedJson& d) { d["entries"] = OrderedJson::object(); }),
@@ -358,13 +371,18 @@ TEST(AutotuneCache, EveryKindOfBadContentIsNamed) {
        "\"precision\" is the string \"bf16\""},
       {"empty device", edited([](OrderedJson& d) { d["entries"][0]["device"] = ""; }), "\"device\" is empty"},
       {"shape a number", edited([](OrderedJson& d) { d["entries"][0]["shape"] = 3; }), "\"shape\" is 3"},
-      {"fused as 1", edited([](OrderedJson& d) { d["entries"][0]["fused"] = 1; }), "\"fused\" is 1, expected true or false"},
+      {"fused as 1", edited([](OrderedJson& d) { d["entries"][0]["fused"] = 1; }),
+       "\"fused\" is 1, expected true or false"},
       {"time negative", edited([](OrderedJson& d) { d["entries"][0]["time_ms"] = -0.5; }), "\"time_ms\" is -0.5"},
       {"time as text", edited([](OrderedJson& d) { d["entries"][0]["time_ms"] = "0.5"; }), "\"time_ms\" is the string"},
-      {"time overflows", replaced(edited([](OrderedJson& d) { d["entries"][0]["time_ms"] = 1.5; }), "\"time_ms\": 1.5", "\"time_ms\": 1e999"),
+      {"time overflows",
+       replaced(edited([](OrderedJson& d) { d["entries"][0]["time_ms"] = 1.5; }), "\"time_ms\": 1.5",
+                "\"time_ms\": 1e999"),
        "not JSON"},
-      {"missing member", edited([](OrderedJson& d) { d["entries"][1].erase("fused"); }), "entries[1]: \"fused\" is missing"},
-      {"unknown entry member", edited([](OrderedJson& d) { d["entries"][1]["speed"] = 1; }), "entries[1]: unknown member"},
+      {"missing member", edited([](OrderedJson& d) { d["entries"][1].erase("fused"); }),
+       "entries[1]: \"fused\" is missing"},
+      {"unknown entry member", edited([](OrderedJson& d) { d["entries"][1]["speed"] = 1; }),
+       "entries[1]: unknown member"},
       {"duplicate key", edited([](OrderedJson& d) { d["entries"].push_back(d["entries"][0]); }),
        "entries[3]: the same device, cudnn_version, precision and shape as an earlier entry"},
       {"duplicate key, other choice", edited([](OrderedJson& d) {

@@ -28,7 +28,8 @@ class EndToEnd : public ::testing::Test {
   }
   // Runs `infer --json --device cpu args... bag.png`; expects exit_code and one stderr line that
   // starts with "infer: <file>: " and contains `message`.
-  void expect_failure(std::vector<std::string> args, int exit_code, const std::string& file, const std::string& message) {
+  void expect_failure(std::vector<std::string> args, int exit_code, const std::string& file,
+                      const std::string& message) {
     const std::vector<std::string> before = files_in(dir_.path());
     args.insert(args.begin(), {"--json", "--device", "cpu"});
     args.push_back(kImage);
@@ -129,8 +130,8 @@ TEST_F(EndToEnd, AModelWithoutASoftmaxPrintsScoresUnlessAsked) {
 
 TEST_F(EndToEnd, WeightsWhoseDigestDiffersFromTheManifest) {
   write_model(kTinyToml, safetensors_bytes(tiny_tensors(rng_)));
-  write_file(dir_ / "m.toml", "schema = 1\n[[model.files]]\npath = \"tiny.safetensors\"\nsha256 = \"" +
-                                  std::string(64, '0') + "\"\n");
+  write_file(dir_ / "m.toml",
+             "schema = 1\n[[model.files]]\npath = \"tiny.safetensors\"\nsha256 = \"" + std::string(64, '0') + "\"\n");
   expect_failure({"--manifest", path("m.toml"), "--model", path("tiny.toml")}, 3, path("tiny.safetensors"),
                  "lists 0000000000000000000000000000000000000000000000000000000000000000: refusing this file");
 }
@@ -155,19 +156,19 @@ TEST_P(ManifestEndToEnd, ExitsWithThreeNamingTheManifest) {
   EXPECT_NE(check.err.find(c.message), std::string::npos) << check.err;
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Cases, ManifestEndToEnd,
-    ::testing::Values(ManifestCase{"not TOML", "schema = = 1\n", "line 1: invalid TOML"},
-                      ManifestCase{"unknown section", "schema = 1\n[drivers]\nrelease = \"1\"\n",
-                                   "line 2: key 'drivers': unknown section"},
-                      ManifestCase{"bad constraint", "[cudnn]\nversion = \">=9.x\"\n",
-                                   "line 2: key 'cudnn.version': bad constraint"},
-                      ManifestCase{"bad severity", "[cuda]\nsingle_copy = \"sometimes\"\n",
-                                   "severity must be \"required\" or \"advisory\""},
-                      ManifestCase{"bad digest", "[[model.files]]\npath = \"a\"\nsha256 = \"xyz\"\n",
-                                   "expected 64 lowercase hexadecimal digits"},
-                      ManifestCase{"wrong schema", "schema = 2\n", "this infer reads schema 1"}),
-    CaseName());
+INSTANTIATE_TEST_SUITE_P(Cases, ManifestEndToEnd,
+                         ::testing::Values(ManifestCase{"not TOML", "schema = = 1\n", "line 1: invalid TOML"},
+                                           ManifestCase{"unknown section", "schema = 1\n[drivers]\nrelease = \"1\"\n",
+                                                        "line 2: key 'drivers': unknown section"},
+                                           ManifestCase{"bad constraint", "[cudnn]\nversion = \">=9.x\"\n",
+                                                        "line 2: key 'cudnn.version': bad constraint"},
+                                           ManifestCase{"bad severity", "[cuda]\nsingle_copy = \"sometimes\"\n",
+                                                        "severity must be \"required\" or \"advisory\""},
+                                           ManifestCase{"bad digest",
+                                                        "[[model.files]]\npath = \"a\"\nsha256 = \"xyz\"\n",
+                                                        "expected 64 lowercase hexadecimal digits"},
+                                           ManifestCase{"wrong schema", "schema = 2\n", "this infer reads schema 1"}),
+                         CaseName());
 
 // Issue 11, item 3: a model, weights or manifest that is not a regular file, or is too large to be
 // one, is refused without being opened for reading or read (a FIFO blocked forever before).

@@ -63,7 +63,8 @@ TEST(Cli, RunsFromACopyAtAnotherPath) {
 }
 
 TEST(Cli, JsonLinesAreCompleteAndOrdered) {
-  const ProcessResult r = infer({"--device", "cpu", "--json", "--top-k", "4", kSamples + "/bag.png", kSamples + "/trouser.png"});
+  const ProcessResult r =
+      infer({"--device", "cpu", "--json", "--top-k", "4", kSamples + "/bag.png", kSamples + "/trouser.png"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const std::vector<std::string> lines = r.out_lines();
   ASSERT_EQ(lines.size(), 2u);
@@ -112,7 +113,8 @@ std::string sample_bytes(const std::string& name) { return slurp(kSamples + "/" 
 
 std::string grey_row(std::uint32_t width, int bytes_per_pixel) {
   std::string row;
-  for (std::uint32_t x = 0; x < width * static_cast<std::uint32_t>(bytes_per_pixel); ++x) row += static_cast<char>(x * 37);
+  for (std::uint32_t x = 0; x < width * static_cast<std::uint32_t>(bytes_per_pixel); ++x)
+    row += static_cast<char>(x * 37);
   return row;
 }
 
@@ -178,12 +180,14 @@ INSTANTIATE_TEST_SUITE_P(
                  3, "cannot decode image: expected marker"},
         BadInput{"JPEG whose Huffman table overflows",  // fuzz_image: an out-of-bounds write in stb 2.27
                  [](const TempDir& d) {
-                   return write(d, "dht.jpg", slurp(test_file("tests/fuzz/corpus/fuzz_image/crash-jpeg-dht-overflow.jpg")));
+                   return write(d, "dht.jpg",
+                                slurp(test_file("tests/fuzz/corpus/fuzz_image/crash-jpeg-dht-overflow.jpg")));
                  },
                  3, "cannot decode image: bad DHT header"},
         BadInput{"PNG whose first IDAT chunk is empty",  // fuzz_image: memcpy(NULL, ..., 0) in stb 2.27 (UBSan)
                  [](const TempDir& d) {
-                   return write(d, "idat.png", slurp(test_file("tests/fuzz/corpus/fuzz_image/crash-png-empty-idat.png")));
+                   return write(d, "idat.png",
+                                slurp(test_file("tests/fuzz/corpus/fuzz_image/crash-png-empty-idat.png")));
                  },
                  // stb names the unknown chunk by its four bytes: non-printable ones are escaped
                  3, "cannot decode image: \\x18\\x06\\xe0\\xf7 PNG chunk not known"},
@@ -197,18 +201,20 @@ INSTANTIATE_TEST_SUITE_P(
                  3, "image is 4294967295x4294967295 pixels, over the limit of 50000000 pixels"},
         BadInput{"tiny TGA claiming 8.7 Mpx",  // fuzz_image: 19 bytes decoded (slowly) into a picture of zeros
                  [](const TempDir& d) {
-                   return write(d, "tiny.tga", std::string("\0\0\x0a\0\0\x24\0\0\0\0\0\x7d\xd7\0\x52\x9f\x18\0\x30", 19));
+                   return write(d, "tiny.tga",
+                                std::string("\0\0\x0a\0\0\x24\0\0\0\0\0\x7d\xd7\0\x52\x9f\x18\0\x30", 19));
                  },
                  3, "run-length TGA data truncated: the header's 215x40786 pixels need"},
         BadInput{"truncated PGM",  // stb 2.27 decoded the missing rows from uninitialised memory
-                 [](const TempDir& d) { return write(d, "cut.pgm", std::string("P5\n4 4\n255\n", 11) + "abcdefgh"); }, 3,
-                 "PGM data truncated: the header's 4x4 pixels need 27 bytes, the file has 19"},
+                 [](const TempDir& d) { return write(d, "cut.pgm", std::string("P5\n4 4\n255\n", 11) + "abcdefgh"); },
+                 3, "PGM data truncated: the header's 4x4 pixels need 27 bytes, the file has 19"},
         BadInput{"PGM header number over 2^31",  // fuzz_image: int overflow in stb 2.27's PNM header parser
-                 [](const TempDir& d) { return write(d, "big.pgm", "P5\n4444444444 2\n255\n" + std::string(8, 'x')); }, 3,
-                 "PGM width 4444444444 is too large"},
-        BadInput{"huge PNG header",
-                 [](const TempDir& d) { return write(d, "huge.png", encode_png(100000, 100000, 8, 0, {grey_row(4, 1)})); },
-                 3, "image is 100000x100000 pixels, over the limit of 50000000 pixels"},
+                 [](const TempDir& d) { return write(d, "big.pgm", "P5\n4444444444 2\n255\n" + std::string(8, 'x')); },
+                 3, "PGM width 4444444444 is too large"},
+        BadInput{
+            "huge PNG header",
+            [](const TempDir& d) { return write(d, "huge.png", encode_png(100000, 100000, 8, 0, {grey_row(4, 1)})); },
+            3, "image is 100000x100000 pixels, over the limit of 50000000 pixels"},
         BadInput{"16-bit PNG works",
                  [](const TempDir& d) {
                    return write(d, "deep.png", encode_png(3, 2, 16, 0, {grey_row(3, 2), grey_row(3, 2)}));
@@ -222,7 +228,9 @@ INSTANTIATE_TEST_SUITE_P(
                  },
                  0, ""},
         BadInput{"grey+alpha PNG works",
-                 [](const TempDir& d) { return write(d, "ga.png", encode_png(5, 5, 8, 4, std::vector<std::string>(5, grey_row(5, 2)))); },
+                 [](const TempDir& d) {
+                   return write(d, "ga.png", encode_png(5, 5, 8, 4, std::vector<std::string>(5, grey_row(5, 2))));
+                 },
                  0, ""},
         BadInput{"RGBA PNG works",
                  [](const TempDir& d) {
@@ -280,7 +288,8 @@ TEST(Cli, AFullOutputIsAnErrorNotASuccess) {
 }
 
 TEST(Cli, AFullDiskMidRunIsAnErrorAndStopsTheRun) {
-  if (run_process("/usr/bin/unshare", {"-rm", "true"}).exit_code != 0) GTEST_SKIP() << "needs unshare -rm for a small tmpfs";
+  if (run_process("/usr/bin/unshare", {"-rm", "true"}).exit_code != 0)
+    GTEST_SKIP() << "needs unshare -rm for a small tmpfs";
   TempDir dir;
   fs::create_directories(dir / "images");
   fs::create_directories(dir / "disk");
@@ -312,9 +321,13 @@ TEST(Cli, AReaderThatLeavesEndsTheRunWhenSigpipeIsIgnored) {
 
 TEST(Cli, UsageErrorsExitWithTwo) {
   for (const std::vector<std::string>& args :
-       std::vector<std::vector<std::string>>{{}, {"--top-k", "0", "x.png"}, {"--batch", "0", "x.png"},
-                                             {"--device", "tpu", "x.png"}, {"--no-such-option", "x.png"},
-                                             {"--invert", "maybe", "x.png"}, {"--resize", "zoom", "x.png"},
+       std::vector<std::vector<std::string>>{{},
+                                             {"--top-k", "0", "x.png"},
+                                             {"--batch", "0", "x.png"},
+                                             {"--device", "tpu", "x.png"},
+                                             {"--no-such-option", "x.png"},
+                                             {"--invert", "maybe", "x.png"},
+                                             {"--resize", "zoom", "x.png"},
                                              {"--channel-order", "grb", "x.png"}}) {
     const ProcessResult r = infer(args);
     EXPECT_EQ(r.exit_code, 2) << r.err;
@@ -328,8 +341,8 @@ TEST(Cli, UsageErrorsExitWithTwo) {
 TEST(Cli, HelpNamesEveryExitCode) {
   const ProcessResult r = infer({"--help"});
   ASSERT_EQ(r.exit_code, 0);
-  for (const char* code : {"0 ok", "1 internal error", "2 usage", "3 invalid input", "4 GPU demanded", "5 the environment",
-                           "6 standard output"}) {
+  for (const char* code : {"0 ok", "1 internal error", "2 usage", "3 invalid input", "4 GPU demanded",
+                           "5 the environment", "6 standard output"}) {
     EXPECT_NE(r.out.find(code), std::string::npos) << code << "\n" << r.out;
   }
 }
@@ -340,8 +353,10 @@ TEST(Cli, PreprocessingOverridesThatDoNotFitTheModelExitWithTwo) {
   const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
       {{"--mean", "0.1,0.2", bag}, "infer: --mean: the model has 1 channel(s), so give 1 value(s), found 2"},
       {{"--std", "0", bag}, "infer: --std: values must be positive"},
-      {{"--resize", "crop", "--resize-size", "20", bag}, "infer: --resize-size: 20 is smaller than the model's input (28x28)"},
-      {{"--resize", "stretch", "--resize-size", "40", bag}, "infer: --resize-size: applies to the crop resize mode only"}};
+      {{"--resize", "crop", "--resize-size", "20", bag},
+       "infer: --resize-size: 20 is smaller than the model's input (28x28)"},
+      {{"--resize", "stretch", "--resize-size", "40", bag},
+       "infer: --resize-size: applies to the crop resize mode only"}};
   for (const auto& [args, message] : cases) {
     std::vector<std::string> all = {"--device", "cpu"};
     all.insert(all.end(), args.begin(), args.end());
@@ -363,12 +378,14 @@ TEST(Cli, PrecisionUsageErrorsExitWithTwo) {
     const ProcessResult r = infer({"--device", "cpu", "--precision", precision, kSamples + "/bag.png"});
     EXPECT_EQ(r.exit_code, 2) << r.err;
     EXPECT_EQ(r.out, "");
-    EXPECT_EQ(r.err, std::string("infer: --precision ") + precision +
-                         " needs the GPU; --device cpu runs fp32 only (use --device gpu or auto, or --precision fp32)\n");
+    EXPECT_EQ(r.err,
+              std::string("infer: --precision ") + precision +
+                  " needs the GPU; --device cpu runs fp32 only (use --device gpu or auto, or --precision fp32)\n");
   }
-  for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
-           {"--precision", "fp64", "x.png"}, {"--precision", "FP16", "x.png"}, {"x.png", "--precision"},
-           {"x.png", "--autotune-cache"}}) {
+  for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{{"--precision", "fp64", "x.png"},
+                                                                                    {"--precision", "FP16", "x.png"},
+                                                                                    {"x.png", "--precision"},
+                                                                                    {"x.png", "--autotune-cache"}}) {
     const ProcessResult r = infer(args);
     EXPECT_EQ(r.exit_code, 2) << args[0] << ": " << r.err;
     EXPECT_EQ(r.out, "");
@@ -398,9 +415,10 @@ TEST(Cli, CpuFallbackNoticeSaysItRunsFp32) {
   if (backend_reason.empty()) GTEST_SKIP() << "a GPU is usable here: --device auto does not fall back";
   const ProcessResult r = infer({"--no-verify", "--precision", "fp16", kSamples + "/bag.png"});
   EXPECT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_EQ(r.err, "infer: notice: --no-verify: the environment and the model digests are not checked\n"
-                   "infer: notice: running on the CPU in fp32 (--precision fp16 needs the GPU): " +
-                       backend_reason + "\n");
+  EXPECT_EQ(r.err,
+            "infer: notice: --no-verify: the environment and the model digests are not checked\n"
+            "infer: notice: running on the CPU in fp32 (--precision fp16 needs the GPU): " +
+                backend_reason + "\n");
   EXPECT_NE(r.out.find("bag.png: Bag"), std::string::npos) << r.out;
 }
 
@@ -429,8 +447,8 @@ TEST(Cli, AnOnnxModelIsRecognisedByItsContentAndRefusedWhenBroken) {
   const std::string data = "/usr/share/libonnx-testdata/data/node";
   TempDir dir;
   write_file(dir / "gap.model", slurp(data + "/test_globalaveragepool/model.onnx"));
-  ProcessResult r = infer({"--no-verify", "--device", "cpu", "--json", "--model", (dir / "gap.model").string(),
-                           kSamples + "/bag.png"});
+  ProcessResult r = infer(
+      {"--no-verify", "--device", "cpu", "--json", "--model", (dir / "gap.model").string(), kSamples + "/bag.png"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const nlohmann::json line = nlohmann::json::parse(r.out);
   ASSERT_EQ(line["top"].size(), 3u) << r.out;
@@ -441,11 +459,14 @@ TEST(Cli, AnOnnxModelIsRecognisedByItsContentAndRefusedWhenBroken) {
   write_file(dir / "cut.onnx", bytes.substr(0, bytes.size() / 2));
   r = infer({"--no-verify", "--device", "cpu", "--model", (dir / "cut.onnx").string(), kSamples + "/bag.png"});
   EXPECT_EQ(r.exit_code, 3);
-  EXPECT_NE(r.err.find("\ninfer: " + (dir / "cut.onnx").string() + ": not a valid ONNX model (the protobuf message does not parse)\n"),
-            std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("\ninfer: " + (dir / "cut.onnx").string() +
+                       ": not a valid ONNX model (the protobuf message does not parse)\n"),
+            std::string::npos)
+      << r.err;
   EXPECT_EQ(r.out, "");
 
-  r = infer({"--no-verify", "--device", "cpu", "--model", data + "/test_maxpool_2d_dilations/model.onnx", kSamples + "/bag.png"});
+  r = infer({"--no-verify", "--device", "cpu", "--model", data + "/test_maxpool_2d_dilations/model.onnx",
+             kSamples + "/bag.png"});
   EXPECT_EQ(r.exit_code, 3);
   EXPECT_NE(r.err.find("node 'y' (MaxPool): dilated pooling is not supported"), std::string::npos) << r.err;
 }

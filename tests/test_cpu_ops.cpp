@@ -12,8 +12,8 @@
 #include <limits>
 
 #include "model/cpu/cpu_backend.h"
-#include "model/fold.h"
 #include "model/cpu/workers.h"
+#include "model/fold.h"
 #include "test_util.h"
 
 namespace infer::test {
@@ -43,7 +43,8 @@ Reference naive_conv(const Layer& l, const std::vector<float>& in, int n) {
                 const int ix = x * a.stride_w - a.pad_w + s * a.dilation_w;
                 if (iy < 0 || iy >= l.in.h || ix < 0 || ix >= l.in.w) continue;
                 const double v = in[((static_cast<std::size_t>(b) * l.in.c + g * cg + c) * l.in.h + iy) * l.in.w + ix];
-                const double w = l.params.weight[((static_cast<std::size_t>(k) * cg + c) * a.kernel_h + r) * a.kernel_w + s];
+                const double w =
+                    l.params.weight[((static_cast<std::size_t>(k) * cg + c) * a.kernel_h + r) * a.kernel_w + s];
                 sum += v * w;
                 abs_sum += std::fabs(v * w);
               }
@@ -147,18 +148,18 @@ TEST_P(ConvTest, MatchesNaiveReference) {
 
 INSTANTIATE_TEST_SUITE_P(
     Shapes, ConvTest,
-    ::testing::Values(ConvCase{{1, 28, 28}, 8, 3, 1, 1, 1, 1, true},   // the shipped model's first layer
-                      ConvCase{{5, 11, 9}, 7, 3, 2, 1, 1, 1, true},    // odd sizes, stride 2
-                      ConvCase{{4, 13, 13}, 6, 5, 1, 2, 1, 1, false},  // 5x5, no bias
-                      ConvCase{{3, 15, 12}, 4, 3, 1, 2, 2, 1, true},   // dilation 2
-                      ConvCase{{6, 10, 10}, 9, 3, 2, 0, 1, 3, true},   // groups 3
-                      ConvCase{{8, 7, 7}, 8, 3, 1, 1, 1, 8, true},     // depthwise
-                      ConvCase{{16, 6, 5}, 12, 1, 1, 0, 1, 1, true},   // pointwise (no im2col)
-                      ConvCase{{3, 9, 9}, 5, 1, 2, 0, 1, 1, true},     // 1x1 with stride
-                      ConvCase{{20, 17, 31}, 33, 3, 1, 1, 1, 1, true}, // channels not in whole blocks of 16,
-                                                                       // rows of 31 = 14 + 14 + 2 + 1 pixels
-                      ConvCase{{32, 14, 14}, 64, 3, 1, 1, 1, 1, true}, // the shipped model's fourth layer
-                      ConvCase{{16, 12, 23}, 16, 3, 2, 1, 1, 1, false})); // stride 2, one output block
+    ::testing::Values(ConvCase{{1, 28, 28}, 8, 3, 1, 1, 1, 1, true},       // the shipped model's first layer
+                      ConvCase{{5, 11, 9}, 7, 3, 2, 1, 1, 1, true},        // odd sizes, stride 2
+                      ConvCase{{4, 13, 13}, 6, 5, 1, 2, 1, 1, false},      // 5x5, no bias
+                      ConvCase{{3, 15, 12}, 4, 3, 1, 2, 2, 1, true},       // dilation 2
+                      ConvCase{{6, 10, 10}, 9, 3, 2, 0, 1, 3, true},       // groups 3
+                      ConvCase{{8, 7, 7}, 8, 3, 1, 1, 1, 8, true},         // depthwise
+                      ConvCase{{16, 6, 5}, 12, 1, 1, 0, 1, 1, true},       // pointwise (no im2col)
+                      ConvCase{{3, 9, 9}, 5, 1, 2, 0, 1, 1, true},         // 1x1 with stride
+                      ConvCase{{20, 17, 31}, 33, 3, 1, 1, 1, 1, true},     // channels not in whole blocks of 16,
+                                                                           // rows of 31 = 14 + 14 + 2 + 1 pixels
+                      ConvCase{{32, 14, 14}, 64, 3, 1, 1, 1, 1, true},     // the shipped model's fourth layer
+                      ConvCase{{16, 12, 23}, 16, 3, 2, 1, 1, 1, false}));  // stride 2, one output block
 
 TEST(CpuOps, LinearMatchesNaiveReference) {
   Random rng;
@@ -173,8 +174,8 @@ TEST(CpuOps, LinearMatchesNaiveReference) {
         const Reference ref = naive_linear(net.layers()[0], input, n);
         for (CpuKernels kernels : kKernelSets) {
           expect_close(run_cpu(net, input, n, CpuOptions{kernels}), ref.value, ref.tolerance,
-                       kernel_set_name(kernels) + (bias ? " linear" : " linear without bias") + " n=" +
-                           std::to_string(n) + " outputs=" + std::to_string(outputs));
+                       kernel_set_name(kernels) + (bias ? " linear" : " linear without bias") +
+                           " n=" + std::to_string(n) + " outputs=" + std::to_string(outputs));
         }
       }
     }
@@ -249,9 +250,9 @@ TEST(CpuOps, BatchNormMatchesDefinition) {
         ref.value.push_back(y);
         // Folded parameters (two roundings each), one multiply-add (two roundings): six u-sized
         // relative errors of the terms x*scale, mean*scale and beta.
-        ref.tolerance.push_back(6 * kFloatEps *
-                                (std::fabs(x * scale) + std::fabs(l.params.running_mean[c] * scale) +
-                                 std::fabs(l.params.bias[c])));
+        ref.tolerance.push_back(
+            6 * kFloatEps *
+            (std::fabs(x * scale) + std::fabs(l.params.running_mean[c] * scale) + std::fabs(l.params.bias[c])));
       }
     }
   }
@@ -331,7 +332,8 @@ TEST(CpuOps, FoldedBatchNormIsTheBatchNormOfTheConvolution) {
   Random rng;
   SCOPED_TRACE(rng.trace());
   for (bool bias : {true, false}) {
-    const Network net = random_network(rng, {3, 5, 5}, {conv_layer("c", 7, 3, 1, 1, 1, 1, bias), batchnorm_layer("bn", 1e-3)});
+    const Network net =
+        random_network(rng, {3, 5, 5}, {conv_layer("c", 7, 3, 1, 1, 1, 1, bias), batchnorm_layer("bn", 1e-3)});
     const Layer& conv = net.layers()[0];
     const Layer& bn = net.layers()[1];
     ASSERT_TRUE(batchnorm_foldable(net.layers(), 1));
@@ -401,8 +403,10 @@ Reference max_pool(const Layer& pool, const Reference& in, int n) {
     for (int oy = 0; oy < pool.out.h; ++oy) {
       for (int ox = 0; ox < pool.out.w; ++ox) {
         double best = -std::numeric_limits<double>::infinity(), tol = 0.0;
-        for (int y = std::max(0, oy * a.stride_h - a.pad_h); y < std::min(pool.in.h, oy * a.stride_h - a.pad_h + a.kernel_h); ++y) {
-          for (int x = std::max(0, ox * a.stride_w - a.pad_w); x < std::min(pool.in.w, ox * a.stride_w - a.pad_w + a.kernel_w); ++x) {
+        for (int y = std::max(0, oy * a.stride_h - a.pad_h);
+             y < std::min(pool.in.h, oy * a.stride_h - a.pad_h + a.kernel_h); ++y) {
+          for (int x = std::max(0, ox * a.stride_w - a.pad_w);
+               x < std::min(pool.in.w, ox * a.stride_w - a.pad_w + a.kernel_w); ++x) {
             const std::size_t i = (static_cast<std::size_t>(p) * pool.in.h + y) * pool.in.w + x;
             best = std::max(best, in.value[i]);
             tol = std::max(tol, in.tolerance[i]);
@@ -422,10 +426,11 @@ TEST(CpuOps, FusedChainConvBatchNormReluPoolConv) {
   // whole chunks and a shorter one).
   Random rng;
   SCOPED_TRACE(rng.trace());
-  const Network net = random_network(rng, {3, 19, 21},
-                                     {conv_layer("c1", 20, 3, 1, 1), batchnorm_layer("bn1"), plain_layer("r1", LayerKind::Relu),
-                                      pool_layer("p1", LayerKind::MaxPool, 3, 2, 1), conv_layer("c2", 33, 3, 2, 1),
-                                      plain_layer("r2", LayerKind::Relu), plain_layer("flat", LayerKind::Flatten)});
+  const Network net =
+      random_network(rng, {3, 19, 21},
+                     {conv_layer("c1", 20, 3, 1, 1), batchnorm_layer("bn1"), plain_layer("r1", LayerKind::Relu),
+                      pool_layer("p1", LayerKind::MaxPool, 3, 2, 1), conv_layer("c2", 33, 3, 2, 1),
+                      plain_layer("r2", LayerKind::Relu), plain_layer("flat", LayerKind::Flatten)});
   for (int n : {1, 3, 37}) {
     const std::vector<float> input = rng.vector(n * net.input().dims.size());
     Reference ref = next_conv(net.layers()[4], max_pool(net.layers()[3], folded_conv_relu(net, input, n), n), n);
@@ -442,9 +447,10 @@ TEST(CpuOps, StandAloneBatchNormAndRelu) {
   // too. conv -> relu -> bn -> pool -> relu.
   Random rng;
   SCOPED_TRACE(rng.trace());
-  const Network net = random_network(rng, {2, 8, 8},
-                                     {conv_layer("c", 18, 3, 1, 1), plain_layer("r1", LayerKind::Relu), batchnorm_layer("bn"),
-                                      pool_layer("p", LayerKind::MaxPool, 2, 2), plain_layer("r2", LayerKind::Relu)});
+  const Network net =
+      random_network(rng, {2, 8, 8},
+                     {conv_layer("c", 18, 3, 1, 1), plain_layer("r1", LayerKind::Relu), batchnorm_layer("bn"),
+                      pool_layer("p", LayerKind::MaxPool, 2, 2), plain_layer("r2", LayerKind::Relu)});
   const int n = 3;
   const std::vector<float> input = rng.vector(n * net.input().dims.size());
   Reference ref = naive_conv(net.layers()[0], input, n);
@@ -479,8 +485,9 @@ TEST(CpuOps, NaNPropagatesThroughConvReluAndMaxPool) {
   // pooled output over it, in every channel, with either kernel set.
   Random rng;
   SCOPED_TRACE(rng.trace());
-  const Network net = random_network(rng, {2, 4, 4},
-                                     {conv_layer("c", 17, 1), plain_layer("r", LayerKind::Relu), pool_layer("p", LayerKind::MaxPool, 2, 2)});
+  const Network net = random_network(
+      rng, {2, 4, 4},
+      {conv_layer("c", 17, 1), plain_layer("r", LayerKind::Relu), pool_layer("p", LayerKind::MaxPool, 2, 2)});
   std::vector<float> input = rng.vector(32);
   input[16 + 4 * 2 + 3] = std::numeric_limits<float>::quiet_NaN();  // channel 1, row 2, column 3: window (1, 1)
   for (CpuKernels kernels : kKernelSets) {
@@ -531,7 +538,8 @@ TEST(CpuOps, APassThatStopsInsideAFusedStepSeesTheUnfoldedWeights) {
   // weights, also after a whole pass built the folded ones.
   Random rng;
   SCOPED_TRACE(rng.trace());
-  const Network net = random_network(rng, {1, 6, 6}, {conv_layer("c", 16, 3, 1, 1), batchnorm_layer("bn"), plain_layer("r", LayerKind::Relu)});
+  const Network net = random_network(
+      rng, {1, 6, 6}, {conv_layer("c", 16, 3, 1, 1), batchnorm_layer("bn"), plain_layer("r", LayerKind::Relu)});
   const std::vector<float> input = rng.vector(36);
   for (CpuKernels kernels : kKernelSets) {
     auto backend = make_cpu_backend(net, 1, CpuOptions{kernels});
@@ -552,8 +560,8 @@ TEST(CpuWorkers, EveryWorkerRunsOnceAndErrorsReachTheCaller) {
     EXPECT_EQ(calls, (std::vector<int>{1, 1, 1}));
   }
   EXPECT_THROW(workers.run([](int w) {
-                 if (w == 2) throw std::runtime_error("worker 2 failed");
-               }),
+    if (w == 2) throw std::runtime_error("worker 2 failed");
+  }),
                std::runtime_error);
   std::vector<int> after(3, 0);
   workers.run([&](int w) { after[static_cast<std::size_t>(w)] = 1; });  // still usable after an error

@@ -29,17 +29,19 @@ Tensor4d read(cudnnTensorDescriptor_t d) {
 }
 
 // A fully packed tensor [n, dims] of the given type and layout (strides read back from cuDNN).
-void expect_tensor(cudnnTensorDescriptor_t d, int n, const Dims& dims, cudnnDataType_t type,
-                   cudnnTensorFormat_t format, const std::string& what) {
+void expect_tensor(cudnnTensorDescriptor_t d, int n, const Dims& dims, cudnnDataType_t type, cudnnTensorFormat_t format,
+                   const std::string& what) {
   const Tensor4d t = read(d);
   EXPECT_EQ(t.type, type) << what;
   EXPECT_EQ(t.n, n) << what;
   EXPECT_EQ((Dims{t.c, t.h, t.w}), dims) << what;
   EXPECT_EQ(t.ns, static_cast<int>(dims.size())) << what;
   if (format == CUDNN_TENSOR_NCHW) {
-    EXPECT_EQ((std::vector<int>{t.cs, t.hs, t.ws}), (std::vector<int>{dims.h * dims.w, dims.w, 1})) << what << " (NCHW)";
+    EXPECT_EQ((std::vector<int>{t.cs, t.hs, t.ws}), (std::vector<int>{dims.h * dims.w, dims.w, 1}))
+        << what << " (NCHW)";
   } else {
-    EXPECT_EQ((std::vector<int>{t.cs, t.hs, t.ws}), (std::vector<int>{1, dims.w * dims.c, dims.c})) << what << " (NHWC)";
+    EXPECT_EQ((std::vector<int>{t.cs, t.hs, t.ws}), (std::vector<int>{1, dims.w * dims.c, dims.c}))
+        << what << " (NHWC)";
   }
 }
 
@@ -53,16 +55,15 @@ std::vector<Network> zoo(Random& rng) {
   std::vector<Network> nets;
   nets.push_back(random_network(
       rng, {3, 11, 13},
-      {conv_layer("c1", 8, 3, 2, 1), plain_layer("r1", LayerKind::Relu),
-       conv_layer("c2", 8, 3, 1, 2, 2, 4, false), batchnorm_layer("bn2"), plain_layer("r2", LayerKind::Relu),
-       pool_layer("mp", LayerKind::MaxPool, 3, 2, 1), rect_conv("c3", 6),
-       conv_layer("dw", 6, 3, 1, 1, 1, 6), pool_layer("ap_in", LayerKind::AvgPool, 3, 1, 1, true),
+      {conv_layer("c1", 8, 3, 2, 1), plain_layer("r1", LayerKind::Relu), conv_layer("c2", 8, 3, 1, 2, 2, 4, false),
+       batchnorm_layer("bn2"), plain_layer("r2", LayerKind::Relu), pool_layer("mp", LayerKind::MaxPool, 3, 2, 1),
+       rect_conv("c3", 6), conv_layer("dw", 6, 3, 1, 1, 1, 6), pool_layer("ap_in", LayerKind::AvgPool, 3, 1, 1, true),
        pool_layer("ap_ex", LayerKind::AvgPool, 2, 2, 1, false), plain_layer("gap", LayerKind::GlobalAvgPool),
        plain_layer("flat", LayerKind::Flatten), linear_layer("fc1", 10), plain_layer("r3", LayerKind::Relu),
        linear_layer("fc2", 5, false), plain_layer("sm", LayerKind::Softmax)}));
-  nets.push_back(random_network(rng, {4, 7, 5},
-                                {conv_layer("c", 6, 1), plain_layer("sm", LayerKind::Softmax),
-                                 plain_layer("r", LayerKind::Relu)}));
+  nets.push_back(random_network(
+      rng, {4, 7, 5},
+      {conv_layer("c", 6, 1), plain_layer("sm", LayerKind::Softmax), plain_layer("r", LayerKind::Relu)}));
   nets.push_back(random_network(rng, {2, 3, 4},
                                 {plain_layer("flat", LayerKind::Flatten), linear_layer("fc", 6),
                                  plain_layer("r", LayerKind::Relu), plain_layer("sm", LayerKind::Softmax)}));
@@ -131,7 +132,7 @@ TEST(CudnnPlan, ConvolutionOrLinearFollowedByReluIsOneStep) {
   ASSERT_EQ(s.size(), 6u);
   const std::vector<std::pair<StepKind, std::string>> expected = {
       {StepKind::Convolution, "c1+r1"}, {StepKind::Convolution, "c2"}, {StepKind::BatchNorm, "bn2"},
-      {StepKind::Relu, "r2"},           {StepKind::Alias, "flat"},      {StepKind::Convolution, "fc+r3"}};
+      {StepKind::Relu, "r2"},           {StepKind::Alias, "flat"},     {StepKind::Convolution, "fc+r3"}};
   for (std::size_t i = 0; i < s.size(); ++i) {
     EXPECT_EQ(s[i].kind, expected[i].first) << s[i].name << " is a " << cudnn::step_kind_name(s[i].kind);
     EXPECT_EQ(s[i].name, expected[i].second);
@@ -151,10 +152,10 @@ TEST(CudnnPlan, ConvolutionOrLinearFollowedByReluIsOneStep) {
 TEST(CudnnPlan, ConvolutionDescriptorsMatchTheLayer) {
   Random rng;
   SCOPED_TRACE(rng.trace());
-  const Network net = random_network(rng, {6, 15, 17},
-                                     {rect_conv("rect", 4), conv_layer("grouped", 6, 3, 2, 1, 3, 2, false),
-                                      plain_layer("gap", LayerKind::GlobalAvgPool),
-                                      plain_layer("flat", LayerKind::Flatten), linear_layer("fc", 7)});
+  const Network net = random_network(
+      rng, {6, 15, 17},
+      {rect_conv("rect", 4), conv_layer("grouped", 6, 3, 2, 1, 3, 2, false),
+       plain_layer("gap", LayerKind::GlobalAvgPool), plain_layer("flat", LayerKind::Flatten), linear_layer("fc", 7)});
   const Plan plan(net, 3);
   ASSERT_EQ(plan.steps().size(), 5u);
   for (std::size_t i : {0u, 1u, 4u}) {
@@ -247,9 +248,9 @@ TEST(CudnnPlan, FoldedBatchNormJoinsItsConvolutionAndReluInOneStep) {
   SCOPED_TRACE(rng.trace());
   const Network net = fashion_like(rng);
   const Plan folded(net, 3);  // PlanOptions{}: fp32, folding on
-  EXPECT_EQ(step_names(folded), (std::vector<std::string>{"conv1+bn1+relu1", "conv2+bn2+relu2", "pool1",
-                                                          "conv3+bn3+relu3", "conv4+bn4+relu4", "pool2", "flatten",
-                                                          "fc1+relu5", "fc2", "softmax"}));
+  EXPECT_EQ(step_names(folded),
+            (std::vector<std::string>{"conv1+bn1+relu1", "conv2+bn2+relu2", "pool1", "conv3+bn3+relu3",
+                                      "conv4+bn4+relu4", "pool2", "flatten", "fc1+relu5", "fc2", "softmax"}));
   const Step& s = folded.steps()[0];
   EXPECT_EQ(s.kind, StepKind::Convolution);
   EXPECT_TRUE(s.folded_bn);
@@ -270,10 +271,9 @@ TEST(CudnnPlan, FoldedBatchNormJoinsItsConvolutionAndReluInOneStep) {
   for (std::size_t i = 1; i <= 3; ++i) expect_nchw(a[i].desc.get(), 3, Dims{8, 12, 12}, "conv1 step activation");
 
   const Plan unfolded(net, 3, cudnn::PlanOptions{Precision::Fp32, false});
-  EXPECT_EQ(step_names(unfolded),
-            (std::vector<std::string>{"conv1", "bn1", "relu1", "conv2", "bn2", "relu2", "pool1", "conv3", "bn3",
-                                      "relu3", "conv4", "bn4", "relu4", "pool2", "flatten", "fc1+relu5", "fc2",
-                                      "softmax"}));
+  EXPECT_EQ(step_names(unfolded), (std::vector<std::string>{"conv1", "bn1", "relu1", "conv2", "bn2", "relu2", "pool1",
+                                                            "conv3", "bn3", "relu3", "conv4", "bn4", "relu4", "pool2",
+                                                            "flatten", "fc1+relu5", "fc2", "softmax"}));
   EXPECT_EQ(unfolded.steps()[1].kind, StepKind::BatchNorm);
   for (const Step& step : unfolded.steps()) EXPECT_FALSE(step.folded_bn) << step.name;
 }
@@ -288,8 +288,8 @@ TEST(CudnnPlan, AResidualAddJoinsTheConvolutionStepThatFeedsIt) {
   const Network net = random_network(
       rng, {4, 6, 6},
       {conv_layer("c1", 4, 3, 1, 1), batchnorm_layer("bn1"), plain_layer("r1", LayerKind::Relu),
-       conv_layer("c2", 4, 3, 1, 1), batchnorm_layer("bn2"), reading(make_layer("add2", LayerKind::Add, AddAttrs{}), {"bn2", "r1"}),
-       plain_layer("r2", LayerKind::Relu),
+       conv_layer("c2", 4, 3, 1, 1), batchnorm_layer("bn2"),
+       reading(make_layer("add2", LayerKind::Add, AddAttrs{}), {"bn2", "r1"}), plain_layer("r2", LayerKind::Relu),
        conv_layer("c3", 4, 1), reading(make_layer("add3", LayerKind::Add, AddAttrs{true}), {"input", "c3"}),
        conv_layer("c4", 4, 1), reading(make_layer("add4", LayerKind::Add, AddAttrs{}), {"c4", "add3"}),
        reading(make_layer("both", LayerKind::Add, AddAttrs{}), {"c4", "add4"}),  // c4 is read twice: no fusion
@@ -374,201 +374,212 @@ TEST(CudnnPlan, PrecisionDecidesTypesLayoutsAndMath) {
   Random rng;
   SCOPED_TRACE(rng.trace());
   for (const Network& net : {fashion_like(rng), random_network(rng, {3, 8, 8}, graph_zoo_layers())})
-  for (Precision precision : {Precision::Fp32, Precision::Tf32, Precision::Fp16}) {
-    for (bool fold : {true, false}) {
-      SCOPED_TRACE(std::string(precision_name(precision)) + (fold ? ", folded" : ", unfolded") + ", " +
-                   std::to_string(net.layers().size()) + " layers");
-      const bool half = precision == Precision::Fp16;
-      const cudnnDataType_t storage = half ? CUDNN_DATA_HALF : CUDNN_DATA_FLOAT;
-      const cudnnTensorFormat_t format = half ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW;
-      Plan plan(net, 4, cudnn::PlanOptions{precision, fold});
-      EXPECT_EQ(plan.storage_type(), storage);
-      EXPECT_EQ(plan.storage_format(), format);
-      for (int n : {4, 1}) {
-        plan.set_batch(n);
-        const auto& acts = plan.activations();
-        expect_tensor(acts[0].desc.get(), n, net.input().dims, storage, format, "input");
-        for (std::size_t i = 1; i < acts.size(); ++i) {
-          const Layer& layer = net.layers()[i - 1];
-          // The softmax's output is float NCHW in every precision; everything before it is storage.
-          const bool is_softmax = layer.kind == LayerKind::Softmax;
-          expect_tensor(acts[i].desc.get(), n, layer.out, is_softmax ? CUDNN_DATA_FLOAT : storage,
-                        is_softmax ? CUDNN_TENSOR_NCHW : format, layer.name);
-          EXPECT_EQ(acts[i].type, is_softmax ? CUDNN_DATA_FLOAT : storage) << layer.name;
-          EXPECT_GE(plan.buffer_bytes()[acts[i].buffer], layer.out.size() * acts[i].element_bytes()) << layer.name;
-        }
-        for (const Step& step : plan.steps()) {
-          SCOPED_TRACE(step.name);
-          switch (step.kind) {
-            case StepKind::Convolution: {
-              int ph, pw, sh, sw, dh, dw;
-              cudnnConvolutionMode_t mode;
-              cudnnDataType_t compute, filter_type;
-              cudnnMathType_t math;
-              cudnnTensorFormat_t filter_format;
-              int k, c, r, s;
-              ASSERT_EQ(cudnnGetConvolution2dDescriptor(step.convolution.get(), &ph, &pw, &sh, &sw, &dh, &dw, &mode,
-                                                        &compute),
-                        CUDNN_STATUS_SUCCESS);
-              EXPECT_EQ(compute, CUDNN_DATA_FLOAT) << "float accumulation (PSEUDO_HALF_CONFIG for fp16)";
-              ASSERT_EQ(cudnnGetConvolutionMathType(step.convolution.get(), &math), CUDNN_STATUS_SUCCESS);
-              EXPECT_EQ(math, precision == Precision::Fp32 ? CUDNN_FMA_MATH : CUDNN_TENSOR_OP_MATH);
-              ASSERT_EQ(cudnnGetFilter4dDescriptor(step.filter.get(), &filter_type, &filter_format, &k, &c, &r, &s),
-                        CUDNN_STATUS_SUCCESS);
-              EXPECT_EQ(filter_type, storage);
-              EXPECT_EQ(filter_format, format);
-              expect_tensor(step.bias.get(), 1, Dims{k, 1, 1}, storage, format, "bias");
-              // Fp16 only: the same convolution in float NCHW with FMA math (the executor's
-              // per-layer fallback), its x and y re-set by set_batch like the activations.
-              const cudnn::Step::FloatFallback& f = step.fallback;
-              if (!half) {
-                EXPECT_FALSE(f.x || f.y || f.filter || f.convolution || f.bias) << "fallback descriptors in fp32/tf32";
+    for (Precision precision : {Precision::Fp32, Precision::Tf32, Precision::Fp16}) {
+      for (bool fold : {true, false}) {
+        SCOPED_TRACE(std::string(precision_name(precision)) + (fold ? ", folded" : ", unfolded") + ", " +
+                     std::to_string(net.layers().size()) + " layers");
+        const bool half = precision == Precision::Fp16;
+        const cudnnDataType_t storage = half ? CUDNN_DATA_HALF : CUDNN_DATA_FLOAT;
+        const cudnnTensorFormat_t format = half ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW;
+        Plan plan(net, 4, cudnn::PlanOptions{precision, fold});
+        EXPECT_EQ(plan.storage_type(), storage);
+        EXPECT_EQ(plan.storage_format(), format);
+        for (int n : {4, 1}) {
+          plan.set_batch(n);
+          const auto& acts = plan.activations();
+          expect_tensor(acts[0].desc.get(), n, net.input().dims, storage, format, "input");
+          for (std::size_t i = 1; i < acts.size(); ++i) {
+            const Layer& layer = net.layers()[i - 1];
+            // The softmax's output is float NCHW in every precision; everything before it is storage.
+            const bool is_softmax = layer.kind == LayerKind::Softmax;
+            expect_tensor(acts[i].desc.get(), n, layer.out, is_softmax ? CUDNN_DATA_FLOAT : storage,
+                          is_softmax ? CUDNN_TENSOR_NCHW : format, layer.name);
+            EXPECT_EQ(acts[i].type, is_softmax ? CUDNN_DATA_FLOAT : storage) << layer.name;
+            EXPECT_GE(plan.buffer_bytes()[acts[i].buffer], layer.out.size() * acts[i].element_bytes()) << layer.name;
+          }
+          for (const Step& step : plan.steps()) {
+            SCOPED_TRACE(step.name);
+            switch (step.kind) {
+              case StepKind::Convolution: {
+                int ph, pw, sh, sw, dh, dw;
+                cudnnConvolutionMode_t mode;
+                cudnnDataType_t compute, filter_type;
+                cudnnMathType_t math;
+                cudnnTensorFormat_t filter_format;
+                int k, c, r, s;
+                ASSERT_EQ(cudnnGetConvolution2dDescriptor(step.convolution.get(), &ph, &pw, &sh, &sw, &dh, &dw, &mode,
+                                                          &compute),
+                          CUDNN_STATUS_SUCCESS);
+                EXPECT_EQ(compute, CUDNN_DATA_FLOAT) << "float accumulation (PSEUDO_HALF_CONFIG for fp16)";
+                ASSERT_EQ(cudnnGetConvolutionMathType(step.convolution.get(), &math), CUDNN_STATUS_SUCCESS);
+                EXPECT_EQ(math, precision == Precision::Fp32 ? CUDNN_FMA_MATH : CUDNN_TENSOR_OP_MATH);
+                ASSERT_EQ(cudnnGetFilter4dDescriptor(step.filter.get(), &filter_type, &filter_format, &k, &c, &r, &s),
+                          CUDNN_STATUS_SUCCESS);
+                EXPECT_EQ(filter_type, storage);
+                EXPECT_EQ(filter_format, format);
+                expect_tensor(step.bias.get(), 1, Dims{k, 1, 1}, storage, format, "bias");
+                // Fp16 only: the same convolution in float NCHW with FMA math (the executor's
+                // per-layer fallback), its x and y re-set by set_batch like the activations.
+                const cudnn::Step::FloatFallback& f = step.fallback;
+                if (!half) {
+                  EXPECT_FALSE(f.x || f.y || f.filter || f.convolution || f.bias)
+                      << "fallback descriptors in fp32/tf32";
+                  break;
+                }
+                ASSERT_TRUE(f.x && f.y && f.filter && f.convolution && f.bias);
+                expect_nchw(f.x.get(), n, step.in, "fallback x");
+                expect_nchw(f.y.get(), n, net.layers()[step.first_layer].out, "fallback y");
+                expect_nchw(f.bias.get(), 1, Dims{k, 1, 1}, "fallback bias");
+                int fk, fc, fr, fs;
+                ASSERT_EQ(cudnnGetFilter4dDescriptor(f.filter.get(), &filter_type, &filter_format, &fk, &fc, &fr, &fs),
+                          CUDNN_STATUS_SUCCESS);
+                EXPECT_EQ(filter_type, CUDNN_DATA_FLOAT);
+                EXPECT_EQ(filter_format, CUDNN_TENSOR_NCHW);
+                EXPECT_EQ((std::vector<int>{fk, fc, fr, fs}), (std::vector<int>{k, c, r, s}));
+                int fph, fpw, fsh, fsw, fdh, fdw;
+                ASSERT_EQ(cudnnGetConvolution2dDescriptor(f.convolution.get(), &fph, &fpw, &fsh, &fsw, &fdh, &fdw,
+                                                          &mode, &compute),
+                          CUDNN_STATUS_SUCCESS);
+                EXPECT_EQ((std::vector<int>{fph, fpw, fsh, fsw, fdh, fdw}), (std::vector<int>{ph, pw, sh, sw, dh, dw}));
+                EXPECT_EQ(compute, CUDNN_DATA_FLOAT);
+                ASSERT_EQ(cudnnGetConvolutionMathType(f.convolution.get(), &math), CUDNN_STATUS_SUCCESS);
+                EXPECT_EQ(math, CUDNN_FMA_MATH) << "the fallback computes as fp32 does";
                 break;
               }
-              ASSERT_TRUE(f.x && f.y && f.filter && f.convolution && f.bias);
-              expect_nchw(f.x.get(), n, step.in, "fallback x");
-              expect_nchw(f.y.get(), n, net.layers()[step.first_layer].out, "fallback y");
-              expect_nchw(f.bias.get(), 1, Dims{k, 1, 1}, "fallback bias");
-              int fk, fc, fr, fs;
-              ASSERT_EQ(cudnnGetFilter4dDescriptor(f.filter.get(), &filter_type, &filter_format, &fk, &fc, &fr, &fs),
-                        CUDNN_STATUS_SUCCESS);
-              EXPECT_EQ(filter_type, CUDNN_DATA_FLOAT);
-              EXPECT_EQ(filter_format, CUDNN_TENSOR_NCHW);
-              EXPECT_EQ((std::vector<int>{fk, fc, fr, fs}), (std::vector<int>{k, c, r, s}));
-              int fph, fpw, fsh, fsw, fdh, fdw;
-              ASSERT_EQ(cudnnGetConvolution2dDescriptor(f.convolution.get(), &fph, &fpw, &fsh, &fsw, &fdh, &fdw, &mode,
-                                                        &compute),
-                        CUDNN_STATUS_SUCCESS);
-              EXPECT_EQ((std::vector<int>{fph, fpw, fsh, fsw, fdh, fdw}), (std::vector<int>{ph, pw, sh, sw, dh, dw}));
-              EXPECT_EQ(compute, CUDNN_DATA_FLOAT);
-              ASSERT_EQ(cudnnGetConvolutionMathType(f.convolution.get(), &math), CUDNN_STATUS_SUCCESS);
-              EXPECT_EQ(math, CUDNN_FMA_MATH) << "the fallback computes as fp32 does";
-              break;
-            }
-            case StepKind::BatchNorm: {
-              const Tensor4d bn = read(step.bn_params.get());
-              EXPECT_EQ(bn.type, CUDNN_DATA_FLOAT) << "batch-norm parameters stay float for half data";
-              EXPECT_EQ((std::vector<int>{bn.n, bn.c, bn.h, bn.w}), (std::vector<int>{1, step.in.c, 1, 1}));
-              break;
-            }
-            case StepKind::Reorder:
-              ASSERT_TRUE(half) << "only NHWC activations are reordered before a flatten";
-              EXPECT_EQ(step.name, "flatten");
-              expect_tensor(step.nchw_input.get(), n, step.in, CUDNN_DATA_HALF, CUDNN_TENSOR_NCHW, "reorder target");
-              EXPECT_NE(acts[step.output()].buffer, acts[step.input()].buffer);
-              break;
-            case StepKind::Alias:
-              EXPECT_FALSE(half) << "an NHWC flatten of 3x3 features must reorder";
-              EXPECT_EQ(acts[step.output()].buffer, acts[step.input()].buffer);
-              break;
-            case StepKind::Softmax:
-              if (half) {
-                expect_tensor(step.nchw_input.get(), n, step.in, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW,
-                              "softmax float input");
-                EXPECT_GE(plan.buffer_bytes()[step.scratch], step.in.size() * sizeof(float));
-              } else {
-                EXPECT_FALSE(step.nchw_input) << "a float NCHW softmax input needs no conversion";
+              case StepKind::BatchNorm: {
+                const Tensor4d bn = read(step.bn_params.get());
+                EXPECT_EQ(bn.type, CUDNN_DATA_FLOAT) << "batch-norm parameters stay float for half data";
+                EXPECT_EQ((std::vector<int>{bn.n, bn.c, bn.h, bn.w}), (std::vector<int>{1, step.in.c, 1, 1}));
+                break;
               }
-              break;
-            case StepKind::Binary: {
-              cudnnOpTensorOp_t op;
-              cudnnDataType_t compute;
-              cudnnNanPropagation_t nan;
-              ASSERT_EQ(cudnnGetOpTensorDescriptor(step.op_tensor.get(), &op, &compute, &nan), CUDNN_STATUS_SUCCESS);
-              const Layer& layer = net.layers()[step.first_layer];
-              EXPECT_EQ(op, layer.kind == LayerKind::Add ? CUDNN_OP_TENSOR_ADD : CUDNN_OP_TENSOR_MUL);
-              EXPECT_EQ(compute, CUDNN_DATA_FLOAT) << "float compute for float and half data";
-              EXPECT_EQ(nan, CUDNN_PROPAGATE_NAN);
-              EXPECT_EQ(step.fused_relu, layer.kind == LayerKind::Add && layer.add().relu);
-              ASSERT_EQ(step.inputs.size(), 2u);
-              EXPECT_EQ(step.inputs, layer.sources);
-              break;
-            }
-            case StepKind::Concat: {
-              // Each slice: its input's shape with the whole output's strides, at its first channel.
-              const Layer& layer = net.layers()[step.first_layer];
-              const Tensor4d whole = read(acts[step.output()].desc.get());
-              ASSERT_EQ(step.slices.size(), layer.in_dims.size());
-              int channel = 0;
-              for (std::size_t k = 0; k < step.slices.size(); ++k) {
-                const Tensor4d t = read(step.slices[k].desc.get());
-                EXPECT_EQ((std::vector<int>{t.n, t.c, t.h, t.w}), (std::vector<int>{n, layer.in_dims[k].c, layer.out.h, layer.out.w}));
-                EXPECT_EQ((std::vector<int>{t.ns, t.cs, t.hs, t.ws}), (std::vector<int>{whole.ns, whole.cs, whole.hs, whole.ws}));
-                EXPECT_EQ(t.type, storage);
-                EXPECT_EQ(step.slices[k].offset_bytes, static_cast<std::size_t>(channel) * static_cast<std::size_t>(whole.cs) *
-                                                           acts[step.output()].element_bytes());
-                channel += layer.in_dims[k].c;
-              }
-              break;
-            }
-            case StepKind::Upsample: {
-              // Phase (i, j), row-major: the input's shape, the whole output's strides times the
-              // scales, starting at output row i, column j.
-              const Layer& layer = net.layers()[step.first_layer];
-              const Tensor4d whole = read(acts[step.output()].desc.get());
-              const UpsampleAttrs& a = layer.upsample();
-              ASSERT_EQ(step.slices.size(), static_cast<std::size_t>(a.scale_h * a.scale_w));
-              for (int i = 0; i < a.scale_h; ++i) {
-                for (int j = 0; j < a.scale_w; ++j) {
-                  const Step::Slice& slice = step.slices[static_cast<std::size_t>(i * a.scale_w + j)];
-                  const Tensor4d t = read(slice.desc.get());
-                  EXPECT_EQ((std::vector<int>{t.n, t.c, t.h, t.w}), (std::vector<int>{n, layer.in.c, layer.in.h, layer.in.w}));
-                  EXPECT_EQ((std::vector<int>{t.ns, t.cs, t.hs, t.ws}),
-                            (std::vector<int>{whole.ns, whole.cs, whole.hs * a.scale_h, whole.ws * a.scale_w}));
-                  EXPECT_EQ(t.type, storage);
-                  EXPECT_EQ(slice.offset_bytes, static_cast<std::size_t>(i * whole.hs + j * whole.ws) *
-                                                    acts[step.output()].element_bytes());
+              case StepKind::Reorder:
+                ASSERT_TRUE(half) << "only NHWC activations are reordered before a flatten";
+                EXPECT_EQ(step.name, "flatten");
+                expect_tensor(step.nchw_input.get(), n, step.in, CUDNN_DATA_HALF, CUDNN_TENSOR_NCHW, "reorder target");
+                EXPECT_NE(acts[step.output()].buffer, acts[step.input()].buffer);
+                break;
+              case StepKind::Alias:
+                EXPECT_FALSE(half) << "an NHWC flatten of 3x3 features must reorder";
+                EXPECT_EQ(acts[step.output()].buffer, acts[step.input()].buffer);
+                break;
+              case StepKind::Softmax:
+                if (half) {
+                  expect_tensor(step.nchw_input.get(), n, step.in, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW,
+                                "softmax float input");
+                  EXPECT_GE(plan.buffer_bytes()[step.scratch], step.in.size() * sizeof(float));
+                } else {
+                  EXPECT_FALSE(step.nchw_input) << "a float NCHW softmax input needs no conversion";
                 }
+                break;
+              case StepKind::Binary: {
+                cudnnOpTensorOp_t op;
+                cudnnDataType_t compute;
+                cudnnNanPropagation_t nan;
+                ASSERT_EQ(cudnnGetOpTensorDescriptor(step.op_tensor.get(), &op, &compute, &nan), CUDNN_STATUS_SUCCESS);
+                const Layer& layer = net.layers()[step.first_layer];
+                EXPECT_EQ(op, layer.kind == LayerKind::Add ? CUDNN_OP_TENSOR_ADD : CUDNN_OP_TENSOR_MUL);
+                EXPECT_EQ(compute, CUDNN_DATA_FLOAT) << "float compute for float and half data";
+                EXPECT_EQ(nan, CUDNN_PROPAGATE_NAN);
+                EXPECT_EQ(step.fused_relu, layer.kind == LayerKind::Add && layer.add().relu);
+                ASSERT_EQ(step.inputs.size(), 2u);
+                EXPECT_EQ(step.inputs, layer.sources);
+                break;
               }
-              break;
+              case StepKind::Concat: {
+                // Each slice: its input's shape with the whole output's strides, at its first channel.
+                const Layer& layer = net.layers()[step.first_layer];
+                const Tensor4d whole = read(acts[step.output()].desc.get());
+                ASSERT_EQ(step.slices.size(), layer.in_dims.size());
+                int channel = 0;
+                for (std::size_t k = 0; k < step.slices.size(); ++k) {
+                  const Tensor4d t = read(step.slices[k].desc.get());
+                  EXPECT_EQ((std::vector<int>{t.n, t.c, t.h, t.w}),
+                            (std::vector<int>{n, layer.in_dims[k].c, layer.out.h, layer.out.w}));
+                  EXPECT_EQ((std::vector<int>{t.ns, t.cs, t.hs, t.ws}),
+                            (std::vector<int>{whole.ns, whole.cs, whole.hs, whole.ws}));
+                  EXPECT_EQ(t.type, storage);
+                  EXPECT_EQ(step.slices[k].offset_bytes, static_cast<std::size_t>(channel) *
+                                                             static_cast<std::size_t>(whole.cs) *
+                                                             acts[step.output()].element_bytes());
+                  channel += layer.in_dims[k].c;
+                }
+                break;
+              }
+              case StepKind::Upsample: {
+                // Phase (i, j), row-major: the input's shape, the whole output's strides times the
+                // scales, starting at output row i, column j.
+                const Layer& layer = net.layers()[step.first_layer];
+                const Tensor4d whole = read(acts[step.output()].desc.get());
+                const UpsampleAttrs& a = layer.upsample();
+                ASSERT_EQ(step.slices.size(), static_cast<std::size_t>(a.scale_h * a.scale_w));
+                for (int i = 0; i < a.scale_h; ++i) {
+                  for (int j = 0; j < a.scale_w; ++j) {
+                    const Step::Slice& slice = step.slices[static_cast<std::size_t>(i * a.scale_w + j)];
+                    const Tensor4d t = read(slice.desc.get());
+                    EXPECT_EQ((std::vector<int>{t.n, t.c, t.h, t.w}),
+                              (std::vector<int>{n, layer.in.c, layer.in.h, layer.in.w}));
+                    EXPECT_EQ((std::vector<int>{t.ns, t.cs, t.hs, t.ws}),
+                              (std::vector<int>{whole.ns, whole.cs, whole.hs * a.scale_h, whole.ws * a.scale_w}));
+                    EXPECT_EQ(t.type, storage);
+                    EXPECT_EQ(slice.offset_bytes, static_cast<std::size_t>(i * whole.hs + j * whole.ws) *
+                                                      acts[step.output()].element_bytes());
+                  }
+                }
+                break;
+              }
+              case StepKind::Pad: {
+                // One slice: the input's shape with the whole output's strides, at row top, column left.
+                const Layer& layer = net.layers()[step.first_layer];
+                const Tensor4d whole = read(acts[step.output()].desc.get());
+                ASSERT_EQ(step.slices.size(), 1u);
+                const Tensor4d t = read(step.slices[0].desc.get());
+                EXPECT_EQ((std::vector<int>{t.n, t.c, t.h, t.w}),
+                          (std::vector<int>{n, layer.in.c, layer.in.h, layer.in.w}));
+                EXPECT_EQ((std::vector<int>{t.ns, t.cs, t.hs, t.ws}),
+                          (std::vector<int>{whole.ns, whole.cs, whole.hs, whole.ws}));
+                EXPECT_EQ(step.slices[0].offset_bytes,
+                          static_cast<std::size_t>(layer.pad().top * whole.hs + layer.pad().left * whole.ws) *
+                              acts[step.output()].element_bytes());
+                EXPECT_EQ(step.pad_value, layer.pad().value);
+                break;
+              }
+              case StepKind::Pointwise:
+                EXPECT_EQ(acts[step.output()].type, acts[step.input()].type);
+                EXPECT_NE(acts[step.output()].buffer, acts[step.input()].buffer);
+                break;
+              case StepKind::Pooling:
+                // The zoo's ceil-mode max pool overhangs (8x8 -> 5x5): it must get the padded buffer.
+                if (step.name == "max") {
+                  EXPECT_TRUE(step.padded) << "the overhanging ceil-mode max pool is not padded";
+                }
+                if (step.padded) {  // ceil mode: the padded buffer, and the input's view of it
+                  const Tensor4d whole = read(step.padded.get());
+                  const Tensor4d view = read(step.padded_view.get());
+                  const Dims& p = step.padded_dims;
+                  EXPECT_EQ((std::vector<int>{whole.n, whole.c, whole.h, whole.w}),
+                            (std::vector<int>{n, p.c, p.h, p.w}));
+                  EXPECT_EQ((std::vector<int>{view.n, view.c, view.h, view.w}),
+                            (std::vector<int>{n, step.in.c, step.in.h, step.in.w}));
+                  EXPECT_EQ((std::vector<int>{view.ns, view.cs, view.hs, view.ws}),
+                            (std::vector<int>{whole.ns, whole.cs, whole.hs, whole.ws}));
+                  EXPECT_EQ(whole.type, storage);
+                  EXPECT_GE(plan.buffer_bytes()[step.padded_buffer], p.size() * acts[step.input()].element_bytes());
+                }
+                break;
+              case StepKind::Relu: break;
             }
-            case StepKind::Pad: {
-              // One slice: the input's shape with the whole output's strides, at row top, column left.
-              const Layer& layer = net.layers()[step.first_layer];
-              const Tensor4d whole = read(acts[step.output()].desc.get());
-              ASSERT_EQ(step.slices.size(), 1u);
-              const Tensor4d t = read(step.slices[0].desc.get());
-              EXPECT_EQ((std::vector<int>{t.n, t.c, t.h, t.w}), (std::vector<int>{n, layer.in.c, layer.in.h, layer.in.w}));
-              EXPECT_EQ((std::vector<int>{t.ns, t.cs, t.hs, t.ws}), (std::vector<int>{whole.ns, whole.cs, whole.hs, whole.ws}));
-              EXPECT_EQ(step.slices[0].offset_bytes, static_cast<std::size_t>(layer.pad().top * whole.hs + layer.pad().left * whole.ws) *
-                                                         acts[step.output()].element_bytes());
-              EXPECT_EQ(step.pad_value, layer.pad().value);
-              break;
-            }
-            case StepKind::Pointwise:
-              EXPECT_EQ(acts[step.output()].type, acts[step.input()].type);
-              EXPECT_NE(acts[step.output()].buffer, acts[step.input()].buffer);
-              break;
-            case StepKind::Pooling:
-              // The zoo's ceil-mode max pool overhangs (8x8 -> 5x5): it must get the padded buffer.
-              if (step.name == "max") {
-                EXPECT_TRUE(step.padded) << "the overhanging ceil-mode max pool is not padded";
-              }
-              if (step.padded) {  // ceil mode: the padded buffer, and the input's view of it
-                const Tensor4d whole = read(step.padded.get());
-                const Tensor4d view = read(step.padded_view.get());
-                const Dims& p = step.padded_dims;
-                EXPECT_EQ((std::vector<int>{whole.n, whole.c, whole.h, whole.w}), (std::vector<int>{n, p.c, p.h, p.w}));
-                EXPECT_EQ((std::vector<int>{view.n, view.c, view.h, view.w}), (std::vector<int>{n, step.in.c, step.in.h, step.in.w}));
-                EXPECT_EQ((std::vector<int>{view.ns, view.cs, view.hs, view.ws}), (std::vector<int>{whole.ns, whole.cs, whole.hs, whole.ws}));
-                EXPECT_EQ(whole.type, storage);
-                EXPECT_GE(plan.buffer_bytes()[step.padded_buffer], p.size() * acts[step.input()].element_bytes());
-              }
-              break;
-            case StepKind::Relu: break;
           }
         }
       }
     }
-  }
 }
 
 TEST(CudnnPlan, Fp16RejectsAConvolutionAfterASoftmax) {
   Random rng;
   SCOPED_TRACE(rng.trace());
-  const Network net = random_network(rng, {4, 5, 5},
-                                     {plain_layer("sm", LayerKind::Softmax), conv_layer("c_after", 3, 1),
-                                      plain_layer("r", LayerKind::Relu)});
+  const Network net = random_network(
+      rng, {4, 5, 5},
+      {plain_layer("sm", LayerKind::Softmax), conv_layer("c_after", 3, 1), plain_layer("r", LayerKind::Relu)});
   EXPECT_NO_THROW(Plan(net, 2, cudnn::PlanOptions{Precision::Tf32, true}));
   try {
     Plan plan(net, 2, cudnn::PlanOptions{Precision::Fp16, true});

@@ -64,26 +64,26 @@ using Act = cudnnActivationDescriptor_t;
 // The fused call: cuDNN's order ..., workspace, z, bias, activation, y. The bug this guards against
 // gave the output as z and the zero buffer as y.
 using Fused = decltype(&convolution_bias_activation_forward);
-static_assert(std::is_invocable_v<Fused, Handle, TensorIn, FilterIn, Conv, Algo, DeviceOut, TensorIn, bool, TensorIn, Act,
-                                  TensorOut>,
+static_assert(std::is_invocable_v<Fused, Handle, TensorIn, FilterIn, Conv, Algo, DeviceOut, TensorIn, bool, TensorIn,
+                                  Act, TensorOut>,
               "the right order compiles");
-static_assert(!std::is_invocable_v<Fused, Handle, TensorIn, FilterIn, Conv, Algo, DeviceOut, TensorOut, bool, TensorIn, Act,
-                                   TensorIn>,
+static_assert(!std::is_invocable_v<Fused, Handle, TensorIn, FilterIn, Conv, Algo, DeviceOut, TensorOut, bool, TensorIn,
+                                   Act, TensorIn>,
               "z and y swapped (an output as z, an input as y) must not compile");
-static_assert(!std::is_invocable_v<Fused, Handle, TensorIn, FilterIn, Conv, Algo, DeviceOut, TensorOut, bool, TensorIn, Act,
-                                   TensorOut>,
+static_assert(!std::is_invocable_v<Fused, Handle, TensorIn, FilterIn, Conv, Algo, DeviceOut, TensorOut, bool, TensorIn,
+                                   Act, TensorOut>,
               "an output as z must not compile");
-static_assert(!std::is_invocable_v<Fused, Handle, TensorIn, FilterIn, Conv, Algo, DeviceOut, TensorIn, bool, TensorIn, Act,
-                                   TensorIn>,
+static_assert(!std::is_invocable_v<Fused, Handle, TensorIn, FilterIn, Conv, Algo, DeviceOut, TensorIn, bool, TensorIn,
+                                   Act, TensorIn>,
               "an input (the zero buffer) as y must not compile");
-static_assert(!std::is_invocable_v<Fused, Handle, TensorOut, FilterIn, Conv, Algo, DeviceOut, TensorIn, bool, TensorIn, Act,
-                                   TensorOut>,
+static_assert(!std::is_invocable_v<Fused, Handle, TensorOut, FilterIn, Conv, Algo, DeviceOut, TensorIn, bool, TensorIn,
+                                   Act, TensorOut>,
               "an output as x must not compile");
-static_assert(!std::is_invocable_v<Fused, Handle, TensorIn, FilterIn, Conv, Algo, DeviceIn, TensorIn, bool, TensorIn, Act,
-                                   TensorOut>,
+static_assert(!std::is_invocable_v<Fused, Handle, TensorIn, FilterIn, Conv, Algo, DeviceIn, TensorIn, bool, TensorIn,
+                                   Act, TensorOut>,
               "a read-only workspace must not compile");
-static_assert(!std::is_invocable_v<Fused, Handle, TensorIn, FilterIn, Conv, Algo, DeviceOut, TensorIn, bool, TensorOut, Act,
-                                   TensorOut>,
+static_assert(!std::is_invocable_v<Fused, Handle, TensorIn, FilterIn, Conv, Algo, DeviceOut, TensorIn, bool, TensorOut,
+                                   Act, TensorOut>,
               "an output as bias must not compile");
 
 using Plain = decltype(&convolution_forward);
@@ -103,9 +103,9 @@ static_assert(!std::is_invocable_v<Activation, Handle, Act, TensorOut, TensorIn>
 using BatchNorm = decltype(&batch_norm_forward_inference);
 static_assert(std::is_invocable_v<BatchNorm, Handle, TensorIn, TensorOut, const BatchNormParams&, double>);
 static_assert(!std::is_invocable_v<BatchNorm, Handle, TensorOut, TensorIn, const BatchNormParams&, double>);
-static_assert(!std::is_constructible_v<BatchNormParams, cudnnTensorDescriptor_t, DeviceOut, DeviceIn, DeviceIn,
-                                       DeviceIn>,
-              "batch-norm parameters are read only");
+static_assert(
+    !std::is_constructible_v<BatchNormParams, cudnnTensorDescriptor_t, DeviceOut, DeviceIn, DeviceIn, DeviceIn>,
+    "batch-norm parameters are read only");
 
 using Pool = decltype(&pooling_forward);
 static_assert(std::is_invocable_v<Pool, Handle, cudnnPoolingDescriptor_t, TensorIn, TensorOut>);

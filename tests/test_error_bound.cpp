@@ -9,8 +9,8 @@
 #include <limits>
 
 #include "error_bound.h"
-#include "reference.h"
 #include "model/cpu/cpu_backend.h"
+#include "reference.h"
 #include "test_util.h"
 
 namespace infer::test {
@@ -52,7 +52,8 @@ TEST(ErrorBound, Float32CpuStaysWithinTheFloat32BoundOfADoubleReference) {
     const int n = 3;
     auto cpu = make_cpu_backend(net, n);
     const std::vector<float> input = rng.vector(static_cast<std::size_t>(n) * net.input().dims.size());
-    const std::vector<ReferenceTensor> reference = reference_forward(net, input, n, net.layers().size(), cpu_winograd());
+    const std::vector<ReferenceTensor> reference =
+        reference_forward(net, input, n, net.layers().size(), cpu_winograd());
     for (std::size_t count = 1; count <= net.layers().size(); ++count) {
       const Layer& last = net.layers()[count - 1];
       SCOPED_TRACE(net.name() + ", layers [0, " + std::to_string(count) + ") ending at '" + last.name + "'");

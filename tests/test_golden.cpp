@@ -11,8 +11,8 @@
 #include <cmath>
 
 #include "model/cpu/cpu_backend.h"
-#include "model/preprocess.h"
 #include "model/model_file.h"
+#include "model/preprocess.h"
 #include "model/safetensors.h"
 #include "test_util.h"
 
@@ -66,8 +66,10 @@ TEST(Golden, CpuBackendMatchesPyTorch) {
     correct += ours == labels[static_cast<std::size_t>(i)];
   }
   RecordProperty("max_logit_diff", std::to_string(max_logit_diff));
-  std::printf("max |logit - PyTorch| = %.3g, max |prob - PyTorch| = %.3g over %d images; top-1 agrees on %d, "
-              "correct on %d\n", max_logit_diff, max_prob_diff, n, agree, correct);
+  std::printf(
+      "max |logit - PyTorch| = %.3g, max |prob - PyTorch| = %.3g over %d images; top-1 agrees on %d, "
+      "correct on %d\n",
+      max_logit_diff, max_prob_diff, n, agree, correct);
   EXPECT_LE(max_logit_diff, kLogitTolerance);
   // Softmax is 1/4-Lipschitz per logit pair in the worst case, so probabilities differ by less.
   EXPECT_LE(max_prob_diff, kLogitTolerance);

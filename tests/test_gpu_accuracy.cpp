@@ -28,7 +28,9 @@ TEST_P(GpuAccuracy, TestSetThroughInferGpu) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Precision, GpuAccuracy, ::testing::Values("fp32", "tf32", "fp16"),
-                         [](const ::testing::TestParamInfo<const char*>& param_info) { return std::string(param_info.param); });
+                         [](const ::testing::TestParamInfo<const char*>& param_info) {
+                           return std::string(param_info.param);
+                         });
 
 }  // namespace
 }  // namespace infer::test

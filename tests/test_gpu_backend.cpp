@@ -155,12 +155,12 @@ double error_bound(const Network& net, Backend& cpu, const std::vector<float>& i
       case LayerKind::Concat:
         for (std::size_t a : l.sources) e = std::max(e, errors[a]);
         break;
-      // Pointwise: L e + both sides' rounding (pointwise_reference.h derives each).
-      INFER_CASE_POINTWISE_OPS {
-        const PointwiseReference f = pointwise_reference(pointwise_op(l.kind), l.pointwise());
-        e = f.lipschitz * e + 2.0 * f.rounding(x_max, y_max);
-        break;
-      }
+        // Pointwise: L e + both sides' rounding (pointwise_reference.h derives each).
+        INFER_CASE_POINTWISE_OPS {
+          const PointwiseReference f = pointwise_reference(pointwise_op(l.kind), l.pointwise());
+          e = f.lipschitz * e + 2.0 * f.rounding(x_max, y_max);
+          break;
+        }
       case LayerKind::Relu:
       case LayerKind::MaxPool:
       case LayerKind::Flatten:
@@ -221,8 +221,11 @@ Network scaled_random_network(Random& rng, Dims input, std::vector<Layer> layers
     for (float& w : l.params.weight) w *= s;
     for (float& b : l.params.bias) b *= s;
   }
-  InputSpec spec{input, std::vector<float>(static_cast<std::size_t>(input.c), 0.0f),
-                 std::vector<float>(static_cast<std::size_t>(input.c), 1.0f), {}, {}};
+  InputSpec spec{input,
+                 std::vector<float>(static_cast<std::size_t>(input.c), 0.0f),
+                 std::vector<float>(static_cast<std::size_t>(input.c), 1.0f),
+                 {},
+                 {}};
   return Network("scaled", spec, std::move(scaled));
 }
 
@@ -266,18 +269,26 @@ TEST(GpuBackend, EveryOpAloneMatchesCpu) {
       {"hardsigmoid", {3, 5, 6}, {make_layer("h", LayerKind::HardSigmoid, PointwiseAttrs{0.2f, 0.5f})}},
       {"hardswish", {3, 5, 6}, {plain_layer("h", LayerKind::HardSwish)}},
       {"upsample 3x2", {3, 5, 6}, {conv_layer("c", 4, 1), make_layer("u", LayerKind::Upsample, UpsampleAttrs{3, 2})}},
-      {"adaptive avgpool 6x9 to 3x3", {3, 6, 9}, {make_layer("a", LayerKind::AdaptiveAvgPool, AdaptivePoolAttrs{3, 3})}},
-      {"pad 1, 0, 2, 3 with 0.5", {3, 5, 6}, {conv_layer("c", 4, 1), make_layer("p", LayerKind::Pad, PadAttrs{1, 0, 2, 3, 0.5f})}},
-      {"pad with -inf, max pooling", {3, 5, 6},
+      {"adaptive avgpool 6x9 to 3x3",
+       {3, 6, 9},
+       {make_layer("a", LayerKind::AdaptiveAvgPool, AdaptivePoolAttrs{3, 3})}},
+      {"pad 1, 0, 2, 3 with 0.5",
+       {3, 5, 6},
+       {conv_layer("c", 4, 1), make_layer("p", LayerKind::Pad, PadAttrs{1, 0, 2, 3, 0.5f})}},
+      {"pad with -inf, max pooling",
+       {3, 5, 6},
        {make_layer("p", LayerKind::Pad, PadAttrs{0, 1, 1, 0, -std::numeric_limits<float>::infinity()}),
         pool_layer("m", LayerKind::MaxPool, 2, 2)}},
       {"add", {3, 5, 6}, {conv_layer("c", 3, 1), reading(make_layer("a", LayerKind::Add, AddAttrs{}), {"c", "input"})}},
-      {"add with relu", {3, 5, 6},
+      {"add with relu",
+       {3, 5, 6},
        {conv_layer("c", 3, 1), reading(make_layer("a", LayerKind::Add, AddAttrs{true}), {"input", "c"})}},
       {"mul, same shape", {3, 5, 6}, {conv_layer("c", 3, 1), reading(make_layer("m", LayerKind::Mul), {"c", "input"})}},
-      {"mul by one value per channel", {3, 5, 6},
+      {"mul by one value per channel",
+       {3, 5, 6},
        {plain_layer("g", LayerKind::GlobalAvgPool), reading(make_layer("m", LayerKind::Mul), {"input", "g"})}},
-      {"concat", {3, 5, 6},
+      {"concat",
+       {3, 5, 6},
        {conv_layer("c", 2, 1), reading(make_layer("j", LayerKind::Concat), {"input", "c", "input"})}},
   };
   for (const OpCase& c : cases) {
@@ -340,7 +351,8 @@ TEST(GpuBackend, AdaptivePoolingThatDoesNotDivideIsRefusedNamingTheLayer) {
   SKIP_WITHOUT_GPU();
   Random rng;
   SCOPED_TRACE(rng.trace());
-  const Network net = random_network(rng, {2, 5, 6}, {make_layer("adapt", LayerKind::AdaptiveAvgPool, AdaptivePoolAttrs{3, 3})});
+  const Network net =
+      random_network(rng, {2, 5, 6}, {make_layer("adapt", LayerKind::AdaptiveAvgPool, AdaptivePoolAttrs{3, 3})});
   expect_gpu_refuses(net, 1, "layer 'adapt' (adaptive_avgpool): an output of 3x3 that does not divide the input 5x6");
 }
 
@@ -352,8 +364,9 @@ TEST(GpuBackend, FusedConvolutionReluAndItsIntermediateResult) {
   check_network(rng,
                 random_network(rng, {3, 10, 9}, {conv_layer("conv", 6, 3, 1, 1), plain_layer("relu", LayerKind::Relu)}),
                 {1, 2});
-  check_network(rng, random_network(rng, {4, 9, 9}, {conv_layer("conv", 4, 3, 2, 1, 1, 2, false),
-                                                     plain_layer("relu", LayerKind::Relu)}),
+  check_network(rng,
+                random_network(rng, {4, 9, 9},
+                               {conv_layer("conv", 4, 3, 2, 1, 1, 2, false), plain_layer("relu", LayerKind::Relu)}),
                 {1, 2});
   check_network(rng, random_network(rng, {20, 1, 1}, {linear_layer("fc", 9), plain_layer("relu", LayerKind::Relu)}),
                 {1, 2});
@@ -466,10 +479,10 @@ TEST(GpuBackend, EveryLayerCountOfACombination) {
       rng, {3, 17, 15},
       {conv_layer("c1", 8, 3, 1, 1), batchnorm_layer("bn1"), plain_layer("r1", LayerKind::Relu),
        pool_layer("mp", LayerKind::MaxPool, 3, 2, 1), conv_layer("c2", 8, 3, 1, 1, 1, 2),
-       plain_layer("r2", LayerKind::Relu),
-       pool_layer("ap", LayerKind::AvgPool, 2, 2, 1, false), conv_layer("c3", 6, 1, 1, 0, 1, 1, false),
-       plain_layer("gap", LayerKind::GlobalAvgPool), plain_layer("flat", LayerKind::Flatten), linear_layer("fc1", 12),
-       plain_layer("r3", LayerKind::Relu), linear_layer("fc2", 5), plain_layer("sm", LayerKind::Softmax)});
+       plain_layer("r2", LayerKind::Relu), pool_layer("ap", LayerKind::AvgPool, 2, 2, 1, false),
+       conv_layer("c3", 6, 1, 1, 0, 1, 1, false), plain_layer("gap", LayerKind::GlobalAvgPool),
+       plain_layer("flat", LayerKind::Flatten), linear_layer("fc1", 12), plain_layer("r3", LayerKind::Relu),
+       linear_layer("fc2", 5), plain_layer("sm", LayerKind::Softmax)});
   std::vector<std::size_t> counts;
   for (std::size_t c = 1; c <= net.layers().size(); ++c) counts.push_back(c);
   check_network(rng, net, counts);
@@ -570,8 +583,8 @@ std::vector<double> precision_tolerance(const Network& net, const std::vector<fl
 
 // Layers [0, count) of net on n samples on both backends, the GPU's at precision p (fp32:
 // expect_gpu_matches_cpu's criterion; tf32 and fp16: the derived bound). NaN-poisoned GPU output.
-void expect_matches_at_precision(Backend& gpu, Backend& cpu, const Network& net, const std::vector<float>& input,
-                                 int n, std::size_t count, Precision p) {
+void expect_matches_at_precision(Backend& gpu, Backend& cpu, const Network& net, const std::vector<float>& input, int n,
+                                 std::size_t count, Precision p) {
   if (p == Precision::Fp32) {
     expect_gpu_matches_cpu(gpu, cpu, net, input, n, count);
     return;
@@ -582,8 +595,7 @@ void expect_matches_at_precision(Backend& gpu, Backend& cpu, const Network& net,
   std::vector<float> want(size), got(size, std::numeric_limits<float>::quiet_NaN());
   cpu.forward(input.data(), n, want.data(), count);
   gpu.forward(input.data(), n, got.data(), count);
-  expect_close(got, std::vector<double>(want.begin(), want.end()), precision_tolerance(net, input, n, count, p),
-               what);
+  expect_close(got, std::vector<double>(want.begin(), want.end()), precision_tolerance(net, input, n, count, p), what);
 }
 
 // Every layer count of net on both backends at precision p (expect_matches_at_precision).
@@ -613,11 +625,13 @@ TEST(GpuBackend, EveryPrecisionMatchesCpuWithinItsDerivedBound) {
     SCOPED_TRACE(precision_name(p));
     check_precision(rng, fashion_like(rng), p);
     check_precision(rng, model.network, p);
-    check_precision(rng, random_network(rng, {3, 9, 11}, {rect_conv("rect", 4), plain_layer("relu", LayerKind::Relu),
-                                                          pool_layer("ap", LayerKind::AvgPool, 3, 2, 1, false),
-                                                          conv_layer("dw", 4, 3, 1, 1, 1, 4, false),
-                                                          batchnorm_layer("bn"), plain_layer("gap", LayerKind::GlobalAvgPool)}),
-                    p);
+    check_precision(
+        rng,
+        random_network(rng, {3, 9, 11},
+                       {rect_conv("rect", 4), plain_layer("relu", LayerKind::Relu),
+                        pool_layer("ap", LayerKind::AvgPool, 3, 2, 1, false), conv_layer("dw", 4, 3, 1, 1, 1, 4, false),
+                        batchnorm_layer("bn"), plain_layer("gap", LayerKind::GlobalAvgPool)}),
+        p);
   }
 }
 
@@ -651,11 +665,12 @@ TEST(GpuBackend, PartialRunsInsideAFoldedStepMatchCpu) {
   SKIP_WITHOUT_GPU();
   Random rng;
   SCOPED_TRACE(rng.trace());
-  const Network net = scaled_random_network(
-      rng, {3, 10, 9},
-      {conv_layer("conv", 6, 3, 1, 1), batchnorm_layer("bn"), plain_layer("relu", LayerKind::Relu),
-       conv_layer("conv_nobias", 5, 3, 1, 1, 1, 1, false), batchnorm_layer("bn2"), plain_layer("flat", LayerKind::Flatten),
-       linear_layer("fc", 7), batchnorm_layer("bn3"), plain_layer("relu3", LayerKind::Relu)});
+  const Network net =
+      scaled_random_network(rng, {3, 10, 9},
+                            {conv_layer("conv", 6, 3, 1, 1), batchnorm_layer("bn"),
+                             plain_layer("relu", LayerKind::Relu), conv_layer("conv_nobias", 5, 3, 1, 1, 1, 1, false),
+                             batchnorm_layer("bn2"), plain_layer("flat", LayerKind::Flatten), linear_layer("fc", 7),
+                             batchnorm_layer("bn3"), plain_layer("relu3", LayerKind::Relu)});
   for (bool graphs : {true, false}) {
     SCOPED_TRACE(graphs ? "CUDA graphs" : "direct");
     std::vector<std::string> log;
@@ -715,8 +730,8 @@ void expect_top_k_matches(Backend& gpu, Backend& cpu, const Network& net, const 
       ASSERT_LT(static_cast<std::size_t>(got_classes[at]), classes);
       if (got_classes[at] != want_classes[at]) {
         // Only a near-tie may swap: the CPU's scores of both classes within the tolerance.
-        EXPECT_NEAR(all[row + static_cast<std::size_t>(got_classes[at])], all[row + static_cast<std::size_t>(want_classes[at])],
-                    2.0 * tol)
+        EXPECT_NEAR(all[row + static_cast<std::size_t>(got_classes[at])],
+                    all[row + static_cast<std::size_t>(want_classes[at])], 2.0 * tol)
             << "sample " << s << " rank " << j << ": class " << got_classes[at] << " instead of " << want_classes[at];
       }
       if (j > 0) {
@@ -919,8 +934,10 @@ constexpr double kEventResolutionMs = 0.5e-3;
 
 void expect_consistent_timing(const std::optional<BatchTiming>& t, double host_ms) {
   ASSERT_TRUE(t.has_value()) << "no device timing after a completed call";
-  for (const auto& [name, ms] : {std::pair<const char*, double>{"h2d", t->h2d_ms}, {"compute", t->compute_ms},
-                                 {"d2h", t->d2h_ms}, {"device", t->device_ms}}) {
+  for (const auto& [name, ms] : {std::pair<const char*, double>{"h2d", t->h2d_ms},
+                                 {"compute", t->compute_ms},
+                                 {"d2h", t->d2h_ms},
+                                 {"device", t->device_ms}}) {
     EXPECT_TRUE(std::isfinite(ms)) << name << " " << ms;
     EXPECT_GE(ms, 0.0) << name;
   }
@@ -1392,9 +1409,9 @@ TEST(GpuBackend, LibraryReportsConsistentVersions) {
 TEST(GpuBackend, UnavailableReasonIsOneLine) {
   const std::string& reason = gpu_unavailable_reason();
   if (reason.empty()) {
-    const ProcessResult r = run_process((exe_dir() / "infer_gpu_tests").string(),
-                                        {"--gtest_filter=GpuBackend.UnavailableReasonIsOneLine"},
-                                        {"CUDA_VISIBLE_DEVICES=-1"});
+    const ProcessResult r =
+        run_process((exe_dir() / "infer_gpu_tests").string(), {"--gtest_filter=GpuBackend.UnavailableReasonIsOneLine"},
+                    {"CUDA_VISIBLE_DEVICES=-1"});
     EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
     EXPECT_NE(r.out.find("[       OK ] GpuBackend.UnavailableReasonIsOneLine"), std::string::npos) << r.out;
     EXPECT_EQ(r.out.find("SKIPPED"), std::string::npos) << r.out;

@@ -156,8 +156,9 @@ TEST_F(GraphFile, LayersReadTheirNamedInputsAndDropoutAndIdentityAreRemoved) {
 // An upsample reads its scale as [h, w] (or one integer for both), and runs as the reference says.
 TEST_F(GraphFile, AnUpsampleReadsItsScale) {
   SCOPED_TRACE(rng_.trace());
-  write(edited("name = \"flat\"", "name = \"up\"\ntype = \"upsample\"\nscale = [2, 3]\n\n[[layers]]\nname = \"down\"\n"
-                                  "type = \"maxpool\"\nkernel = [2, 3]\n\n[[layers]]\nname = \"flat\""));
+  write(edited("name = \"flat\"",
+               "name = \"up\"\ntype = \"upsample\"\nscale = [2, 3]\n\n[[layers]]\nname = \"down\"\n"
+               "type = \"maxpool\"\nkernel = [2, 3]\n\n[[layers]]\nname = \"flat\""));
   const LoadedModel m = load_model(dir_ / "graph.toml");
   const Layer& up = m.network.layers()[6];
   ASSERT_EQ(up.name, "up");
@@ -177,12 +178,14 @@ TEST_F(GraphFile, AnUpsampleReadsItsScale) {
 
 // A pad reads pads = [top, left, bottom, right] and value, -inf included (TOML's -inf).
 TEST_F(GraphFile, APadReadsItsBorderAndValue) {
-  write(edited("name = \"flat\"", "name = \"p\"\ntype = \"pad\"\npads = [1, 0, 2, 3]\nvalue = -inf\n\n[[layers]]\n"
-                                  "name = \"down\"\ntype = \"maxpool\"\nkernel = [4, 4]\nstride = 1\n\n[[layers]]\nname = \"flat\""));
+  write(edited("name = \"flat\"",
+               "name = \"p\"\ntype = \"pad\"\npads = [1, 0, 2, 3]\nvalue = -inf\n\n[[layers]]\n"
+               "name = \"down\"\ntype = \"maxpool\"\nkernel = [4, 4]\nstride = 1\n\n[[layers]]\nname = \"flat\""));
   const LoadedModel m = load_model(dir_ / "graph.toml");
   const Layer& p = m.network.layers()[6];
   ASSERT_EQ(p.name, "p");
-  EXPECT_EQ((std::vector<int>{p.pad().top, p.pad().left, p.pad().bottom, p.pad().right}), (std::vector<int>{1, 0, 2, 3}));
+  EXPECT_EQ((std::vector<int>{p.pad().top, p.pad().left, p.pad().bottom, p.pad().right}),
+            (std::vector<int>{1, 0, 2, 3}));
   EXPECT_EQ(p.pad().value, -std::numeric_limits<float>::infinity());
   EXPECT_EQ(p.out, (Dims{6, 8, 8}));
   EXPECT_EQ(m.network.layers()[7].out, (Dims{6, 5, 5}));
@@ -201,37 +204,54 @@ TEST_F(GraphFile, EveryWrongGraphIsRefusedNamingTheLayer) {
        "layer 'sum' (add): reads 'relu9', which is no layer of the model (nor 'input')"},
       {"too many inputs", edited("inputs = \"same\"", "inputs = [\"same\", \"conv1\"]"),
        "layer 'gate' (sigmoid): reads one input, found 2"},
-      {"too few inputs", edited("inputs = [\"sum\", \"gate\"]", "inputs = [\"sum\"]"), "layer 'scaled' (mul): reads two inputs, found 1"},
+      {"too few inputs", edited("inputs = [\"sum\", \"gate\"]", "inputs = [\"sum\"]"),
+       "layer 'scaled' (mul): reads two inputs, found 1"},
       {"a concat of one", edited("inputs = [\"scaled\", \"drop\", \"input\"]", "inputs = [\"scaled\"]"),
        "layer 'joined' (concat): reads two or more inputs, found 1"},
       {"an empty list", edited("inputs = \"same\"", "inputs = []"), "key 'inputs' must name at least one layer"},
-      {"an output nobody reads", edited("name = \"fc\"", "name = \"orphan\"\ntype = \"flatten\"\ninputs = \"input\"\n\n[[layers]]\nname = \"fc\""),
+      {"an output nobody reads",
+       edited("name = \"fc\"",
+              "name = \"orphan\"\ntype = \"flatten\"\ninputs = \"input\"\n\n[[layers]]\nname = \"fc\""),
        "layer 'flat' (flatten): its output is never read"},
       {"a layer named input", edited("name = \"relu1\"", "name = \"input\""),
        "no layer may be named 'input': it stands for the network input"},
-      {"a dropout and a layer with one name", edited("name = \"same\"", "name = \"drop\""), "two layers are named 'drop'"},
+      {"a dropout and a layer with one name", edited("name = \"same\"", "name = \"drop\""),
+       "two layers are named 'drop'"},
       {"a dropout probability of 1", edited("p = 0.2", "p = 1.0"), "key 'p' must be in [0, 1), found 1"},
-      {"an add of two shapes", edited("inputs = [\"scaled\", \"drop\", \"input\"]", "inputs = [\"scaled\", \"drop\", \"input\"]\n\n[[layers]]\nname = \"bad\"\ntype = \"add\"\ninputs = [\"joined\", \"input\"]"),
+      {"an add of two shapes",
+       edited("inputs = [\"scaled\", \"drop\", \"input\"]",
+              "inputs = [\"scaled\", \"drop\", \"input\"]\n\n[[layers]]\nname = \"bad\"\ntype = \"add\"\ninputs = "
+              "[\"joined\", \"input\"]"),
        "layer 'bad' (add): adds inputs of the same shape, found 6x5x5 and 2x5x5"},
-      {"a clip with min above max", edited("name = \"flat\"", "name = \"c\"\ntype = \"clip\"\nmin = 2\nmax = 1\n\n[[layers]]\nname = \"flat\""),
+      {"a clip with min above max",
+       edited("name = \"flat\"", "name = \"c\"\ntype = \"clip\"\nmin = 2\nmax = 1\n\n[[layers]]\nname = \"flat\""),
        "min and max must be numbers with min <= max, found 2 and 1"},
       {"a trailing dropout that passes on another layer",
-       edited("out_features = 3\n", "out_features = 3\n\n[[layers]]\nname = \"tail\"\ntype = \"dropout\"\ninputs = \"flat\"\n"),
+       edited("out_features = 3\n",
+              "out_features = 3\n\n[[layers]]\nname = \"tail\"\ntype = \"dropout\"\ninputs = \"flat\"\n"),
        "the last entry passes on 'flat', but the network's output is the last layer's ('fc')"},
       {"an identity named input", edited("name = \"same\"", "name = \"input\""),
        "no layer may be named 'input': it stands for the network input"},
-      {"a clip without max", edited("name = \"flat\"", "name = \"c\"\ntype = \"clip\"\nmin = 0\n\n[[layers]]\nname = \"flat\""),
+      {"a clip without max",
+       edited("name = \"flat\"", "name = \"c\"\ntype = \"clip\"\nmin = 0\n\n[[layers]]\nname = \"flat\""),
        "layer 'c': missing key 'max'"},
-      {"an attribute an op does not have", edited("relu = true", "relu = true\nalpha = 0.5"), "layer 'sum': unknown key 'alpha'"},
-      {"pads of three", edited("name = \"flat\"", "name = \"p\"\ntype = \"pad\"\npads = [1, 1, 1]\n\n[[layers]]\nname = \"flat\""),
+      {"an attribute an op does not have", edited("relu = true", "relu = true\nalpha = 0.5"),
+       "layer 'sum': unknown key 'alpha'"},
+      {"pads of three",
+       edited("name = \"flat\"", "name = \"p\"\ntype = \"pad\"\npads = [1, 1, 1]\n\n[[layers]]\nname = \"flat\""),
        "key 'pads' must be [top, left, bottom, right]"},
-      {"a negative pad", edited("name = \"flat\"", "name = \"p\"\ntype = \"pad\"\npads = [0, -1, 0, 0]\n\n[[layers]]\nname = \"flat\""),
+      {"a negative pad",
+       edited("name = \"flat\"", "name = \"p\"\ntype = \"pad\"\npads = [0, -1, 0, 0]\n\n[[layers]]\nname = \"flat\""),
        "key 'pads' has -1, out of range [0, 1000000]"},
-      {"a NaN padding value", edited("name = \"flat\"", "name = \"p\"\ntype = \"pad\"\npads = [1, 1, 1, 1]\nvalue = nan\n\n[[layers]]\nname = \"flat\""),
+      {"a NaN padding value",
+       edited("name = \"flat\"",
+              "name = \"p\"\ntype = \"pad\"\npads = [1, 1, 1, 1]\nvalue = nan\n\n[[layers]]\nname = \"flat\""),
        "key 'value' must be a number or an infinity, found NaN"},
-      {"an adaptive pooling without its output", edited("name = \"flat\"", "name = \"a\"\ntype = \"adaptive_avgpool\"\n\n[[layers]]\nname = \"flat\""),
+      {"an adaptive pooling without its output",
+       edited("name = \"flat\"", "name = \"a\"\ntype = \"adaptive_avgpool\"\n\n[[layers]]\nname = \"flat\""),
        "layer 'a': missing key 'output'"},
-      {"an upsample by 0", edited("name = \"flat\"", "name = \"up\"\ntype = \"upsample\"\nscale = [0, 2]\n\n[[layers]]\nname = \"flat\""),
+      {"an upsample by 0",
+       edited("name = \"flat\"", "name = \"up\"\ntype = \"upsample\"\nscale = [0, 2]\n\n[[layers]]\nname = \"flat\""),
        "key 'scale' has 0, out of range [1, 1000000]"},
   };
   for (const Case& c : cases) {
@@ -247,10 +267,11 @@ TEST_F(GraphFile, EveryWrongGraphIsRefusedNamingTheLayer) {
 TEST(Graph, CeilModePoolingSizesArePyTorchs) {
   EXPECT_EQ(pool_output_size(10, 3, 2, 0, false), 4);
   EXPECT_EQ(pool_output_size(10, 3, 2, 0, true), 5);
-  EXPECT_EQ(pool_output_size(10, 3, 2, 1, true), 6);   // (10 + 2 - 3) / 2 = 4.5 -> 5, + 1
-  EXPECT_EQ(pool_output_size(8, 2, 2, 0, true), 4);    // exact: no overhang
-  EXPECT_EQ(pool_output_size(5, 2, 2, 1, true), 3);    // ceil(5 / 2) + 1 = 4, but window 3 would start at 6 - 1 = 5: in the right padding
-  EXPECT_EQ(pool_output_size(13, 3, 2, 0, true), 6);   // SqueezeNet's 111 -> 55 pattern, small
+  EXPECT_EQ(pool_output_size(10, 3, 2, 1, true), 6);  // (10 + 2 - 3) / 2 = 4.5 -> 5, + 1
+  EXPECT_EQ(pool_output_size(8, 2, 2, 0, true), 4);   // exact: no overhang
+  EXPECT_EQ(pool_output_size(5, 2, 2, 1, true),
+            3);  // ceil(5 / 2) + 1 = 4, but window 3 would start at 6 - 1 = 5: in the right padding
+  EXPECT_EQ(pool_output_size(13, 3, 2, 0, true), 6);  // SqueezeNet's 111 -> 55 pattern, small
   EXPECT_EQ(pool_output_size(111, 3, 2, 0, true), 55);
   EXPECT_EQ(pool_output_size(54, 3, 2, 0, true), 27);
 }
@@ -271,21 +292,27 @@ TEST(Graph, ShapesTheOpsCannotCombineAreRefused) {
                 .find("layer 'm' (mul): multiplies by an input of the same shape or of 4x1x1 (one value per channel), "
                       "found 4x6x6 and 3x6x6"),
             std::string::npos);
-  EXPECT_NE(error({4, 6, 6}, {pool_layer("p", LayerKind::MaxPool, 2, 2), reading(make_layer("j", LayerKind::Concat), {"p", "input"})})
+  EXPECT_NE(error({4, 6, 6}, {pool_layer("p", LayerKind::MaxPool, 2, 2),
+                              reading(make_layer("j", LayerKind::Concat), {"p", "input"})})
                 .find("layer 'j' (concat): joins inputs along the channels, so their heights and widths must agree, "
                       "found 4x3x3 and 4x6x6"),
             std::string::npos);
-  EXPECT_NE(error({4, 6, 6}, {make_layer("c", LayerKind::Clip, PointwiseAttrs{0.0f, std::numeric_limits<float>::quiet_NaN()})})
+  EXPECT_NE(error({4, 6, 6},
+                  {make_layer("c", LayerKind::Clip, PointwiseAttrs{0.0f, std::numeric_limits<float>::quiet_NaN()})})
                 .find("min and max must be numbers with min <= max"),
             std::string::npos);
   // An infinite bound is no bound (ONNX's Clip without max).
-  EXPECT_NO_THROW(random_network(rng, {4, 6, 6}, {make_layer("c", LayerKind::Clip, PointwiseAttrs{0.0f, std::numeric_limits<float>::infinity()})}));
-  EXPECT_NE(error({4, 6, 6}, {make_layer("h", LayerKind::HardSigmoid, PointwiseAttrs{std::numeric_limits<float>::quiet_NaN(), 0.5f})})
+  EXPECT_NO_THROW(
+      random_network(rng, {4, 6, 6},
+                     {make_layer("c", LayerKind::Clip, PointwiseAttrs{0.0f, std::numeric_limits<float>::infinity()})}));
+  EXPECT_NE(error({4, 6, 6}, {make_layer("h", LayerKind::HardSigmoid,
+                                         PointwiseAttrs{std::numeric_limits<float>::quiet_NaN(), 0.5f})})
                 .find("alpha and beta must be finite"),
             std::string::npos);
   // A per-channel mul takes its scale second; the same shape works either way.
-  EXPECT_NO_THROW(random_network(rng, {4, 6, 6}, {plain_layer("g", LayerKind::GlobalAvgPool),
-                                                  reading(make_layer("m", LayerKind::Mul), {"input", "g"})}));
+  EXPECT_NO_THROW(random_network(
+      rng, {4, 6, 6},
+      {plain_layer("g", LayerKind::GlobalAvgPool), reading(make_layer("m", LayerKind::Mul), {"input", "g"})}));
 }
 
 // The README's op table ("Model format") names every op of model/ops.h in the first cell of a row:
@@ -334,56 +361,85 @@ std::vector<OpCase> op_cases() {
       {"hardswish", {3, 5, 6}, {plain_layer("h", LayerKind::HardSwish)}},
       {"leaky relu", {3, 5, 6}, {make_layer("l", LayerKind::LeakyRelu, PointwiseAttrs{0.2f, 0.0f})}},
       {"upsample 3x2", {3, 5, 6}, {make_layer("u", LayerKind::Upsample, UpsampleAttrs{3, 2})}},
-      {"adaptive avgpool 5x6 to 3x4 (windows of 2 and 3, overlapping)", {3, 5, 6},
+      {"adaptive avgpool 5x6 to 3x4 (windows of 2 and 3, overlapping)",
+       {3, 5, 6},
        {make_layer("a", LayerKind::AdaptiveAvgPool, AdaptivePoolAttrs{3, 4})}},
-      {"adaptive avgpool to more than the input", {3, 5, 6}, {make_layer("a", LayerKind::AdaptiveAvgPool, AdaptivePoolAttrs{7, 6})}},
+      {"adaptive avgpool to more than the input",
+       {3, 5, 6},
+       {make_layer("a", LayerKind::AdaptiveAvgPool, AdaptivePoolAttrs{7, 6})}},
       {"pad 1, 0, 2, 3 with 0.5", {3, 5, 6}, {make_layer("p", LayerKind::Pad, PadAttrs{1, 0, 2, 3, 0.5f})}},
-      {"pad with -inf, max pooling", {3, 5, 6},
+      {"pad with -inf, max pooling",
+       {3, 5, 6},
        {make_layer("p", LayerKind::Pad, PadAttrs{0, 1, 1, 0, -std::numeric_limits<float>::infinity()}),
         pool_layer("m", LayerKind::MaxPool, 2, 2)}},
-      {"upsample 1x4 after a conv", {3, 5, 6}, {conv_layer("c", 4, 3, 1, 1), make_layer("u", LayerKind::Upsample, UpsampleAttrs{1, 4})}},
-      {"add", {3, 5, 6}, {conv_layer("c", 3, 3, 1, 1), reading(make_layer("a", LayerKind::Add, AddAttrs{}), {"c", "input"})}},
-      {"add with relu", {3, 5, 6}, {conv_layer("c", 3, 3, 1, 1), reading(make_layer("a", LayerKind::Add, AddAttrs{true}), {"input", "c"})}},
+      {"upsample 1x4 after a conv",
+       {3, 5, 6},
+       {conv_layer("c", 4, 3, 1, 1), make_layer("u", LayerKind::Upsample, UpsampleAttrs{1, 4})}},
+      {"add",
+       {3, 5, 6},
+       {conv_layer("c", 3, 3, 1, 1), reading(make_layer("a", LayerKind::Add, AddAttrs{}), {"c", "input"})}},
+      {"add with relu",
+       {3, 5, 6},
+       {conv_layer("c", 3, 3, 1, 1), reading(make_layer("a", LayerKind::Add, AddAttrs{true}), {"input", "c"})}},
       // ResNet's block: the last convolution (with its batch-norm) adds the shortcut relu0, which
       // nothing reads after the add (oneDNN: a sum post-op into relu0's buffer), then a ReLU.
-      {"residual block", {3, 6, 5},
+      {"residual block",
+       {3, 6, 5},
        {conv_layer("c0", 8, 3, 1, 1), plain_layer("relu0", LayerKind::Relu), conv_layer("c1", 8, 3, 1, 1),
         plain_layer("relu1", LayerKind::Relu), conv_layer("c2", 8, 3, 1, 1), batchnorm_layer("bn2"),
-        reading(make_layer("add", LayerKind::Add, AddAttrs{}), {"bn2", "relu0"}), plain_layer("relu", LayerKind::Relu)}},
-      {"residual block, the add's own ReLU, a projection shortcut", {3, 6, 5},
+        reading(make_layer("add", LayerKind::Add, AddAttrs{}), {"bn2", "relu0"}),
+        plain_layer("relu", LayerKind::Relu)}},
+      {"residual block, the add's own ReLU, a projection shortcut",
+       {3, 6, 5},
        {conv_layer("c0", 8, 3, 1, 1), plain_layer("relu0", LayerKind::Relu), conv_layer("c1", 8, 3, 2, 1),
         reading(conv_layer("down", 8, 1, 2), {"relu0"}),
-        reading(make_layer("add", LayerKind::Add, AddAttrs{true}), {"down", "c1"}), plain_layer("h", LayerKind::HardSwish)}},
-      {"residual block, an activation after the add", {3, 6, 5},
+        reading(make_layer("add", LayerKind::Add, AddAttrs{true}), {"down", "c1"}),
+        plain_layer("h", LayerKind::HardSwish)}},
+      {"residual block, an activation after the add",
+       {3, 6, 5},
        {conv_layer("c0", 8, 3, 1, 1), conv_layer("c1", 8, 3, 1, 1),
         reading(make_layer("add", LayerKind::Add, AddAttrs{}), {"c0", "c1"}), plain_layer("h", LayerKind::HardSwish)}},
       // The shortcut h is also read, as the flatten's view of its buffer, after the add: oneDNN
       // may not sum into h's buffer (onednn_program.cpp residual_input).
-      {"residual add whose shortcut a flatten still reads", {3, 6, 5},
+      {"residual add whose shortcut a flatten still reads",
+       {3, 6, 5},
        {plain_layer("h", LayerKind::HardSigmoid), plain_layer("f", LayerKind::Flatten),
-        reading(conv_layer("c", 3, 3, 1, 1), {"input"}), reading(make_layer("a", LayerKind::Add, AddAttrs{}), {"c", "h"}),
-        plain_layer("g", LayerKind::GlobalAvgPool), reading(linear_layer("fc", 4), {"f"}),
-        reading(make_layer("cat", LayerKind::Concat), {"fc", "g"})}},
-      {"add, then a ReLU layer", {3, 5, 6},
-       {conv_layer("c", 3, 3, 1, 1), reading(make_layer("a", LayerKind::Add, AddAttrs{}), {"input", "c"}), plain_layer("r", LayerKind::Relu)}},
-      {"mul, then hardswish", {3, 5, 6},
-       {conv_layer("c", 3, 1), reading(make_layer("m", LayerKind::Mul), {"c", "input"}), plain_layer("h", LayerKind::HardSwish)}},
+        reading(conv_layer("c", 3, 3, 1, 1), {"input"}),
+        reading(make_layer("a", LayerKind::Add, AddAttrs{}), {"c", "h"}), plain_layer("g", LayerKind::GlobalAvgPool),
+        reading(linear_layer("fc", 4), {"f"}), reading(make_layer("cat", LayerKind::Concat), {"fc", "g"})}},
+      {"add, then a ReLU layer",
+       {3, 5, 6},
+       {conv_layer("c", 3, 3, 1, 1), reading(make_layer("a", LayerKind::Add, AddAttrs{}), {"input", "c"}),
+        plain_layer("r", LayerKind::Relu)}},
+      {"mul, then hardswish",
+       {3, 5, 6},
+       {conv_layer("c", 3, 1), reading(make_layer("m", LayerKind::Mul), {"c", "input"}),
+        plain_layer("h", LayerKind::HardSwish)}},
       {"mul, same shape", {3, 5, 6}, {conv_layer("c", 3, 1), reading(make_layer("m", LayerKind::Mul), {"c", "input"})}},
-      {"mul by one value per channel", {3, 5, 6},
+      {"mul by one value per channel",
+       {3, 5, 6},
        {plain_layer("g", LayerKind::GlobalAvgPool), plain_layer("s", LayerKind::Sigmoid),
         reading(make_layer("m", LayerKind::Mul), {"input", "s"})}},
-      {"concat of three", {3, 5, 6},
+      {"concat of three",
+       {3, 5, 6},
        {conv_layer("c", 2, 1), reading(conv_layer("d", 4, 3, 1, 1), {"input"}),
         reading(make_layer("j", LayerKind::Concat), {"d", "input", "c"})}},
       // Nothing may be fused across a branch: c is read by its batch-norm and by the add.
-      {"a convolution read by its batch-norm and an add", {3, 6, 6},
+      {"a convolution read by its batch-norm and an add",
+       {3, 6, 6},
        {conv_layer("c", 3, 3, 1, 1), batchnorm_layer("bn"), plain_layer("r", LayerKind::Relu),
         reading(make_layer("a", LayerKind::Add, AddAttrs{}), {"r", "c"})}},
       {"maxpool, ceil mode", {3, 10, 11}, {ceil_mode(pool_layer("p", LayerKind::MaxPool, 3, 2))}},
-      {"avgpool, ceil mode, padding counted", {3, 10, 10}, {ceil_mode(pool_layer("p", LayerKind::AvgPool, 3, 2, 1, true))}},
-      {"avgpool, ceil mode, padding not counted", {3, 10, 10}, {ceil_mode(pool_layer("p", LayerKind::AvgPool, 3, 2, 1, false))}},
+      {"avgpool, ceil mode, padding counted",
+       {3, 10, 10},
+       {ceil_mode(pool_layer("p", LayerKind::AvgPool, 3, 2, 1, true))}},
+      {"avgpool, ceil mode, padding not counted",
+       {3, 10, 10},
+       {ceil_mode(pool_layer("p", LayerKind::AvgPool, 3, 2, 1, false))}},
       // oneDNN runs it on the plain kernel between reorders (onednn_program.cpp).
-      {"convolution padded beyond its kernel's extent", {2, 3, 4}, {conv_layer("c", 3, 1, 2, 2), plain_layer("r", LayerKind::Relu)}},
+      {"convolution padded beyond its kernel's extent",
+       {2, 3, 4},
+       {conv_layer("c", 3, 1, 2, 2), plain_layer("r", LayerKind::Relu)}},
       {"every op (graph zoo)", {3, 8, 8}, graph_zoo_layers()},
   };
   // Each pointwise op right after a convolution (with a batch-norm between) and a linear layer:
@@ -391,9 +447,12 @@ std::vector<OpCase> op_cases() {
   for (std::size_t i = 0; i < kPointwiseCount; ++i) {
     const auto op = static_cast<PointwiseOp>(i);
     const std::string name(op_name(layer_kind(op)));
-    cases.push_back({name + " after conv and batch-norm", {3, 5, 6},
-                     {conv_layer("c", 4, 3, 1, 1), batchnorm_layer("bn"), make_layer("p", layer_kind(op), pointwise_sample(op))}});
-    cases.push_back({name + " after linear", {12, 1, 1},
+    cases.push_back(
+        {name + " after conv and batch-norm",
+         {3, 5, 6},
+         {conv_layer("c", 4, 3, 1, 1), batchnorm_layer("bn"), make_layer("p", layer_kind(op), pointwise_sample(op))}});
+    cases.push_back({name + " after linear",
+                     {12, 1, 1},
                      {linear_layer("fc", 7), make_layer("p", layer_kind(op), pointwise_sample(op))}});
   }
   return cases;
@@ -416,9 +475,9 @@ TEST(Graph, EveryOpOnTheCpuIsWithinTheReferenceBound) {
       for (std::size_t count = 1; count <= net.layers().size(); ++count) {
         std::vector<float> got(ref[count].value.size(), std::numeric_limits<float>::quiet_NaN());
         cpu->forward(input.data(), n, got.data(), count);
-        expect_close(got, ref[count].value, reference_tolerance(ref[count]),
-                     name + ", layers [0, " + std::to_string(count) +
-                         ") ending at '" + net.layers()[count - 1].name + "'");
+        expect_close(
+            got, ref[count].value, reference_tolerance(ref[count]),
+            name + ", layers [0, " + std::to_string(count) + ") ending at '" + net.layers()[count - 1].name + "'");
       }
     }
   }
@@ -449,7 +508,8 @@ TEST(Graph, TheReferenceBoundIsTightForEachOpAlone) {
 TEST(Graph, NaNPassesThroughEveryElementwiseOp) {
   Random rng;
   SCOPED_TRACE(rng.trace());
-  const std::vector<Layer> ops = {plain_layer("s", LayerKind::Sigmoid), plain_layer("s", LayerKind::Silu),
+  const std::vector<Layer> ops = {plain_layer("s", LayerKind::Sigmoid),
+                                  plain_layer("s", LayerKind::Silu),
                                   make_layer("c", LayerKind::Clip, PointwiseAttrs{0.0f, 6.0f}),
                                   plain_layer("h", LayerKind::HardSigmoid),
                                   plain_layer("h", LayerKind::HardSwish),

@@ -124,10 +124,10 @@ TEST(HostileFiles, AFolderWithoutSearchPermissionIsNamedAsThat) {
                                   fs::perms::others_read | fs::perms::others_exec);
   const std::string bad = (dir / "locked" / "bag.png").string();
   // Root reads through any permission: as root, run infer as nobody.
-  const ProcessResult r =
-      geteuid() == 0 ? run_process("/usr/bin/setpriv", {"--reuid=65534", "--regid=65534", "--clear-groups", infer_exe(),
-                                                        "--device", "cpu", bad, kBag})
-                     : infer({bad, kBag});
+  const ProcessResult r = geteuid() == 0
+                              ? run_process("/usr/bin/setpriv", {"--reuid=65534", "--regid=65534", "--clear-groups",
+                                                                 infer_exe(), "--device", "cpu", bad, kBag})
+                              : infer({bad, kBag});
   fs::permissions(dir / "locked", fs::perms::owner_all);  // so that TempDir can remove it
   EXPECT_EQ(r.exit_code, 3) << r.err;
   EXPECT_EQ(ProcessResult::lines(r.err).at(0),
@@ -148,7 +148,8 @@ TEST(HostileFiles, APngBombIsRefusedBeforeItInflates) {
   TempDir dir;
   // 1x1 pixels, about 1 MB of file, 1 GiB of image data: classified at 1.06 GB resident before.
   const std::string bomb = write(dir, "bomb.png", png_bomb(1, 1, 1ull << 30));
-  const ProcessResult r = expect_refused(bomb, "PNG image data inflates to more than the 2 bytes that its 1x1 pixels need");
+  const ProcessResult r =
+      expect_refused(bomb, "PNG image data inflates to more than the 2 bytes that its 1x1 pixels need");
   const ProcessResult baseline = infer({kBag});
   // The bomb's file is read (1 MB) and inflated through a 64 KiB buffer.
   EXPECT_LT(r.max_rss_kib, baseline.max_rss_kib + 16 * 1024) << "peak RSS in KiB, baseline " << baseline.max_rss_kib;
@@ -203,8 +204,10 @@ TEST(HostileFiles, RunLengthTgaCutShortIsRefused) {
   // A 3 KB file claiming 7000x7000 grey pixels in run-length packets: decoded as zeros at 588 MB before.
   std::string tga("\0\0\x0b\0\0\0\0\0\0\0\0\0", 12);
   tga += std::string("\x58\x1b\x58\x1b\x08\0", 6);  // 7000 x 7000, 8 bits per pixel, descriptor 0
-  for (int i = 0; i < 1500; ++i) tga += {static_cast<char>(0x80 | rng.integer(0, 127)), static_cast<char>(rng.integer(0, 255))};
-  const ProcessResult r = expect_refused(write(dir, "claims.tga", tga), "run-length TGA data truncated: the header's 7000x7000 pixels");
+  for (int i = 0; i < 1500; ++i)
+    tga += {static_cast<char>(0x80 | rng.integer(0, 127)), static_cast<char>(rng.integer(0, 255))};
+  const ProcessResult r =
+      expect_refused(write(dir, "claims.tga", tga), "run-length TGA data truncated: the header's 7000x7000 pixels");
   const ProcessResult baseline = infer({kBag});
   // Under AddressSanitizer freed memory is held in its quarantine (256 MB by default) instead of
   // being reused, so a run's peak RSS adds up every buffer it ever freed (the decoders' legitimate
@@ -219,11 +222,13 @@ TEST(HostileFiles, RunLengthTgaCutShortIsRefused) {
   stbi_write_tga_with_rle = 1;
   const std::string rle = written(stbi_write_tga_to_func, 28, 28, 1, trouser);
   EXPECT_EQ(rle[2], '\x0b');  // run-length grey
-  EXPECT_EQ(top1(infer({"--json", write(dir, "t.tga", rle)}).out), top1(infer({"--json", kSamples + "/trouser.png"}).out));
+  EXPECT_EQ(top1(infer({"--json", write(dir, "t.tga", rle)}).out),
+            top1(infer({"--json", kSamples + "/trouser.png"}).out));
   expect_refused(write(dir, "cut.tga", rle.substr(0, rle.size() / 2)), "run-length TGA data truncated");
   stbi_write_tga_with_rle = 0;
   const std::string raw = written(stbi_write_tga_to_func, 28, 28, 1, trouser);
-  expect_refused(write(dir, "cut-raw.tga", raw.substr(0, raw.size() - 28)), "TGA data truncated: the header's 28x28 pixels need 784 bytes");
+  expect_refused(write(dir, "cut-raw.tga", raw.substr(0, raw.size() - 28)),
+                 "TGA data truncated: the header's 28x28 pixels need 784 bytes");
   stbi_write_tga_with_rle = 1;
 }
 
@@ -246,7 +251,8 @@ TEST(HostileFiles, TopDownBmpClassifiesAsTheBottomUpOne) {
   ASSERT_EQ(b.exit_code, 0) << b.err;  // refused as "28x-28 pixels" before
   EXPECT_EQ(top1(a.out).first, "Ankle boot");
   EXPECT_EQ(top1(a.out), top1(b.out));
-  expect_refused(write(dir, "cut.bmp", top_down.substr(0, 54 + 84 * 10)), "BMP data truncated: the header's 28x28 pixels");
+  expect_refused(write(dir, "cut.bmp", top_down.substr(0, 54 + 84 * 10)),
+                 "BMP data truncated: the header's 28x28 pixels");
 }
 
 // --- messages (item 8) -----------------------------------------------------------------------------
@@ -287,7 +293,8 @@ TEST(HostileFiles, ControlCharactersInNamesAreEscapedOnEveryLine) {
   ASSERT_EQ(out.size(), 1u) << r.out;
   EXPECT_EQ(out[0].rfind((dir / "a\\x0ab\\x1b[31m.png: Bag").string(), 0), 0u) << out[0];
   ASSERT_EQ(err.size(), 2u) << r.err;
-  EXPECT_EQ(err[0].rfind("infer: " + (dir / "c\\x0dd\\x1b]0;title\\x07.png: not a supported image").string(), 0), 0u) << err[0];
+  EXPECT_EQ(err[0].rfind("infer: " + (dir / "c\\x0dd\\x1b]0;title\\x07.png: not a supported image").string(), 0), 0u)
+      << err[0];
   for (const std::string& text : {r.out, r.err}) {
     EXPECT_EQ(text.find_first_of("\r\x1b\x07"), std::string::npos) << text;
   }
@@ -378,8 +385,8 @@ TEST(HostileFiles, NetpbmSamplesAreScaledByMaxvalAndPlainFilesAreRead) {
 
 // APP1 with an EXIF IFD0 holding one entry, Orientation (0x0112, SHORT) = `orientation`, little-endian.
 std::string exif_segment(int orientation) {
-  std::string tiff("II*\0\x08\0\0\0", 8);                                  // header, IFD0 at 8
-  tiff += std::string("\x01\0\x12\x01\x03\0\x01\0\0\0", 10);                 // 1 entry: tag, type, count
+  std::string tiff("II*\0\x08\0\0\0", 8);                                              // header, IFD0 at 8
+  tiff += std::string("\x01\0\x12\x01\x03\0\x01\0\0\0", 10);                           // 1 entry: tag, type, count
   tiff += {static_cast<char>(orientation), '\0', '\0', '\0', '\0', '\0', '\0', '\0'};  // value, no next IFD
   const std::string payload = std::string("Exif\0\0", 6) + tiff;
   const std::size_t length = payload.size() + 2;
@@ -394,11 +401,13 @@ TEST(HostileFiles, AJpegIsTurnedAsItsExifOrientationSays) {
   const std::vector<std::string> rows = sample_rows("trouser.png");
   std::string stored(28 * 28, '\0');
   for (int sy = 0; sy < 28; ++sy) {
-    for (int sx = 0; sx < 28; ++sx) stored[static_cast<std::size_t>(sy * 28 + sx)] = rows[static_cast<std::size_t>(sx)][static_cast<std::size_t>(27 - sy)];
+    for (int sx = 0; sx < 28; ++sx)
+      stored[static_cast<std::size_t>(sy * 28 + sx)] =
+          rows[static_cast<std::size_t>(sx)][static_cast<std::size_t>(27 - sy)];
   }
-  const std::string jpeg = written([](stbi_write_func* f, void* c, int w, int h, int n, const void* d) {
-    return stbi_write_jpg_to_func(f, c, w, h, n, d, 95);
-  }, 28, 28, 1, stored);
+  const std::string jpeg = written([](stbi_write_func* f, void* c, int w, int h, int n,
+                                      const void* d) { return stbi_write_jpg_to_func(f, c, w, h, n, d, 95); },
+                                   28, 28, 1, stored);
   const std::string turned = jpeg.substr(0, 2) + exif_segment(6) + jpeg.substr(2);
   const ProcessResult sideways = infer({"--json", write(dir, "sideways.jpg", jpeg)});
   const ProcessResult upright = infer({"--json", write(dir, "phone.jpg", turned)});
@@ -449,8 +458,8 @@ TEST(HostileFiles, SmallFilesClaimingLargePicturesAreRefusedWithBoundedMemory) {
     const int w = rng.integer(2000, 7000), h = rng.integer(2000, 7000);
     const std::string n = std::to_string(i);
     // GIF: screen and frame w x h, LZW data cut short.
-    std::string gif = "GIF89a" + le16(w) + le16(h) + std::string("\0\0\0,\0\0\0\0", 8) + le16(w) + le16(h) +
-                      std::string("\0\x08", 2);
+    std::string gif =
+        "GIF89a" + le16(w) + le16(h) + std::string("\0\0\0,\0\0\0\0", 8) + le16(w) + le16(h) + std::string("\0\x08", 2);
     for (int b = 0; b < 12; ++b) gif += '\xff' + noise(255);
     write_file(dir / ("g" + n + ".gif"), gif);
     // JPEG: the sample with its frame header's size changed.
@@ -469,16 +478,17 @@ TEST(HostileFiles, SmallFilesClaimingLargePicturesAreRefusedWithBoundedMemory) {
     write_file(dir / ("p" + n + ".pgm"), "P5 " + std::to_string(w) + " " + std::to_string(h) + " 255\n" + noise(3000));
     write_file(dir / ("q" + n + ".pgm"), "P2 " + std::to_string(w) + " " + std::to_string(h) + " 255\n1 2 3 4");
     // PNG: a small picture whose data inflates to 64 to 256 MiB.
-    write_file(dir / ("z" + n + ".png"), png_bomb(static_cast<std::uint32_t>(rng.integer(1, 64)),
-                                                  static_cast<std::uint32_t>(rng.integer(1, 64)),
-                                                  static_cast<std::uint64_t>(rng.integer(64, 256)) << 20));
+    write_file(dir / ("z" + n + ".png"),
+               png_bomb(static_cast<std::uint32_t>(rng.integer(1, 64)), static_cast<std::uint32_t>(rng.integer(1, 64)),
+                        static_cast<std::uint64_t>(rng.integer(64, 256)) << 20));
     files += 8;
   }
   const ProcessResult r = infer({dir.path().string()});
   EXPECT_EQ(r.exit_code, 3) << r.err;
   const std::vector<std::string> lines = ProcessResult::lines(r.err);
-  EXPECT_EQ(lines.back(), "infer: " + std::to_string(files) + " of " + std::to_string(files) +
-                              " inputs failed; none was classified") << r.err;
+  EXPECT_EQ(lines.back(),
+            "infer: " + std::to_string(files) + " of " + std::to_string(files) + " inputs failed; none was classified")
+      << r.err;
   const ProcessResult baseline = infer({kBag});
   // Under AddressSanitizer freed memory is held in its quarantine (256 MB by default) instead of
   // being reused, so a run's peak RSS adds up every buffer it ever freed (the decoders' legitimate

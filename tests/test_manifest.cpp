@@ -91,7 +91,8 @@ TEST(Facts, DriverFloorsAndLibraryNamesAreCompiledIn) {
   EXPECT_EQ(linux9->version_checks.at("libcudnn_cnn.so.9"), "cudnnCnnVersionCheck");
   const manifest::CudnnFiles* win8 = f.cudnn_files_for(8, "windows");
   ASSERT_NE(win8, nullptr);
-  EXPECT_NE(std::find(win8->sublibraries.begin(), win8->sublibraries.end(), "cudnn_cnn_infer64_8.dll"), win8->sublibraries.end());
+  EXPECT_NE(std::find(win8->sublibraries.begin(), win8->sublibraries.end(), "cudnn_cnn_infer64_8.dll"),
+            win8->sublibraries.end());
 }
 
 TEST(Sha256, KnownDigests) {
@@ -117,7 +118,8 @@ TEST(ManifestFile, ReadsEveryFormOfItem) {
              "cuda_major = 13\n"
              "[[model.files]]\n"
              "path = \"w/m.toml\"\n"
-             "sha256 = \"" + std::string(64, 'a') + "\"\n");
+             "sha256 = \"" +
+                 std::string(64, 'a') + "\"\n");
   const manifest::Manifest m = manifest::read_manifest(dir / "v.toml");
   ASSERT_EQ(m.items.size(), 5u);
   EXPECT_EQ(m.items[0].key, "driver.release");
@@ -138,14 +140,18 @@ TEST(ManifestFile, MalformedFilesNameFileLineAndKey) {
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"[driver]\nrelease = \">=580\"\nrelase = \">=1\"\n",
        "line 3: key 'driver.relase': unknown key (expected one of: release, cuda, runtime_compatible)"},
-      {"[driver]\nrelease = 580.65\n", "line 2: key 'driver.release': expected a version constraint string such as \">=9.19, <10\", found a float"},
-      {"[driver]\nrelease = \">=580.x\"\n", "line 2: key 'driver.release': bad constraint: '>=580.x': '580.x' is not a version"},
+      {"[driver]\nrelease = 580.65\n",
+       "line 2: key 'driver.release': expected a version constraint string such as \">=9.19, <10\", found a float"},
+      {"[driver]\nrelease = \">=580.x\"\n",
+       "line 2: key 'driver.release': bad constraint: '>=580.x': '580.x' is not a version"},
       {"[cudnn]\nversion = { want = \">=9\", severity = \"must\" }\n",
        "line 2: key 'cudnn.version.severity': severity must be \"required\" or \"advisory\", found \"must\""},
-      {"[cudnn]\nversion = { wants = \">=9\" }\n", "line 2: key 'cudnn.version.wants': unknown key (expected want, severity)"},
+      {"[cudnn]\nversion = { wants = \">=9\" }\n",
+       "line 2: key 'cudnn.version.wants': unknown key (expected want, severity)"},
       {"[cudnn]\nsublibraries = \">=9\"\n",
        "line 2: key 'cudnn.sublibraries': severity must be \"required\" or \"advisory\", found \">=9\""},
-      {"[nvidia]\nx = 1\n", "line 1: key 'nvidia': unknown section (expected schema, system, driver, gpu, cuda, cudnn, model)"},
+      {"[nvidia]\nx = 1\n",
+       "line 1: key 'nvidia': unknown section (expected schema, system, driver, gpu, cuda, cudnn, model)"},
       {"schema = 2\n", "line 1: key 'schema': this infer reads schema 1"},
       {"[driver]\nrelease = \">=580\n", "line 2: invalid TOML"},
       {"[[model.files]]\npath = \"a\"\nsha256 = \"ABC\"\n",
@@ -154,7 +160,8 @@ TEST(ManifestFile, MalformedFilesNameFileLineAndKey) {
       {"[gpu]\nname = [1]\n", "line 2: key 'gpu.name': patterns must be strings, found an integer"},
       // Without schema nothing is checked and --check would pass: an empty file must not.
       {"", "key 'schema': missing (the file has no keys): every manifest says schema = 1"},
-      {"\n  \n# VERSIONS.toml, emptied by a failed copy\n\n", "key 'schema': missing (the file has no keys): every manifest says schema = 1"},
+      {"\n  \n# VERSIONS.toml, emptied by a failed copy\n\n",
+       "key 'schema': missing (the file has no keys): every manifest says schema = 1"},
       {"[driver]\nrelease = \">=580.65.06\"\n", "key 'schema': missing: every manifest says schema = 1"},
   };
   TempDir dir;
@@ -177,36 +184,92 @@ manifest::Report broken_machine_report() {
   using manifest::Status;
   const std::string lib = "/opt/deploy/lib/nvidia/cudnn-9.19.0-cuda13/lib";
   std::string missing;  // every sub-library missing: a found cell of about 300 characters
-  for (const char* sub : {"cnn", "adv", "ops", "graph", "heuristic", "engines_precompiled", "engines_runtime_compiled"}) {
+  for (const char* sub :
+       {"cnn", "adv", "ops", "graph", "heuristic", "engines_precompiled", "engines_runtime_compiled"}) {
     missing += std::string(missing.empty() ? "" : "; ") + "libcudnn_" + sub + ".so.9 missing";
   }
   missing += "; libcudnn_ops_infer.so.8 present (a cuDNN 8 name) in " + lib;
   const std::string digest = "3f0a1c9e5b7d2468ace013579bdf2468ace013579bdf2468ace013579bdf2468";
-  const std::string copy_fix = "remove the other copies from LD_LIBRARY_PATH, or run with a LD_LIBRARY_PATH that names one";
+  const std::string copy_fix =
+      "remove the other copies from LD_LIBRARY_PATH, or run with a LD_LIBRARY_PATH that names one";
   manifest::Report r;
   r.manifest = "/etc/infer/VERSIONS.toml";
   r.ok = false;
   r.rows = {
-      {"driver.release", ">=580.65.06", "not installed (libcuda.so.1 not found)",
-       "dlopen: libcuda.so.1: cannot open shared object file: No such file or directory", Status::Fail, Severity::Required,
-       "install the NVIDIA driver (CUDA 13.0 needs driver >= 580.65.06); libcuda.so.1 comes with the driver", "", {}},
-      {"driver.cuda", ">=13.0", "unknown (libcuda.so.1 not found)", "cuDriverGetVersion", Status::Unknown, Severity::Required,
-       "install the NVIDIA driver", "driver.release", {}},
-      {"cuda.runtime", "13.0.*", "13.0.88", "cudaRuntimeGetVersion (" + lib + "/libcudart.so.13)", Status::Ok,
-       Severity::Required, "", "", {}},
-      {"cuda.single_copy", "holds", "2 copies: " + lib + "/libcudart.so.13, /usr/local/cuda-13.0/lib64/libcudart.so.13",
-       "LD_LIBRARY_PATH, ldconfig -p", Status::Warn, Severity::Advisory, copy_fix, "", {}},
-      {"cudnn.version", ">=9.19, <10", "9.18.1", "cudnnGetVersion (" + lib + "/libcudnn.so.9)", Status::Fail,
-       Severity::Required, "install cuDNN 9.19 or later for CUDA 13", "cuda.runtime", {}},
-      {"cudnn.sublibraries", "holds", missing, "readdir " + lib + ", dlopen of each libcudnn_*.so.9 found there",
-       Status::Fail, Severity::Required, "reinstall cuDNN 9.19.0 for CUDA 13 into " + lib + " (all its files)", "",
+      {"driver.release",
+       ">=580.65.06",
+       "not installed (libcuda.so.1 not found)",
+       "dlopen: libcuda.so.1: cannot open shared object file: No such file or directory",
+       Status::Fail,
+       Severity::Required,
+       "install the NVIDIA driver (CUDA 13.0 needs driver >= 580.65.06); libcuda.so.1 comes with the driver",
+       "",
+       {}},
+      {"driver.cuda",
+       ">=13.0",
+       "unknown (libcuda.so.1 not found)",
+       "cuDriverGetVersion",
+       Status::Unknown,
+       Severity::Required,
+       "install the NVIDIA driver",
+       "driver.release",
+       {}},
+      {"cuda.runtime",
+       "13.0.*",
+       "13.0.88",
+       "cudaRuntimeGetVersion (" + lib + "/libcudart.so.13)",
+       Status::Ok,
+       Severity::Required,
+       "",
+       "",
+       {}},
+      {"cuda.single_copy",
+       "holds",
+       "2 copies: " + lib + "/libcudart.so.13, /usr/local/cuda-13.0/lib64/libcudart.so.13",
+       "LD_LIBRARY_PATH, ldconfig -p",
+       Status::Warn,
+       Severity::Advisory,
+       copy_fix,
+       "",
+       {}},
+      {"cudnn.version",
+       ">=9.19, <10",
+       "9.18.1",
+       "cudnnGetVersion (" + lib + "/libcudnn.so.9)",
+       Status::Fail,
+       Severity::Required,
+       "install cuDNN 9.19 or later for CUDA 13",
+       "cuda.runtime",
+       {}},
+      {"cudnn.sublibraries",
+       "holds",
+       missing,
+       "readdir " + lib + ", dlopen of each libcudnn_*.so.9 found there",
+       Status::Fail,
+       Severity::Required,
+       "reinstall cuDNN 9.19.0 for CUDA 13 into " + lib + " (all its files)",
+       "",
        {"cudnn.version: follows from this",
         "cuDNN: libcudnn_graph.so.9: cannot open shared object file: No such file or directory (needed by " + lib +
             "/libcudnn.so.9 in cudnnCreate; set CUDNN_LOGERR_DBG=1 and CUDNN_LOGDEST_DBG=stderr for details)"}},
-      {"cudnn.single_copy", "holds", "2 copies: " + lib + "/libcudnn.so.9, /usr/lib/x86_64-linux-gnu/libcudnn.so.9",
-       "LD_LIBRARY_PATH, ldconfig -p", Status::Warn, Severity::Advisory, copy_fix, "", {}},
-      {"model:../models/fashion.safetensors", "sha256 " + digest, "sha256 " + digest, "/opt/deploy/models/fashion.safetensors",
-       Status::Ok, Severity::Required, "", "", {}},
+      {"cudnn.single_copy",
+       "holds",
+       "2 copies: " + lib + "/libcudnn.so.9, /usr/lib/x86_64-linux-gnu/libcudnn.so.9",
+       "LD_LIBRARY_PATH, ldconfig -p",
+       Status::Warn,
+       Severity::Advisory,
+       copy_fix,
+       "",
+       {}},
+      {"model:../models/fashion.safetensors",
+       "sha256 " + digest,
+       "sha256 " + digest,
+       "/opt/deploy/models/fashion.safetensors",
+       Status::Ok,
+       Severity::Required,
+       "",
+       "",
+       {}},
   };
   return r;
 }
@@ -264,7 +327,8 @@ TEST(ReportTable, LongCellsWrapInTheirColumnAndLinesStayWithinTheLimit) {
   EXPECT_EQ(without_spaces(found_column), without_spaces(long_found));
   EXPECT_EQ(without_spaces(source_column), without_spaces(report.rows[5].source));
   // And the row wrapped at a separator: its first line ends at "; ", not inside a name.
-  const auto first = std::find_if(lines.begin(), lines.end(), [](const std::string& l) { return l.rfind("cudnn.sublibraries ", 0) == 0; });
+  const auto first = std::find_if(lines.begin(), lines.end(),
+                                  [](const std::string& l) { return l.rfind("cudnn.sublibraries ", 0) == 0; });
   ASSERT_NE(first, lines.end());
   const std::string first_piece = trim(first->substr(starts[1], starts[2] - starts[1]));
   EXPECT_EQ(first_piece.back(), ';') << first_piece;
@@ -329,10 +393,12 @@ namespace {
 // before, a corrupt libcuda's error text ended `infer --check --json` with an internal error.
 TEST(Printable, KeepsUtf8AndEscapesControlsAndInvalidBytes) {
   EXPECT_EQ(printable_utf8("/home/jos\xc3\xa9/lib \xe2\x82\xac"), "/home/jos\xc3\xa9/lib \xe2\x82\xac");
-  EXPECT_EQ(printable_utf8("a\x06" "b\n"), "a\\x06b\\x0a");
-  EXPECT_EQ(printable_utf8("\xc0\xaf"), "\\xc0\\xaf");          // overlong '/'
+  EXPECT_EQ(printable_utf8("a\x06"
+                           "b\n"),
+            "a\\x06b\\x0a");
+  EXPECT_EQ(printable_utf8("\xc0\xaf"), "\\xc0\\xaf");           // overlong '/'
   EXPECT_EQ(printable_utf8("\xed\xa0\x80"), "\\xed\\xa0\\x80");  // a surrogate
-  EXPECT_EQ(printable_utf8("\xe2\x82"), "\\xe2\\x82");          // cut short
+  EXPECT_EQ(printable_utf8("\xe2\x82"), "\\xe2\\x82");           // cut short
   EXPECT_EQ(printable_ascii("\xc3\xa9"), "\\xc3\\xa9");
 }
 

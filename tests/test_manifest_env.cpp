@@ -20,7 +20,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const std::string kManifest = shipped_file("VERSIONS.toml");  // the one infer reads by default
+const std::string kManifest = shipped_file("VERSIONS.toml");                      // the one infer reads by default
 const fs::path kFakes = (exe_dir() / INFER_FAKE_LIBRARY_DIR).lexically_normal();  // relative to bin/
 
 struct Check {
@@ -71,9 +71,9 @@ bool machine_has_driver() {
 void make_cudnn_folder(const fs::path& dir, const fs::path& real, const std::string& without = "") {
   fs::create_directories(dir);
   fs::copy_file(real / "libcudnn.so.9", dir / "libcudnn.so.9");
-  for (const char* sub : {"libcudnn_graph.so.9", "libcudnn_ops.so.9", "libcudnn_cnn.so.9", "libcudnn_adv.so.9",
-                          "libcudnn_heuristic.so.9", "libcudnn_engines_precompiled.so.9",
-                          "libcudnn_engines_runtime_compiled.so.9"}) {
+  for (const char* sub :
+       {"libcudnn_graph.so.9", "libcudnn_ops.so.9", "libcudnn_cnn.so.9", "libcudnn_adv.so.9", "libcudnn_heuristic.so.9",
+        "libcudnn_engines_precompiled.so.9", "libcudnn_engines_runtime_compiled.so.9"}) {
     if (sub != without) fs::create_symlink(fs::canonical(real / sub), dir / sub);
   }
 }
@@ -88,7 +88,8 @@ TEST(CheckThisMachine, NoDriverIsReportedAsNotInstalled) {
   EXPECT_EQ(str(driver, "status"), "FAIL");
   EXPECT_EQ(str(driver, "found"), "not installed (libcuda.so.1 not found)");
   EXPECT_FALSE(has(c.process.out, "insufficient")) << c.process.out;
-  EXPECT_TRUE(has(str(driver, "fix"), "install the NVIDIA driver (CUDA 13.0 needs driver >= 580.65.06")) << str(driver, "fix");
+  EXPECT_TRUE(has(str(driver, "fix"), "install the NVIDIA driver (CUDA 13.0 needs driver >= 580.65.06"))
+      << str(driver, "fix");
   EXPECT_NE(str(c.row("gpu.count"), "status"), "ok");  // never silently ok
   EXPECT_EQ(str(c.row("gpu.count"), "because"), "driver.release");
   const fs::path cudnn = real_cudnn_dir();
@@ -117,7 +118,10 @@ TEST(CheckThisMachine, TableHasEveryColumnAndAFixPerNonOkRow) {
     std::size_t j = i + 1;
     while (j < lines.size() && is_continuation(lines[j])) ++j;
     ASSERT_LT(j, lines.size()) << lines[i];
-    EXPECT_TRUE(lines[j].rfind("    fix: ", 0) == 0 || lines[j].rfind("    (follows from ", 0) == 0 || lines[j].rfind("    note: ", 0) == 0) << lines[i] << "\n" << lines[j];
+    EXPECT_TRUE(lines[j].rfind("    fix: ", 0) == 0 || lines[j].rfind("    (follows from ", 0) == 0 ||
+                lines[j].rfind("    note: ", 0) == 0)
+        << lines[i] << "\n"
+        << lines[j];
   }
   EXPECT_EQ(lines.back().rfind(r.exit_code == 0 ? "result: ok" : "result: MISMATCH", 0), 0u) << lines.back();
 }
@@ -136,7 +140,8 @@ TEST(CheckScenario, CudnnOlderThanCompiledAndShadowingTheSystemCopy) {
   EXPECT_TRUE(has(str(compat, "fix"), "is older than the 9.19 the backend was compiled with")) << str(compat, "fix");
   // The fake folder has no sub-libraries next to it.
   EXPECT_EQ(str(c.row("cudnn.sublibraries"), "status"), "FAIL");
-  EXPECT_TRUE(has(str(c.row("cudnn.sublibraries"), "found"), "libcudnn_cnn.so.9: missing from")) << str(c.row("cudnn.sublibraries"), "found");
+  EXPECT_TRUE(has(str(c.row("cudnn.sublibraries"), "found"), "libcudnn_cnn.so.9: missing from"))
+      << str(c.row("cudnn.sublibraries"), "found");
   const fs::path real = real_cudnn_dir();
   if (!real.empty()) {  // the fake shadows the real one: an advisory warning naming both
     const auto& copies = c.row("cudnn.single_copy");
@@ -150,7 +155,8 @@ TEST(CheckScenario, CudnnBuiltForAnotherCudaMajor) {
   const auto& row = c.row("cudnn.cuda_major");
   EXPECT_EQ(str(row, "status"), "FAIL");
   EXPECT_EQ(str(row, "found"), "12 (this cuDNN was built with CUDA 12.8)");
-  EXPECT_TRUE(has(str(row, "fix"), "this cuDNN is the build for CUDA 12 but the CUDA runtime is 13")) << str(row, "fix");
+  EXPECT_TRUE(has(str(row, "fix"), "this cuDNN is the build for CUDA 12 but the CUDA runtime is 13"))
+      << str(row, "fix");
   EXPECT_EQ(str(c.row("cudnn.version"), "status"), "ok");  // 9.19.0: the version alone is right
 }
 
@@ -161,7 +167,8 @@ TEST(CheckScenario, DriverTooOldForTheCudaRuntime) {
   const auto& release = c.row("driver.release");
   EXPECT_EQ(str(release, "status"), "FAIL");
   EXPECT_EQ(str(release, "found"), "535.104.05 (supports CUDA 12.2)");
-  EXPECT_EQ(str(release, "source"), "nvmlSystemGetDriverVersion (" + (kFakes / "driver-535" / "libnvidia-ml.so.1").string() + ")");
+  EXPECT_EQ(str(release, "source"),
+            "nvmlSystemGetDriverVersion (" + (kFakes / "driver-535" / "libnvidia-ml.so.1").string() + ")");
   const auto& cuda = c.row("driver.cuda");
   EXPECT_EQ(str(cuda, "found"), "12.2 (driver 535.104.05)");
   EXPECT_FALSE(has(c.process.out, "12020"));  // never a bare encoded version
@@ -185,7 +192,8 @@ TEST(CheckScenario, ComputeCapabilityBelowTheFloor) {
   const auto& row = c.row("gpu.compute_capability");
   EXPECT_EQ(str(row, "status"), "FAIL");
   EXPECT_EQ(str(row, "found"), "6.1 (NVIDIA Fake GPU)");
-  EXPECT_TRUE(has(str(row, "fix"), "NVIDIA Fake GPU has 6.1; this deployment needs compute capability >=7.5; CUDA 13 supports >= 7.5"))
+  EXPECT_TRUE(has(str(row, "fix"),
+                  "NVIDIA Fake GPU has 6.1; this deployment needs compute capability >=7.5; CUDA 13 supports >= 7.5"))
       << str(row, "fix");
 }
 
@@ -202,7 +210,8 @@ TEST(CheckScenario, CudnnFolderMissingOneSublibrary) {
   // The loader then took it from the system install: another directory, reported as such.
   EXPECT_TRUE(has(found, "from another directory")) << found;
   EXPECT_FALSE(has(found, "libcudnn_ops.so.9")) << found;
-  EXPECT_TRUE(has(str(row, "fix"), "reinstall the complete cuDNN package into " + (dir / "cudnn").string())) << str(row, "fix");
+  EXPECT_TRUE(has(str(row, "fix"), "reinstall the complete cuDNN package into " + (dir / "cudnn").string()))
+      << str(row, "fix");
   EXPECT_EQ(str(c.row("cudnn.version"), "status"), "ok");
 }
 
@@ -227,12 +236,14 @@ TEST(CheckManifest, MalformedManifestExitsWithThreeNamingFileLineAndKey) {
   write_file(dir / "v.toml", "schema = 1\n[cudnn]\nversion = \">=9.19, <\"\n");
   const ProcessResult r = run_process(infer_exe(), {"--check", "--manifest", (dir / "v.toml").string()});
   EXPECT_EQ(r.exit_code, 3);
-  EXPECT_EQ(r.err, "infer: " + (dir / "v.toml").string() +
-                       ": line 3: key 'cudnn.version': bad constraint: '>=9.19, <': '' is not a version; expected forms: "
-                       "13.0, 9.19.*, >=580.65.06, \">=9.1, <10\", *\n");
+  EXPECT_EQ(r.err,
+            "infer: " + (dir / "v.toml").string() +
+                ": line 3: key 'cudnn.version': bad constraint: '>=9.19, <': '' is not a version; expected forms: "
+                "13.0, 9.19.*, >=580.65.06, \">=9.1, <10\", *\n");
   EXPECT_EQ(r.out, "");
   // Inference refuses to start on it too.
-  const ProcessResult run = run_process(infer_exe(), {"--manifest", (dir / "v.toml").string(), test_file("samples/bag.png")});
+  const ProcessResult run =
+      run_process(infer_exe(), {"--manifest", (dir / "v.toml").string(), test_file("samples/bag.png")});
   EXPECT_EQ(run.exit_code, 3);
 }
 
@@ -261,21 +272,24 @@ TEST(WriteManifest, RoundTripPassesOnThisMachine) {
   write_tiny_model(dir / "model");
   const std::string path = (dir / "deploy" / "VERSIONS.toml").string();
   fs::create_directories(dir / "deploy");
-  const ProcessResult w = run_process(infer_exe(), {"--write-manifest", path, "--model", (dir / "model" / "tiny.toml").string()});
+  const ProcessResult w =
+      run_process(infer_exe(), {"--write-manifest", path, "--model", (dir / "model" / "tiny.toml").string()});
   ASSERT_EQ(w.exit_code, 0) << w.err;
   const std::string text = slurp(path);
   EXPECT_TRUE(has(text, "path = \"../model/tiny.safetensors\"")) << text;
   if (!machine_has_driver()) {
     EXPECT_TRUE(has(text, "# not found when written (libcuda.so.1 not found)")) << text;
   }
-  for (const auto& e : fs::directory_iterator(dir / "deploy")) EXPECT_EQ(e.path().filename(), "VERSIONS.toml");  // no temp left
+  for (const auto& e : fs::directory_iterator(dir / "deploy"))
+    EXPECT_EQ(e.path().filename(), "VERSIONS.toml");  // no temp left
   const Check c = check({}, path);
   EXPECT_EQ(c.process.exit_code, 0) << c.process.out;
   EXPECT_EQ(c.report["ok"], true);
   EXPECT_EQ(str(c.row("model:../model/tiny.toml"), "status"), "ok");
   // And a run with that manifest verifies the digests and starts.
-  const ProcessResult run = run_process(infer_exe(), {"--manifest", path, "--model", (dir / "model" / "tiny.toml").string(),
-                                                    test_file("samples/bag.png")});
+  const ProcessResult run = run_process(
+      infer_exe(),
+      {"--manifest", path, "--model", (dir / "model" / "tiny.toml").string(), test_file("samples/bag.png")});
   EXPECT_EQ(run.exit_code, 0) << run.err;
 }
 
@@ -286,7 +300,7 @@ TEST(ModelDigest, WeightsWithAWrongDigestAreRefusedNamingBothDigests) {
   write_file(dir / "v.toml", "schema = 1\n[[model.files]]\npath = \"tiny.safetensors\"\nsha256 = \"" + good + "\"\n");
   const std::string image = test_file("samples/bag.png");
   const ProcessResult r = run_process(infer_exe(), {"--manifest", (dir / "v.toml").string(), "--model",
-                                                  (dir / "tiny.toml").string(), "--device", "cpu", image});
+                                                    (dir / "tiny.toml").string(), "--device", "cpu", image});
   EXPECT_EQ(r.exit_code, 3);
   EXPECT_TRUE(has(r.err, (dir / "tiny.safetensors").string() + ": SHA-256 is ")) << r.err;
   EXPECT_TRUE(has(r.err, "lists " + good + ": refusing this file")) << r.err;
@@ -296,10 +310,13 @@ TEST(ModelDigest, WeightsWithAWrongDigestAreRefusedNamingBothDigests) {
   EXPECT_EQ(str(c.row("model:tiny.safetensors"), "status"), "FAIL");
   // A model the manifest does not list is not refused, and --no-verify skips the check, saying so.
   write_file(dir / "other.toml", "schema = 1\n");
-  EXPECT_EQ(run_process(infer_exe(), {"--manifest", (dir / "other.toml").string(), "--model", (dir / "tiny.toml").string(),
-                                    "--device", "cpu", image}).exit_code, 0);
-  const ProcessResult skipped = run_process(infer_exe(), {"--no-verify", "--manifest", (dir / "v.toml").string(), "--model",
-                                                        (dir / "tiny.toml").string(), "--device", "cpu", image});
+  EXPECT_EQ(run_process(infer_exe(), {"--manifest", (dir / "other.toml").string(), "--model",
+                                      (dir / "tiny.toml").string(), "--device", "cpu", image})
+                .exit_code,
+            0);
+  const ProcessResult skipped =
+      run_process(infer_exe(), {"--no-verify", "--manifest", (dir / "v.toml").string(), "--model",
+                                (dir / "tiny.toml").string(), "--device", "cpu", image});
   EXPECT_EQ(skipped.exit_code, 0);
   EXPECT_EQ(skipped.err, "infer: notice: --no-verify: the environment and the model digests are not checked\n");
 }
@@ -315,13 +332,16 @@ TEST(StartupCheck, AutoFallsBackNamingTheFirstFailureAndGpuShowsTheReport) {
   args.push_back(image);
   const ProcessResult autorun = run_process(infer_exe(), args, {"LD_LIBRARY_PATH=" + (kFakes / "driver-535").string()});
   EXPECT_EQ(autorun.exit_code, 0) << autorun.err;
-  EXPECT_EQ(autorun.err, "infer: notice: running on the CPU: driver.release: 535.104.05 (supports CUDA 12.2) (expected >=580.65.06)\n");
+  EXPECT_EQ(
+      autorun.err,
+      "infer: notice: running on the CPU: driver.release: 535.104.05 (supports CUDA 12.2) (expected >=580.65.06)\n");
   EXPECT_TRUE(has(autorun.out, "[cpu]")) << autorun.out;
   args.insert(args.begin(), {"--device", "gpu"});
   const ProcessResult gpu = run_process(infer_exe(), args, {"LD_LIBRARY_PATH=" + (kFakes / "driver-535").string()});
   EXPECT_EQ(gpu.exit_code, 4);
   EXPECT_TRUE(has(gpu.err, "infer: the GPU is unusable (--device gpu): the environment does not match " + kManifest +
-                               " (first: driver.release: 535.104.05")) << gpu.err;
+                               " (first: driver.release: 535.104.05"))
+      << gpu.err;
   EXPECT_TRUE(has(gpu.err, "result: MISMATCH")) << gpu.err;  // the whole table
   EXPECT_EQ(gpu.out, "");
 }
@@ -335,7 +355,8 @@ TEST(GpuPlugin, ALibraryBuiltFromAnotherOpListIsRefused) {
     GpuLibrary::open(other);
     ADD_FAILURE() << "a plugin with another ops_hash was loaded";
   } catch (const GpuUnavailableError& e) {
-    EXPECT_NE(std::string(e.what()).find("is not a GPU backend of this build of infer (ABI mismatch)"), std::string::npos)
+    EXPECT_NE(std::string(e.what()).find("is not a GPU backend of this build of infer (ABI mismatch)"),
+              std::string::npos)
         << e.what();
   }
   // The control: the same library with this build's ops_hash loads.

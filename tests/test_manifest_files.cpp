@@ -72,10 +72,13 @@ struct NotRegular {
 TEST(Sha256, RefusesFilesThatAreNotRegularWithoutReadingThem) {
   const NotRegular files;
   const fs::path& d = files.dir.path();
-  EXPECT_EQ(digest_of(d / "weights.fifo"), "error: " + (d / "weights.fifo").string() + ": is a FIFO, not a regular file");
-  EXPECT_EQ(digest_of(d / "link-to-fifo"), "error: " + (d / "link-to-fifo").string() + ": is a FIFO, not a regular file");
+  EXPECT_EQ(digest_of(d / "weights.fifo"),
+            "error: " + (d / "weights.fifo").string() + ": is a FIFO, not a regular file");
+  EXPECT_EQ(digest_of(d / "link-to-fifo"),
+            "error: " + (d / "link-to-fifo").string() + ": is a FIFO, not a regular file");
   EXPECT_EQ(digest_of("/dev/zero"), "error: /dev/zero: is a character device, not a regular file");
-  EXPECT_EQ(digest_of(d / "link-to-zero"), "error: " + (d / "link-to-zero").string() + ": is a character device, not a regular file");
+  EXPECT_EQ(digest_of(d / "link-to-zero"),
+            "error: " + (d / "link-to-zero").string() + ": is a character device, not a regular file");
   EXPECT_EQ(digest_of(d / "weights"), "error: " + (d / "weights").string() + ": is a directory");
 }
 
@@ -137,12 +140,15 @@ TEST(CheckModelFiles, PathsOutsideTheManifestFolderAndSymlinksAreHashed) {
   const std::string toml = manifest::sha256_file(dir / "srv" / "fashion.toml");
   const std::string absolute = (dir / "srv" / "fashion.toml").string();
   write_file(dir / "etc" / "VERSIONS.toml", "schema = 1\n" + model_entry("../srv/model/golden.safetensors", golden) +
-                                                model_entry(absolute, toml) + model_entry("linked.safetensors", golden));
+                                                model_entry(absolute, toml) +
+                                                model_entry("linked.safetensors", golden));
   const ProcessResult r = check_json(dir / "etc" / "VERSIONS.toml");
   EXPECT_EQ(r.exit_code, 0) << r.err << r.out;
   std::map<std::string, nlohmann::json> rows = rows_of(r);
-  for (const auto& [item, digest] : std::vector<std::pair<std::string, std::string>>{
-           {"model:../srv/model/golden.safetensors", golden}, {"model:" + absolute, toml}, {"model:linked.safetensors", golden}}) {
+  for (const auto& [item, digest] :
+       std::vector<std::pair<std::string, std::string>>{{"model:../srv/model/golden.safetensors", golden},
+                                                        {"model:" + absolute, toml},
+                                                        {"model:linked.safetensors", golden}}) {
     ASSERT_TRUE(rows.count(item)) << item << "\n" << r.out;
     EXPECT_EQ(rows[item]["status"], "ok") << item;
     EXPECT_EQ(rows[item]["found"], "sha256 " + digest) << item;
@@ -198,7 +204,8 @@ TEST(WriteManifest, AReplacedFileKeepsItsModeAndANewOneFollowsTheUmask) {
     manifest::write_manifest(dir / "private.toml", kNewManifest);
     EXPECT_EQ(mode_of(dir / "private.toml"), 0600u);
   }
-  EXPECT_EQ(files_in(dir.path()), (std::vector<std::string>{"VERSIONS.toml", "new.toml", "private.toml"}));  // no temporaries
+  EXPECT_EQ(files_in(dir.path()),
+            (std::vector<std::string>{"VERSIONS.toml", "new.toml", "private.toml"}));  // no temporaries
 }
 
 TEST(WriteManifest, WritesThroughASymlinkWhichStaysALink) {
@@ -230,8 +237,8 @@ TEST(WriteManifest, ALinkToSomethingElseThanAFileIsRefusedLeavingNothing) {
     manifest::write_manifest(dir / "VERSIONS.toml", kNewManifest);
     ADD_FAILURE() << "wrote through a link to a folder";
   } catch (const InputError& e) {
-    EXPECT_EQ(std::string(e.what()), (dir / "VERSIONS.toml").string() + ": cannot write: " + (dir / "taken").string() +
-                                         " is a directory");
+    EXPECT_EQ(std::string(e.what()),
+              (dir / "VERSIONS.toml").string() + ": cannot write: " + (dir / "taken").string() + " is a directory");
   }
   EXPECT_TRUE(fs::is_symlink(dir / "VERSIONS.toml"));
   EXPECT_TRUE(fs::is_empty(dir / "taken"));

@@ -65,7 +65,8 @@ fs::path good_driver(const TempDir& dir) {
   if (!fs::exists(kStandin / "libcuda.so.1")) return "/nonexistent-standin";
   const fs::path d = dir / "driver";
   fs::create_directories(d);
-  for (const char* lib : {"libcuda.so.1", "libnvidia-ml.so.1"}) fs::create_symlink(fs::canonical(kStandin / lib), d / lib);
+  for (const char* lib : {"libcuda.so.1", "libnvidia-ml.so.1"})
+    fs::create_symlink(fs::canonical(kStandin / lib), d / lib);
   return d;
 }
 
@@ -80,8 +81,8 @@ std::string notice(const std::vector<std::string>& env) {
 
 // Fetches members of an NVIDIA wheel from PyPI into the cache (outside the repository).
 fs::path wheel_file(const std::string& project, const std::string& version, const std::string& member) {
-  const ProcessResult r = run_process("/usr/bin/env", {"python3", INFER_SOURCE_DIR "/tools/fetch_wheel.py", project, version,
-                                                      "manylinux_x86_64", member});
+  const ProcessResult r = run_process("/usr/bin/env", {"python3", INFER_SOURCE_DIR "/tools/fetch_wheel.py", project,
+                                                       version, "manylinux_x86_64", member});
   const std::vector<std::string> lines = r.out_lines();
   return r.exit_code == 0 && !lines.empty() ? fs::path(lines.back()) : fs::path();
 }
@@ -89,7 +90,8 @@ fs::path wheel_file(const std::string& project, const std::string& version, cons
 bool can_unshare() { return run_process("/usr/bin/unshare", {"-rm", "true"}).exit_code == 0; }
 
 // Runs infer inside a private mount namespace after `mounts` (shell commands, e.g. bind mounts).
-ProcessResult infer_in_namespace(const std::string& mounts, const std::vector<std::string>& args, const std::vector<std::string>& env) {
+ProcessResult infer_in_namespace(const std::string& mounts, const std::vector<std::string>& args,
+                                 const std::vector<std::string>& env) {
   std::string command = mounts + " && exec " + infer_exe();
   for (const std::string& a : args) command += " '" + a + "'";
   return run_process("/usr/bin/unshare", {"-rm", "/bin/sh", "-c", command}, env);
@@ -97,12 +99,14 @@ ProcessResult infer_in_namespace(const std::string& mounts, const std::vector<st
 
 // Mount commands that give the namespace a /proc/driver/nvidia/version of the given kernel module.
 std::string fake_kernel_module(const std::string& release) {
-  return "mount -t tmpfs none /proc/driver && mkdir /proc/driver/nvidia && echo 'NVRM version: NVIDIA UNIX x86_64 Kernel Module  " +
+  return "mount -t tmpfs none /proc/driver && mkdir /proc/driver/nvidia && echo 'NVRM version: NVIDIA UNIX x86_64 "
+         "Kernel Module  " +
          release + "  Tue Sep 23 09:00:00 UTC 2025' > /proc/driver/nvidia/version";
 }
 
 // The report of `infer --check --json` run in a namespace, row by row.
-std::map<std::string, nlohmann::json> rows_in_namespace(const std::string& mounts, const std::vector<std::string>& env) {
+std::map<std::string, nlohmann::json> rows_in_namespace(const std::string& mounts,
+                                                        const std::vector<std::string>& env) {
   const ProcessResult r = infer_in_namespace(mounts, {"--check", "--json", "--manifest", kManifest}, env);
   std::map<std::string, nlohmann::json> rows;
   const nlohmann::json j = nlohmann::json::parse(r.out, nullptr, false);
@@ -133,9 +137,10 @@ struct Damage {
 // 245 MB, where every variant is a copy of that size).
 std::vector<Damage> damages(std::size_t size, bool few = false) {
   std::vector<Damage> out;
-  const std::vector<std::size_t> cuts = few ? std::vector<std::size_t>{size / 2}
-                                            : std::vector<std::size_t>{0, 100, 3000, size / 2, size - 100};
-  const std::vector<std::size_t> spots = few ? std::vector<std::size_t>{size / 3} : std::vector<std::size_t>{64, size / 3, size / 2};
+  const std::vector<std::size_t> cuts =
+      few ? std::vector<std::size_t>{size / 2} : std::vector<std::size_t>{0, 100, 3000, size / 2, size - 100};
+  const std::vector<std::size_t> spots =
+      few ? std::vector<std::size_t>{size / 3} : std::vector<std::size_t>{64, size / 3, size / 2};
   for (const std::size_t at : cuts) {
     out.push_back({"truncated at " + std::to_string(at), [at](const std::string& b) { return b.substr(0, at); }});
   }
@@ -249,7 +254,8 @@ TEST(BrokenLibrary, FilesThatAreNotLibrariesAreNamed) {
     write_file(dir / "libcudnn.so.9", content);
     const Report c = check_json({"LD_LIBRARY_PATH=" + dir.path().string()});
     EXPECT_EQ(c.field("cudnn.version", "status"), "FAIL");
-    EXPECT_TRUE(has(c.field("cudnn.version", "found"), "not a library: " + (dir / "libcudnn.so.9").string() + " (" + what))
+    EXPECT_TRUE(
+        has(c.field("cudnn.version", "found"), "not a library: " + (dir / "libcudnn.so.9").string() + " (" + what))
         << c.field("cudnn.version", "found");
     EXPECT_TRUE(has(c.field("cudnn.version", "fix"), "remove " + dir.path().string() + " from LD_LIBRARY_PATH"))
         << c.field("cudnn.version", "fix");
@@ -269,12 +275,14 @@ TEST(RealWheel, StrayGraphLibraryFromAnotherReleaseIsTheRootCause) {
   const std::vector<std::string> env = {"LD_LIBRARY_PATH=" + good_driver(dir).string() + ":" + (dir / "old").string()};
   const Report c = check_json(env);
   const std::string found = c.field("cudnn.sublibraries", "found");
-  EXPECT_TRUE(has(found, "libcudnn_graph.so.9: stray 9.1.0 loaded from " + (dir / "old").string() + " (LD_LIBRARY_PATH entry 2"))
+  EXPECT_TRUE(has(
+      found, "libcudnn_graph.so.9: stray 9.1.0 loaded from " + (dir / "old").string() + " (LD_LIBRARY_PATH entry 2"))
       << found;
   EXPECT_TRUE(has(c.field("cudnn.sublibraries", "fix"), "remove " + (dir / "old").string() + " from LD_LIBRARY_PATH"))
       << c.field("cudnn.sublibraries", "fix");
   // The genuine front answered with the stray library's version: not blamed, it follows.
-  EXPECT_TRUE(has(c.field("cudnn.version", "found"), "9.1.0 (answered by " + (dir / "old").string())) << c.field("cudnn.version", "found");
+  EXPECT_TRUE(has(c.field("cudnn.version", "found"), "9.1.0 (answered by " + (dir / "old").string()))
+      << c.field("cudnn.version", "found");
   EXPECT_EQ(c.field("cudnn.version", "because"), "cudnn.sublibraries");
   EXPECT_FALSE(has(c.field("cudnn.version", "fix") + c.field("cudnn.sublibraries", "fix"), "install the complete"));
   // ops, cnn and adv fail their checks only because of it: notes under the root cause.
@@ -282,7 +290,8 @@ TEST(RealWheel, StrayGraphLibraryFromAnotherReleaseIsTheRootCause) {
   EXPECT_TRUE(has(notes.dump(), "a consequence of libcudnn_graph.so.9")) << notes.dump();
   EXPECT_FALSE(has(c.process.err, "Cannot load symbol")) << c.process.err;  // cuDNN's own lines are captured
   // Two libcudnn_graph.so.9 on the loader's path: single_copy counts sub-libraries too.
-  EXPECT_TRUE(has(c.field("cudnn.single_copy", "found"), "also on the loader path: " + (real / "libcudnn_graph.so.9").string()))
+  EXPECT_TRUE(
+      has(c.field("cudnn.single_copy", "found"), "also on the loader path: " + (real / "libcudnn_graph.so.9").string()))
       << c.field("cudnn.single_copy", "found");
   EXPECT_TRUE(has(notice(env), "cudnn.sublibraries: libcudnn_graph.so.9: stray 9.1.0")) << notice(env);
 }
@@ -307,7 +316,8 @@ TEST(RealWheel, OnlyAnotherCudaRuntimeIsNamedWithItsVersion) {
   for (const auto& row : j["items"]) {
     if (row["item"] == "cuda.runtime") found = row["found"], fix = row["fix"];
   }
-  EXPECT_TRUE(has(found, "not found (libcudart.so.13); found libcudart.so.12 (12.2) at " + (dir / "cuda12" / "libcudart.so.12").string()))
+  EXPECT_TRUE(has(found, "not found (libcudart.so.13); found libcudart.so.12 (12.2) at " +
+                             (dir / "cuda12" / "libcudart.so.12").string()))
       << found;
   EXPECT_TRUE(has(fix, "cannot replace it")) << fix;
   EXPECT_FALSE(has(r.out, "the CUDA runtime is 13")) << r.out;  // never the compile-time version as if loaded
@@ -327,10 +337,11 @@ TEST(RealWheel, OnlyCudnn8IsNamedWithItsVersionAndPlace) {
   const auto rows = rows_in_namespace("mount --bind " + (dir / "empty").string() + " " + real.string(),
                                       {"LD_LIBRARY_PATH=" + (dir / "cudnn8").string()});
   const std::string found = field(rows, "cudnn.version", "found");
-  EXPECT_TRUE(has(found, "not found (libcudnn.so.9); found libcudnn.so.8 (8.9.6) at " + (dir / "cudnn8" / "libcudnn.so.8.9.6").string() +
-                             " (LD_LIBRARY_PATH entry 1"))
+  EXPECT_TRUE(has(found, "not found (libcudnn.so.9); found libcudnn.so.8 (8.9.6) at " +
+                             (dir / "cudnn8" / "libcudnn.so.8.9.6").string() + " (LD_LIBRARY_PATH entry 1"))
       << found;
-  EXPECT_TRUE(has(field(rows, "cudnn.version", "fix"), "cannot replace it: install cuDNN 9")) << field(rows, "cudnn.version", "fix");
+  EXPECT_TRUE(has(field(rows, "cudnn.version", "fix"), "cannot replace it: install cuDNN 9"))
+      << field(rows, "cudnn.version", "fix");
 }
 
 TEST(RealWheel, CudnnOnlyInAVirtualenvGetsTheExactLdLibraryPathLine) {
@@ -342,9 +353,10 @@ TEST(RealWheel, CudnnOnlyInAVirtualenvGetsTheExactLdLibraryPathLine) {
   fs::create_directories(lib);
   fs::create_directories(dir / "empty");
   // The wheel's folder is this machine's cuDNN (a bind mount), then the system folder is hidden.
-  const ProcessResult r = infer_in_namespace("mount --bind " + real.string() + " " + lib.string() + " && mount --bind " +
-                                                 (dir / "empty").string() + " " + real.string(),
-                                             {"--check", "--json", "--manifest", kManifest}, {"VIRTUAL_ENV=" + venv.string()});
+  const ProcessResult r =
+      infer_in_namespace("mount --bind " + real.string() + " " + lib.string() + " && mount --bind " +
+                             (dir / "empty").string() + " " + real.string(),
+                         {"--check", "--json", "--manifest", kManifest}, {"VIRTUAL_ENV=" + venv.string()});
   const nlohmann::json j = nlohmann::json::parse(r.out, nullptr, false);
   ASSERT_TRUE(j.is_object()) << r.out << r.err;
   std::string found, fix;
@@ -397,7 +409,8 @@ TEST(DriverState, KernelModuleAndLibrariesOfDifferentReleasesAskForAReboot) {
   fs::create_symlink(fs::canonical(kFakes / "driver-535" / "libcuda.so.1"), dir / "libcuda.so.1");
   const Report c = check_json({"LD_LIBRARY_PATH=" + dir.path().string(), "FAKE_NVML_INIT=18"});
   const std::string found = c.field("driver.release", "found");
-  EXPECT_TRUE(has(found, "user-space driver libraries are 580.95.05") && has(found, "NVML_ERROR_LIB_RM_VERSION_MISMATCH (18)"))
+  EXPECT_TRUE(has(found, "user-space driver libraries are 580.95.05") &&
+              has(found, "NVML_ERROR_LIB_RM_VERSION_MISMATCH (18)"))
       << found;
   EXPECT_TRUE(has(c.field("driver.release", "fix"), "reboot")) << c.field("driver.release", "fix");
   EXPECT_FALSE(has(c.field("driver.release", "fix"), "upgrade the NVIDIA driver")) << c.field("driver.release", "fix");
@@ -407,7 +420,8 @@ TEST(DriverState, AContainerWithoutGpuAccessIsToldToUseTheGpuRuntime) {
   if (!can_unshare()) GTEST_SKIP() << "needs unshare -rm";
   if (loader_dir("libcuda.so.1") != fs::path()) GTEST_SKIP() << "this machine has a driver's libcuda.so.1";
   // The kernel module is loaded (/proc/driver/nvidia/version) but no user-space library is there.
-  const ProcessResult run = infer_in_namespace(fake_kernel_module("580.95.05"), {shipped_file("samples/ankle-boot.png")}, {});
+  const ProcessResult run =
+      infer_in_namespace(fake_kernel_module("580.95.05"), {shipped_file("samples/ankle-boot.png")}, {});
   EXPECT_EQ(run.exit_code, 0) << run.err;
   EXPECT_TRUE(has(run.err, "infer: notice: running on the CPU: driver.cuda: no NVIDIA user-space library")) << run.err;
   const auto rows = rows_in_namespace(fake_kernel_module("580.95.05"), {});
@@ -447,8 +461,9 @@ TEST(VisibleGpus, AnOldGpuHiddenByCudaVisibleDevicesDoesNotFailTheMachine) {
 TEST(SearchPath, AnEmptyLdLibraryPathEntryIsTheCurrentFolderAndIsNamed) {
   TempDir dir;
   write_file(dir / "libcudnn.so.9", "");
-  const ProcessResult r = run_process("/bin/sh", {"-c", "cd '" + dir.path().string() + "' && exec '" + infer_exe() + "' --check"},
-                                      {"LD_LIBRARY_PATH=:/nonexistent"});
+  const ProcessResult r =
+      run_process("/bin/sh", {"-c", "cd '" + dir.path().string() + "' && exec '" + infer_exe() + "' --check"},
+                  {"LD_LIBRARY_PATH=:/nonexistent"});
   EXPECT_TRUE(has(r.out, "LD_LIBRARY_PATH entry 1 (empty: the current folder)")) << r.out;
 }
 
@@ -460,9 +475,12 @@ TEST(SearchPath, CopiesInPythonEnvironmentsAreNotCalledOnTheSearchPath) {
   };
   TempDir dir;
   const std::vector<Case> cases = {
-      {"VIRTUAL_ENV=" + (dir / "venv").string(), "venv/lib/python3.11/site-packages", "virtualenv " + (dir / "venv").string()},
-      {"PYENV_ROOT=" + (dir / "pyenv").string(), "pyenv/versions/3.11.4/lib/python3.11/site-packages", "pyenv " + (dir / "pyenv").string()},
-      {"CONDA_PREFIX=" + (dir / "conda").string(), "conda/lib/python3.11/site-packages", "conda env " + (dir / "conda").string()},
+      {"VIRTUAL_ENV=" + (dir / "venv").string(), "venv/lib/python3.11/site-packages",
+       "virtualenv " + (dir / "venv").string()},
+      {"PYENV_ROOT=" + (dir / "pyenv").string(), "pyenv/versions/3.11.4/lib/python3.11/site-packages",
+       "pyenv " + (dir / "pyenv").string()},
+      {"CONDA_PREFIX=" + (dir / "conda").string(), "conda/lib/python3.11/site-packages",
+       "conda env " + (dir / "conda").string()},
       {"HOME=" + (dir / "home").string(), "home/.local/lib/python3.11/site-packages", "pip --user (~/.local)"}};
   for (const Case& k : cases) {
     SCOPED_TRACE(k.env);

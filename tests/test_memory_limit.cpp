@@ -65,7 +65,9 @@ class MemoryLimit : public ::testing::Test {
     EXPECT_EQ(r.exit_code, 3) << r.err;
     const std::vector<std::string> lines = ProcessResult::lines(r.err);
     EXPECT_EQ(lines.size(), 1u) << r.err;
-    EXPECT_EQ(r.err.rfind("infer: " + model() + ": the model needs " + bytes_string(one) + " of memory for one sample", 0), 0u)
+    EXPECT_EQ(
+        r.err.rfind("infer: " + model() + ": the model needs " + bytes_string(one) + " of memory for one sample", 0),
+        0u)
         << r.err;
     EXPECT_NE(r.err.find("more than the --max-memory limit of " + limit + ": raise the limit (--max-memory "),
               std::string::npos)
@@ -84,8 +86,8 @@ TEST_F(MemoryLimit, AMillionByAMillionInputIsRefused) {
   SCOPED_TRACE(rng_.trace());
   std::string toml = replaced(kTinyToml, "height = 4\nwidth = 4", "height = 1000000\nwidth = 1000000");
   toml = replaced(toml, "type = \"flatten\"", "type = \"global_avgpool\"");
-  write_model(toml, {f32("conv.weight", {2, 1, 3, 3}, rng_), f32("conv.bias", {2}, rng_), f32("fc.weight", {3, 2}, rng_),
-                     f32("fc.bias", {3}, rng_)});
+  write_model(toml, {f32("conv.weight", {2, 1, 3, 3}, rng_), f32("conv.bias", {2}, rng_),
+                     f32("fc.weight", {3, 2}, rng_), f32("fc.bias", {3}, rng_)});
   const ProcessResult r = infer_capped();
   const std::uint64_t one = expect_refused(r, "4.0 GiB");
   EXPECT_GE(one, std::uint64_t{4'000'000'000'000});
@@ -117,8 +119,8 @@ TEST_F(MemoryLimit, APaddingOfAMillionRunsInBoundedMemory) {
   std::string toml = replaced(kTinyToml, "height = 4\nwidth = 4", "height = 1\nwidth = 1");
   toml = replaced(toml, "out_channels = 2\nkernel = [3, 3]\npadding = [1, 1]",
                   "out_channels = 2\nkernel = 1\npadding = 1000000\nstride = 1000000");
-  write_model(toml, {f32("conv.weight", {2, 1, 1, 1}, rng_), f32("conv.bias", {2}, rng_), f32("fc.weight", {3, 18}, rng_),
-                     f32("fc.bias", {3}, rng_)});
+  write_model(toml, {f32("conv.weight", {2, 1, 1, 1}, rng_), f32("conv.bias", {2}, rng_),
+                     f32("fc.weight", {3, 18}, rng_), f32("fc.bias", {3}, rng_)});
   const ProcessResult r = infer_capped();
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_LT(r.max_rss_kib, 256 * 1024) << "peak RSS in KiB";

@@ -80,14 +80,21 @@ struct PlanCase {
 
 std::vector<PlanCase> plan_cases() {
   return {{"fashion-like", {1, 12, 12}, fashion_like_layers()},
-          {"3x3 after 3x3", {16, 9, 9}, {conv_layer("c1", 20, 3, 1, 1), batchnorm_layer("bn"), plain_layer("r", LayerKind::Relu),
-                                    conv_layer("c2", 33, 3, 1, 1), plain_layer("f", LayerKind::Flatten), linear_layer("fc", 5)}},
-          {"wide pointwise", {1, 10, 10}, {conv_layer("c", 300, 1), plain_layer("g", LayerKind::GlobalAvgPool),
-                                           plain_layer("f", LayerKind::Flatten), linear_layer("fc", 3)}},
-          {"large padding", {2, 2, 3}, {conv_layer("c", 5, 3, 1, 9), pool_layer("p", LayerKind::MaxPool, 2, 2),
-                                        conv_layer("c2", 4, 3, 2, 4, 2)}},
-          {"linear heavy", {3, 8, 8}, {plain_layer("f", LayerKind::Flatten), linear_layer("fc1", 1000),
-                                       plain_layer("r", LayerKind::Relu), linear_layer("fc2", 1), plain_layer("s", LayerKind::Softmax)}}};
+          {"3x3 after 3x3",
+           {16, 9, 9},
+           {conv_layer("c1", 20, 3, 1, 1), batchnorm_layer("bn"), plain_layer("r", LayerKind::Relu),
+            conv_layer("c2", 33, 3, 1, 1), plain_layer("f", LayerKind::Flatten), linear_layer("fc", 5)}},
+          {"wide pointwise",
+           {1, 10, 10},
+           {conv_layer("c", 300, 1), plain_layer("g", LayerKind::GlobalAvgPool), plain_layer("f", LayerKind::Flatten),
+            linear_layer("fc", 3)}},
+          {"large padding",
+           {2, 2, 3},
+           {conv_layer("c", 5, 3, 1, 9), pool_layer("p", LayerKind::MaxPool, 2, 2), conv_layer("c2", 4, 3, 2, 4, 2)}},
+          {"linear heavy",
+           {3, 8, 8},
+           {plain_layer("f", LayerKind::Flatten), linear_layer("fc1", 1000), plain_layer("r", LayerKind::Relu),
+            linear_layer("fc2", 1), plain_layer("s", LayerKind::Softmax)}}};
 }
 
 // The plan is an upper bound of what the CPU backend allocates, with either kernel set, at batch
@@ -103,11 +110,13 @@ TEST(MemoryPlan, BoundsWhatTheCpuBackendAllocates) {
     const MemoryPlan plan = plan_memory(net);
     std::uint64_t own = 0;  // the network's copy, allocated before the backend
     for (const Layer& l : net.layers()) {
-      own += 4 * (l.params.weight.size() + l.params.bias.size() + l.params.running_mean.size() + l.params.running_var.size());
+      own += 4 * (l.params.weight.size() + l.params.bias.size() + l.params.running_mean.size() +
+                  l.params.running_var.size());
     }
     for (CpuKernels kernels : {CpuKernels::Onednn, CpuKernels::Plain}) {
       for (int batch : {1, 3, 8, 9, 17, 64}) {
-        SCOPED_TRACE(std::string(kernels == CpuKernels::Onednn ? "onednn" : "plain") + ", batch " + std::to_string(batch));
+        SCOPED_TRACE(std::string(kernels == CpuKernels::Onednn ? "onednn" : "plain") + ", batch " +
+                     std::to_string(batch));
         const std::vector<float> input = rng.vector(static_cast<std::size_t>(batch) * net.input().dims.size());
         std::vector<float> output(static_cast<std::size_t>(batch) * net.output_dims().size());
         const auto build_and_run = [&] {
@@ -129,7 +138,8 @@ TEST(MemoryPlan, BoundsWhatTheCpuBackendAllocates) {
 
 TEST(MemoryPlan, LargestBatchWithinALimit) {
   Random rng;
-  const Network net = random_network(rng, {1, 4, 4}, {conv_layer("conv", 2, 3, 1, 1), plain_layer("relu", LayerKind::Relu)});
+  const Network net =
+      random_network(rng, {1, 4, 4}, {conv_layer("conv", 2, 3, 1, 1), plain_layer("relu", LayerKind::Relu)});
   const MemoryPlan plan = plan_memory(net);
   for (int k = 1; k <= 20; ++k) {
     SCOPED_TRACE(k);

@@ -78,9 +78,7 @@ TEST_P(TomlErrorTest, NamesFileLineAndProblem) {
 
 INSTANTIATE_TEST_SUITE_P(Cases, TomlErrorTest, ::testing::ValuesIn(toml_cases()), CaseName());
 
-TEST_F(ModelFileTest, MissingModelFile) {
-  EXPECT_NE(load_error().find("tiny.toml: no such file"), std::string::npos);
-}
+TEST_F(ModelFileTest, MissingModelFile) { EXPECT_NE(load_error().find("tiny.toml: no such file"), std::string::npos); }
 
 class WeightsErrorTest : public ModelFileTest, public ::testing::WithParamInterface<WeightsCase> {};
 
@@ -111,9 +109,9 @@ INSTANTIATE_TEST_SUITE_P(Cases, BatchNormWeightsErrorTest, ::testing::ValuesIn(b
 // finite), and so is a negative zero.
 TEST_F(ModelFileTest, BatchNormModelLoadsWithAZeroRunningVariance) {
   SCOPED_TRACE(rng_.trace());
-  write_model(kBatchNormToml, safetensors_bytes(with_value_tensors(
-                                  with_value_tensors(batchnorm_tensors(rng_), "bn.running_var", 0, 0.0f),
-                                  "bn.running_var", 1, -0.0f)));
+  write_model(kBatchNormToml,
+              safetensors_bytes(with_value_tensors(
+                  with_value_tensors(batchnorm_tensors(rng_), "bn.running_var", 0, 0.0f), "bn.running_var", 1, -0.0f)));
   const LoadedModel m = load_model(dir_ / "tiny.toml");
   ASSERT_EQ(m.network.layers().size(), 6u);
   EXPECT_EQ(m.network.layers()[1].params.running_var[0], 0.0f);
@@ -163,8 +161,10 @@ TEST(Network, RefusesParameterValuesNoBackendCanComputeWith) {
     std::string message;
   };
   const std::vector<Case> cases{
-      {"NaN weight", 0, &LayerParams::weight, 40, kNaN, "layer 'c' (conv2d): tensor 'c.weight' has NaN at index 40 ([1, 1, 1, 1])"},
-      {"infinite bias", 0, &LayerParams::bias, 3, -kInf, "layer 'c' (conv2d): tensor 'c.bias' has -Inf at index 3 ([3])"},
+      {"NaN weight", 0, &LayerParams::weight, 40, kNaN,
+       "layer 'c' (conv2d): tensor 'c.weight' has NaN at index 40 ([1, 1, 1, 1])"},
+      {"infinite bias", 0, &LayerParams::bias, 3, -kInf,
+       "layer 'c' (conv2d): tensor 'c.bias' has -Inf at index 3 ([3])"},
       {"negative variance", 1, &LayerParams::running_var, 2, -1e-3f,
        "layer 'bn' (batchnorm): tensor 'bn.running_var' has -0.001 at index 2 ([2]); a variance cannot be negative"},
       {"NaN mean", 1, &LayerParams::running_mean, 0, kNaN, "tensor 'bn.running_mean' has NaN at index 0 ([0])"}};

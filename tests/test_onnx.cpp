@@ -10,9 +10,9 @@
 #include <cctype>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <functional>
 #include <iostream>
-#include <fstream>
 #include <limits>
 #include <map>
 #include <set>
@@ -122,20 +122,15 @@ TEST(Onnx, AModelLoadsAsTheSameNetworkBuiltDirectly) {
       conv_layer("conv1", 4, 3, 1, 1),
       // ONNX's epsilon attribute is a float: 1e-3f, not the double 1e-3, or the folded scales differ
       // in the last bit for about 3 runs in 1000 (a CI run failed so, seed 406131957).
-      batchnorm_layer("bn1", static_cast<double>(1e-3f)),
-      plain_layer("relu1", LayerKind::Relu),
+      batchnorm_layer("bn1", static_cast<double>(1e-3f)), plain_layer("relu1", LayerKind::Relu),
       conv_layer("conv2", 4, 3, 1, 1, 1, 1, false),
       reading(make_layer("res", LayerKind::Add, AddAttrs{}), {"conv2", "relu1"}),
       reading(pool_layer("pool", LayerKind::MaxPool, 3, 2, 1), {"res"}),
       reading(pool_layer("avg", LayerKind::AvgPool, 3, 1, 1, false), {"pool"}),
-      reading(make_layer("cat", LayerKind::Concat), {"pool", "avg"}),
-      plain_layer("gap", LayerKind::GlobalAvgPool),
-      plain_layer("gate", LayerKind::HardSigmoid),
-      reading(make_layer("scale", LayerKind::Mul), {"cat", "gate"}),
-      make_layer("clip", LayerKind::Clip, PointwiseAttrs{0.0f, 6.0f}),
-      plain_layer("flat", LayerKind::Flatten),
-      linear_layer("fc", 5),
-      plain_layer("prob", LayerKind::Softmax)};
+      reading(make_layer("cat", LayerKind::Concat), {"pool", "avg"}), plain_layer("gap", LayerKind::GlobalAvgPool),
+      plain_layer("gate", LayerKind::HardSigmoid), reading(make_layer("scale", LayerKind::Mul), {"cat", "gate"}),
+      make_layer("clip", LayerKind::Clip, PointwiseAttrs{0.0f, 6.0f}), plain_layer("flat", LayerKind::Flatten),
+      linear_layer("fc", 5), plain_layer("prob", LayerKind::Softmax)};
   layers[9].attrs = PointwiseAttrs{0.2f, 0.5f};
   const Network direct = random_network(rng, in, layers);
   const auto& L = direct.layers();
@@ -159,7 +154,8 @@ TEST(Onnx, AModelLoadsAsTheSameNetworkBuiltDirectly) {
   auto* c1 = b.node("Conv", "conv1", {"x", "w1", "b1"}, "t1");
   OnnxBuilder::attr(c1, "kernel_shape", {3, 3});
   OnnxBuilder::attr(c1, "pads", {1, 1, 1, 1});
-  OnnxBuilder::attr_f(b.node("BatchNormalization", "bn1", {"t1", "gamma", "beta", "mean", "var"}, "t2"), "epsilon", 1e-3f);
+  OnnxBuilder::attr_f(b.node("BatchNormalization", "bn1", {"t1", "gamma", "beta", "mean", "var"}, "t2"), "epsilon",
+                      1e-3f);
   b.node("Relu", "relu1", {"t2"}, "t3");
   auto* c2 = b.node("Conv", "conv2", {"t3", "w2"}, "t4");
   OnnxBuilder::attr(c2, "pads", {1, 1, 1, 1});
@@ -217,9 +213,10 @@ TEST(Onnx, ATomlNamingTheOnnxFileAddsWhatOnnxDoesNotSay) {
   OnnxBuilder::attr(b.node("Softmax", "prob", {"f"}, "y"), "axis", 1);
   b.output("y");
   b.save(dir / "m.onnx");
-  const std::string toml = "format = \"infer-model\"\nformat_version = 2\nname = \"wrapped\"\nonnx = \"m.onnx\"\n\n"
-                           "[input]\nmean = [0.5, 0.5, 0.5]\nstd = [0.25, 0.25, 0.25]\nlabels = [\"r\", \"g\", \"b\"]\n"
-                           "resize = \"stretch\"\n";
+  const std::string toml =
+      "format = \"infer-model\"\nformat_version = 2\nname = \"wrapped\"\nonnx = \"m.onnx\"\n\n"
+      "[input]\nmean = [0.5, 0.5, 0.5]\nstd = [0.25, 0.25, 0.25]\nlabels = [\"r\", \"g\", \"b\"]\n"
+      "resize = \"stretch\"\n";
   write_file(dir / "m.toml", toml);
   const LoadedModel m = load_model(dir / "m.toml");
   EXPECT_EQ(m.network.name(), "wrapped");
@@ -236,7 +233,8 @@ TEST(Onnx, ATomlNamingTheOnnxFileAddsWhatOnnxDoesNotSay) {
     load_model(dir / "bad.toml");
     ADD_FAILURE() << "a wrong channel count was accepted";
   } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("channels, height and width say 1x4x4, the ONNX graph's input is 3x4x4"), std::string::npos)
+    EXPECT_NE(std::string(e.what()).find("channels, height and width say 1x4x4, the ONNX graph's input is 3x4x4"),
+              std::string::npos)
         << e.what();
   }
 }
@@ -256,7 +254,8 @@ TEST(Onnx, ANearestResizeByWholeScalesIsAnUpsample) {
   for (const Mode& m : {Mode{nullptr, nullptr, 14, "Resize"}, Mode{"asymmetric", "floor", 14, "Resize"},
                         Mode{"pytorch_half_pixel", "round_prefer_ceil", 13, "Resize"},
                         Mode{"tf_half_pixel_for_nn", "floor", 11, "Resize"}, Mode{nullptr, nullptr, 9, "Upsample"}}) {
-    SCOPED_TRACE(std::string(m.op) + ", " + (m.transform ? m.transform : "default") + ", opset " + std::to_string(m.opset));
+    SCOPED_TRACE(std::string(m.op) + ", " + (m.transform ? m.transform : "default") + ", opset " +
+                 std::to_string(m.opset));
     TempDir dir;
     OnnxBuilder b({2, 5, 4}, m.opset);
     b.weight("scales", {4}, {1.0f, 1.0f, 3.0f, 2.0f});
@@ -300,7 +299,7 @@ TEST(Onnx, AsymmetricPadsAndSamePaddingBecomeAPadLayer) {
     bool conv;
     std::vector<long long> pads;  // empty: auto_pad
     const char* auto_pad;
-    int top, left;                // the resulting padding at the start
+    int top, left;  // the resulting padding at the start
     Dims out;
   };
   for (const Case& c : {Case{"conv, pads 0 1 1 2", true, {0, 1, 1, 2}, nullptr, 0, 1, {3, 5, 7}},
@@ -343,8 +342,9 @@ TEST(Onnx, AsymmetricPadsAndSamePaddingBecomeAPadLayer) {
                 const int y = oy * stride + r - c.top, xx = ox * stride + s - c.left;
                 if (y < 0 || y >= in.h || xx < 0 || xx >= in.w) continue;
                 if (c.conv) {
-                  const double term = static_cast<double>(w[static_cast<std::size_t>(((k * in.c + ch) * kh + r) * kw + s)]) *
-                                      x[static_cast<std::size_t>((ch * in.h + y) * in.w + xx)];
+                  const double term =
+                      static_cast<double>(w[static_cast<std::size_t>(((k * in.c + ch) * kh + r) * kw + s)]) *
+                      x[static_cast<std::size_t>((ch * in.h + y) * in.w + xx)];
                   want += term;
                   magnitude += std::fabs(term);
                 } else {
@@ -434,12 +434,14 @@ TEST(Onnx, UnsupportedConstructsAreRefusedNamingTheNode) {
          OnnxBuilder::attr_s(n, "nearest_mode", "round_prefer_floor");
          b.output("y");
        },
-       "node 'up' (Resize): coordinate_transformation_mode 'asymmetric' with nearest_mode 'round_prefer_floor' at scale 3 "
+       "node 'up' (Resize): coordinate_transformation_mode 'asymmetric' with nearest_mode 'round_prefer_floor' at "
+       "scale 3 "
        "is not a whole-factor nearest upsampling (height position 2 reads 1)"},
-      {"align_corners", 
+      {"align_corners",
        [](OnnxBuilder& b) {
          b.weight("scales", {4}, {1.0f, 1.0f, 2.0f, 2.0f});
-         OnnxBuilder::attr_s(b.node("Resize", "up", {"x", "", "scales"}, "y"), "coordinate_transformation_mode", "align_corners");
+         OnnxBuilder::attr_s(b.node("Resize", "up", {"x", "", "scales"}, "y"), "coordinate_transformation_mode",
+                             "align_corners");
          b.output("y");
        },
        "node 'up' (Resize): coordinate_transformation_mode 'align_corners' interpolates"},
@@ -518,7 +520,9 @@ TEST(Onnx, UnsupportedConstructsAreRefusedNamingTheNode) {
       load_model(d / "m.onnx");
       ADD_FAILURE() << "an opset-12 softmax over C x H x W accepted";
     } catch (const InputError& e) {
-      EXPECT_NE(std::string(e.what()).find("node 'sm' (Softmax): axis 1 of a rank-4 tensor (opset 12)"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("node 'sm' (Softmax): axis 1 of a rank-4 tensor (opset 12)"),
+                std::string::npos)
+          << e.what();
     }
   }
   // An opset out of range.
@@ -531,7 +535,9 @@ TEST(Onnx, UnsupportedConstructsAreRefusedNamingTheNode) {
     load_model(dir / "m.onnx");
     ADD_FAILURE() << "opset 18 accepted";
   } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("opset 18 of the default ONNX domain; infer reads opsets 1 to 17"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("opset 18 of the default ONNX domain; infer reads opsets 1 to 17"),
+              std::string::npos)
+        << e.what();
   }
   // Not ONNX, though it starts like it: a protobuf that does not parse.
   write_file(dir / "junk.onnx", std::string("\x08\x07\xff\xff\xff\xff", 6));
@@ -587,15 +593,19 @@ TEST(Onnx, TheReadmeListsEveryImportedOp) {
   std::string item;
   bool in_item = false;
   for (std::string line; std::getline(readme, line);) {
-    if (line.rfind("- **Ops:** Conv", 0) == 0) in_item = true;
-    else if (in_item && line.rfind("- ", 0) == 0) break;
+    if (line.rfind("- **Ops:** Conv", 0) == 0)
+      in_item = true;
+    else if (in_item && line.rfind("- ", 0) == 0)
+      break;
     if (in_item) item += line + " ";
   }
   ASSERT_FALSE(item.empty()) << "README.md has no '- **Ops:** Conv...' item";
   for (const OnnxOp& op : onnx_ops()) {
     bool found = false;  // as a word: "Sigmoid" must not match inside "HardSigmoid"
     for (std::size_t at = item.find(op.type); at != std::string::npos && !found; at = item.find(op.type, at + 1)) {
-      const auto edge = [&](std::size_t i) { return i >= item.size() || !std::isalnum(static_cast<unsigned char>(item[i])); };
+      const auto edge = [&](std::size_t i) {
+        return i >= item.size() || !std::isalnum(static_cast<unsigned char>(item[i]));
+      };
       found = (at == 0 || edge(at - 1)) && edge(at + op.type.size());
     }
     EXPECT_TRUE(found) << "README.md's ONNX ops do not name " << op.type;
@@ -603,7 +613,8 @@ TEST(Onnx, TheReadmeListsEveryImportedOp) {
 }
 
 TEST(Onnx, OperatorConformanceCasesPassForEverySupportedOp) {
-  ASSERT_TRUE(fs::is_directory(kTestData)) << kTestData << " is missing: tools/install-deps.sh installs libonnx-testdata";
+  ASSERT_TRUE(fs::is_directory(kTestData))
+      << kTestData << " is missing: tools/install-deps.sh installs libonnx-testdata";
   std::vector<std::string> ops;
   std::set<std::string> elementwise;
   for (const OnnxOp& op : onnx_ops()) {
@@ -663,9 +674,11 @@ TEST(Onnx, OperatorConformanceCasesPassForEverySupportedOp) {
       make_cpu_backend(net, batch)->forward(input.data(), batch, got.data(), net.layers().size());
       const std::vector<float> want = floats(y);
       ASSERT_EQ(got.size(), want.size());
-      const std::vector<ReferenceTensor> ref = reference_forward(net, input, batch, net.layers().size(), cpu_winograd());
+      const std::vector<ReferenceTensor> ref =
+          reference_forward(net, input, batch, net.layers().size(), cpu_winograd());
       std::vector<double> expected(want.begin(), want.end()), tolerance(want.size());
-      for (std::size_t i = 0; i < want.size(); ++i) tolerance[i] = 2.0 * ref.back().bound[i] + kFloatEps * std::fabs(want[i]);
+      for (std::size_t i = 0; i < want.size(); ++i)
+        tolerance[i] = 2.0 * ref.back().bound[i] + kFloatEps * std::fabs(want[i]);
       expect_close(got, expected, tolerance, name);
       passed[op].push_back(name);
     } catch (const InputError& e) {
@@ -674,7 +687,8 @@ TEST(Onnx, OperatorConformanceCasesPassForEverySupportedOp) {
   }
   // The summary the closing note quotes, and every supported op has a case that ran.
   for (const std::string& op : ops) {
-    std::string line = op + ": " + std::to_string(passed[op].size()) + " passed, " + std::to_string(refused[op].size()) + " refused";
+    std::string line =
+        op + ": " + std::to_string(passed[op].size()) + " passed, " + std::to_string(refused[op].size()) + " refused";
     std::cout << "[ conformance ] " << line << "\n";
     for (const std::string& r : refused[op]) std::cout << "[   refused   ]   " << r << "\n";
   }

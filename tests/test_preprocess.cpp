@@ -48,7 +48,8 @@ TEST(Preprocess, CropTakesTheCentreAfterResizingTheShorterSide) {
   how.resize = ResizeMode::Crop;
   const std::vector<float> out = run(band(60, 30, 15, 45), spec_for(1, 28, 28, how));
   for (int y = 0; y < 28; ++y) {
-    for (int x = kFilterReach; x < 28 - kFilterReach; ++x) EXPECT_NEAR(out[static_cast<std::size_t>(y * 28 + x)], 1.0f, kConstantTolerance) << x;
+    for (int x = kFilterReach; x < 28 - kFilterReach; ++x)
+      EXPECT_NEAR(out[static_cast<std::size_t>(y * 28 + x)], 1.0f, kConstantTolerance) << x;
   }
   // Stretched instead, the black sides are in the picture: columns 0 to 6 and 21 to 27.
   how.resize = ResizeMode::Stretch;

@@ -119,7 +119,8 @@ inline Layer linear_layer(const std::string& name, int out_features, bool bias =
 
 // A layer without attributes, or a pointwise op with its row's defaults (ops.h).
 inline Layer plain_layer(const std::string& name, LayerKind kind) {
-  return is_pointwise(kind) ? make_layer(name, kind, default_pointwise_attrs(pointwise_op(kind))) : make_layer(name, kind);
+  return is_pointwise(kind) ? make_layer(name, kind, default_pointwise_attrs(pointwise_op(kind)))
+                            : make_layer(name, kind);
 }
 
 // The same pooling layer with ceil_mode.
@@ -137,13 +138,25 @@ inline Layer reading(Layer layer, std::vector<std::string> inputs) {
 // The shipped model's architecture at a smaller size (input 1x12x12, 8 and 16 channels): four conv +
 // batch-norm + ReLU (conv4 without a bias), two max pools, two FC layers and softmax.
 inline std::vector<Layer> fashion_like_layers() {
-  return {conv_layer("conv1", 8, 3, 1, 1), batchnorm_layer("bn1"), plain_layer("relu1", LayerKind::Relu),
-          conv_layer("conv2", 8, 3, 1, 1), batchnorm_layer("bn2"), plain_layer("relu2", LayerKind::Relu),
-          pool_layer("pool1", LayerKind::MaxPool, 2, 2), conv_layer("conv3", 16, 3, 1, 1), batchnorm_layer("bn3"),
-          plain_layer("relu3", LayerKind::Relu), conv_layer("conv4", 16, 3, 1, 1, 1, 1, false), batchnorm_layer("bn4"),
-          plain_layer("relu4", LayerKind::Relu), pool_layer("pool2", LayerKind::MaxPool, 2, 2),
-          plain_layer("flatten", LayerKind::Flatten), linear_layer("fc1", 12), plain_layer("relu5", LayerKind::Relu),
-          linear_layer("fc2", 10), plain_layer("softmax", LayerKind::Softmax)};
+  return {conv_layer("conv1", 8, 3, 1, 1),
+          batchnorm_layer("bn1"),
+          plain_layer("relu1", LayerKind::Relu),
+          conv_layer("conv2", 8, 3, 1, 1),
+          batchnorm_layer("bn2"),
+          plain_layer("relu2", LayerKind::Relu),
+          pool_layer("pool1", LayerKind::MaxPool, 2, 2),
+          conv_layer("conv3", 16, 3, 1, 1),
+          batchnorm_layer("bn3"),
+          plain_layer("relu3", LayerKind::Relu),
+          conv_layer("conv4", 16, 3, 1, 1, 1, 1, false),
+          batchnorm_layer("bn4"),
+          plain_layer("relu4", LayerKind::Relu),
+          pool_layer("pool2", LayerKind::MaxPool, 2, 2),
+          plain_layer("flatten", LayerKind::Flatten),
+          linear_layer("fc1", 12),
+          plain_layer("relu5", LayerKind::Relu),
+          linear_layer("fc2", 10),
+          plain_layer("softmax", LayerKind::Softmax)};
 }
 
 // Every op of the graph format in one network (input 3x8x8): a residual block (conv + bn + relu,
@@ -152,27 +165,22 @@ inline std::vector<Layer> fashion_like_layers() {
 // sigmoid, per-channel mul), then every pointwise op (ops.h) with its test parameters
 // (pointwise_reference.h), each reading the scaled features (so each sees their whole range),
 // joined by a concat; a nearest upsampling by 2x3 (to 16x24); an adaptive average pooling back to
-// 8x8; a flatten of its Cx8x8 features (reordered in NHWC), a linear layer and softmax. A new pointwise op joins by itself.
+// 8x8; a flatten of its Cx8x8 features (reordered in NHWC), a linear layer and softmax. A new pointwise op joins by
+// itself.
 inline std::vector<Layer> graph_zoo_layers() {
-  std::vector<Layer> layers = {conv_layer("conv1", 8, 3, 1, 1),
-                               batchnorm_layer("bn1"),
-                               plain_layer("relu1", LayerKind::Relu),
-                               conv_layer("conv2", 8, 3, 1, 1),
-                               batchnorm_layer("bn2"),
-                               reading(make_layer("res", LayerKind::Add, AddAttrs{true}), {"bn2", "relu1"}),
-                               conv_layer("branch1", 3, 1),
-                               reading(pool_layer("avg", LayerKind::AvgPool, 3, 1, 1, false), {"res"}),
-                               conv_layer("branch3", 5, 3, 1, 1, 1, 1, false),
-                               reading(make_layer("cat", LayerKind::Concat), {"branch1", "branch3"}),
-                               // TensorFlow's SAME max pooling as the ONNX import writes it: -inf below and right
-                               make_layer("same", LayerKind::Pad, PadAttrs{0, 0, 1, 0, -std::numeric_limits<float>::infinity()}),
-                               ceil_mode(pool_layer("max", LayerKind::MaxPool, 3, 2, 1)),  // 9x8 -> 5x5: the last column's window overhangs
-                               plain_layer("squeeze", LayerKind::GlobalAvgPool),
-                               conv_layer("se1", 4, 1),
-                               plain_layer("se_relu", LayerKind::Relu),
-                               conv_layer("se2", 8, 1),
-                               plain_layer("gate", LayerKind::Sigmoid),
-                               reading(make_layer("scale", LayerKind::Mul), {"cat", "gate"})};
+  std::vector<Layer> layers = {
+      conv_layer("conv1", 8, 3, 1, 1), batchnorm_layer("bn1"), plain_layer("relu1", LayerKind::Relu),
+      conv_layer("conv2", 8, 3, 1, 1), batchnorm_layer("bn2"),
+      reading(make_layer("res", LayerKind::Add, AddAttrs{true}), {"bn2", "relu1"}), conv_layer("branch1", 3, 1),
+      reading(pool_layer("avg", LayerKind::AvgPool, 3, 1, 1, false), {"res"}),
+      conv_layer("branch3", 5, 3, 1, 1, 1, 1, false),
+      reading(make_layer("cat", LayerKind::Concat), {"branch1", "branch3"}),
+      // TensorFlow's SAME max pooling as the ONNX import writes it: -inf below and right
+      make_layer("same", LayerKind::Pad, PadAttrs{0, 0, 1, 0, -std::numeric_limits<float>::infinity()}),
+      ceil_mode(pool_layer("max", LayerKind::MaxPool, 3, 2, 1)),  // 9x8 -> 5x5: the last column's window overhangs
+      plain_layer("squeeze", LayerKind::GlobalAvgPool), conv_layer("se1", 4, 1),
+      plain_layer("se_relu", LayerKind::Relu), conv_layer("se2", 8, 1), plain_layer("gate", LayerKind::Sigmoid),
+      reading(make_layer("scale", LayerKind::Mul), {"cat", "gate"})};
   std::vector<std::string> branches;
   for (std::size_t i = 0; i < kPointwiseCount; ++i) {
     const auto op = static_cast<PointwiseOp>(i);
@@ -199,8 +207,11 @@ inline Network random_network(Random& rng, Dims input, std::vector<Layer> layers
       layer.params.*(p.field) = p.field == &LayerParams::running_var ? rng.vector(n, 0.2f, 2.0f) : rng.vector(n);
     }
   }
-  InputSpec spec{input, std::vector<float>(static_cast<std::size_t>(input.c), 0.0f),
-                 std::vector<float>(static_cast<std::size_t>(input.c), 1.0f), {}, {}};
+  InputSpec spec{input,
+                 std::vector<float>(static_cast<std::size_t>(input.c), 0.0f),
+                 std::vector<float>(static_cast<std::size_t>(input.c), 1.0f),
+                 {},
+                 {}};
   return Network("test", spec, std::move(layers));
 }
 
@@ -224,7 +235,8 @@ inline void expect_close(const std::vector<float>& got, const std::vector<double
   int reported = 0;
   for (std::size_t i = 0; i < got.size(); ++i) {
     const double diff = std::fabs(static_cast<double>(got[i]) - want[i]);
-    const bool ok = std::isinf(want[i]) ? static_cast<double>(got[i]) == want[i] : std::isfinite(got[i]) && diff <= tolerance[i];
+    const bool ok =
+        std::isinf(want[i]) ? static_cast<double>(got[i]) == want[i] : std::isfinite(got[i]) && diff <= tolerance[i];
     if (!ok && reported++ < 5) {
       ADD_FAILURE() << what << ": element " << i << " is " << got[i] << ", expected " << want[i] << " +- "
                     << tolerance[i];

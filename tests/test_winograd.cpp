@@ -8,9 +8,9 @@
 #include <string>
 
 #include "model/cpu/cpu_backend.h"
+#include "test_util.h"
 #include "tests/reference.h"
 #include "tests/winograd_bound.h"
-#include "test_util.h"
 
 namespace infer::test {
 namespace {
@@ -30,8 +30,10 @@ TEST(CpuWinograd, TransformsComputeTheConvolution) {
       const std::vector<float> dv = rng.vector(static_cast<std::size_t>(a * a)), gv = rng.vector(9);
       const winograd::Tile d(dv.begin(), dv.end());
       const std::vector<double> g(gv.begin(), gv.end());
-      const winograd::Tile u = winograd::filter_transform(*v, g.data(), false), x = winograd::input_transform(*v, d, false);
-      const winograd::Tile au = winograd::filter_transform(*v, g.data(), true), ax = winograd::input_transform(*v, d, true);
+      const winograd::Tile u = winograd::filter_transform(*v, g.data(), false),
+                           x = winograd::input_transform(*v, d, false);
+      const winograd::Tile au = winograd::filter_transform(*v, g.data(), true),
+                           ax = winograd::input_transform(*v, d, true);
       winograd::Tile m(u.size()), am(u.size());
       for (std::size_t i = 0; i < m.size(); ++i) {
         m[i] = u[i] * x[i];
@@ -41,9 +43,11 @@ TEST(CpuWinograd, TransformsComputeTheConvolution) {
         for (int s = 0; s < v->m; ++s) {
           double direct = 0.0;
           for (int p = 0; p < 3; ++p)
-            for (int q = 0; q < 3; ++q) direct += d[static_cast<std::size_t>((r + p) * a + s + q)] * g[static_cast<std::size_t>(p * 3 + q)];
+            for (int q = 0; q < 3; ++q)
+              direct += d[static_cast<std::size_t>((r + p) * a + s + q)] * g[static_cast<std::size_t>(p * 3 + q)];
           const double w = winograd::output_transform(*v, am, r, s, true);
-          EXPECT_NEAR(winograd::output_transform(*v, m, r, s, false), direct, 1e-13 * w) << "output (" << r << ", " << s << ")";
+          EXPECT_NEAR(winograd::output_transform(*v, m, r, s, false), direct, 1e-13 * w)
+              << "output (" << r << ", " << s << ")";
         }
     }
   }
@@ -68,9 +72,10 @@ TEST_P(WinogradTest, MatchesTheReferenceWithinItsBound) {
   const WinogradCase& c = GetParam();
   Random rng;
   SCOPED_TRACE(rng.trace());
-  const Network net = random_network(rng, {3, c.in.h, c.in.w},
-                                     {conv_layer("c1", c.in.c, 1), plain_layer("r1", LayerKind::Relu),
-                                      conv_layer("c2", c.out_channels, 3, 1, c.pad), plain_layer("r2", LayerKind::Relu)});
+  const Network net =
+      random_network(rng, {3, c.in.h, c.in.w},
+                     {conv_layer("c1", c.in.c, 1), plain_layer("r1", LayerKind::Relu),
+                      conv_layer("c2", c.out_channels, 3, 1, c.pad), plain_layer("r2", LayerKind::Relu)});
   ASSERT_TRUE(winograd_shape(net.layers()[2]));
   for (int n : {1, 2, 17}) {
     const std::vector<float> input = rng.vector(static_cast<std::size_t>(n) * net.input().dims.size());
@@ -81,7 +86,8 @@ TEST_P(WinogradTest, MatchesTheReferenceWithinItsBound) {
 
     auto backend = make_cpu_backend(net, n, CpuOptions{CpuKernels::Onednn, true});
     EXPECT_NE(backend->description().find("Winograd"), std::string::npos) << backend->description();
-    std::vector<float> wino(static_cast<std::size_t>(n) * net.output_dims().size(), std::numeric_limits<float>::quiet_NaN());
+    std::vector<float> wino(static_cast<std::size_t>(n) * net.output_dims().size(),
+                            std::numeric_limits<float>::quiet_NaN());
     backend->forward(input.data(), n, wino.data());
     const std::vector<float> direct = [&] {
       auto b = make_cpu_backend(net, n, CpuOptions{CpuKernels::Onednn, false});

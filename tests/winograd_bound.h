@@ -51,25 +51,27 @@ struct Variant {
 
 // oneDNN's jit_wino_4x3 (programs of 3 or more samples, where it chooses it).
 inline const Variant& f4x4() {
-  static const Variant v{"F(4x4,3x3)", 4, 6,
-                         {0.87890625, 0, -2.640625, 0, 1, 0,   0, -1.40625, -2.25, 0.625, 1, 0,
-                          0, 1.40625, -2.25, -0.625, 1, 0,     0, -0.5859375, -0.390625, 1.5, 1, 0,
-                          0, 0.5859375, -0.390625, -1.5, 1, 0, 0, 0.87890625, 0, -2.640625, 0, 1},
-                         {1.13777777777778, 0, 0,
-                          -0.688403361344538, -0.430252100840336, -0.26890756302521,
-                          -0.688403361344538, 0.430252100840336, -0.26890756302521,
-                          0.119514472455649, 0.179271708683473, 0.26890756302521,
-                          0.119514472455649, -0.179271708683473, 0.26890756302521,
-                          0, 0, 1},
-                         {1, 1, 1, 1, 1, 0,                   0, 0.625, -0.625, 1.5, -1.5, 0,
-                          0, 0.390625, 0.390625, 2.25, 2.25, 0, 0, 0.244140625, -0.244140625, 3.375, -3.375, 1},
-                         31};
+  static const Variant v{
+      "F(4x4,3x3)",
+      4,
+      6,
+      {0.87890625, 0,         -2.640625, 0,      1, 0, 0, -1.40625,   -2.25,     0.625,     1, 0,
+       0,          1.40625,   -2.25,     -0.625, 1, 0, 0, -0.5859375, -0.390625, 1.5,       1, 0,
+       0,          0.5859375, -0.390625, -1.5,   1, 0, 0, 0.87890625, 0,         -2.640625, 0, 1},
+      {1.13777777777778, 0, 0, -0.688403361344538, -0.430252100840336, -0.26890756302521, -0.688403361344538,
+       0.430252100840336, -0.26890756302521, 0.119514472455649, 0.179271708683473, 0.26890756302521, 0.119514472455649,
+       -0.179271708683473, 0.26890756302521, 0, 0, 1},
+      {1, 1,        1,        1,    1,    0, 0, 0.625,       -0.625,       1.5,   -1.5,   0,
+       0, 0.390625, 0.390625, 2.25, 2.25, 0, 0, 0.244140625, -0.244140625, 3.375, -3.375, 1},
+      31};
   return v;
 }
 
 // oneDNN's jit_fp32_wino_2x3 (what it chooses for 1 or 2 samples): points 0, +-1, infinity.
 inline const Variant& f2x2() {
-  static const Variant v{"F(2x2,3x3)", 2, 4,
+  static const Variant v{"F(2x2,3x3)",
+                         2,
+                         4,
                          {1, 0, -1, 0, 0, 1, 1, 0, 0, -1, 1, 0, 0, 1, 0, -1},
                          {1, 0, 0, 0.5, 0.5, 0.5, 0.5, -0.5, 0.5, 0, 0, 1},
                          {1, 1, 1, 0, 0, 1, -1, -1},
@@ -107,7 +109,8 @@ inline Tile input_transform(const Variant& v, const Tile& d, bool magnitude) {
     for (int j = 0; j < a; ++j) {
       double s = 0.0;
       for (int p = 0; p < a; ++p)
-        for (int q = 0; q < a; ++q) s += f(v.bt[i * a + p]) * f(d[static_cast<std::size_t>(p * a + q)]) * f(v.bt[j * a + q]);
+        for (int q = 0; q < a; ++q)
+          s += f(v.bt[i * a + p]) * f(d[static_cast<std::size_t>(p * a + q)]) * f(v.bt[j * a + q]);
       out[static_cast<std::size_t>(i * a + j)] = s;
     }
   return out;
@@ -149,7 +152,8 @@ inline std::vector<double> magnitude(const Variant& v, const Layer& l, const std
           for (int q = 0; q < alpha; ++q) {
             const int iy = ty * m - a.pad_h + p, ix = tx * m - a.pad_w + q;
             if (iy >= 0 && iy < di.h && ix >= 0 && ix < di.w)
-              x[static_cast<std::size_t>(p * alpha + q)] = input_magnitude[(static_cast<std::size_t>(c) * di.h + iy) * di.w + ix];
+              x[static_cast<std::size_t>(p * alpha + q)] =
+                  input_magnitude[(static_cast<std::size_t>(c) * di.h + iy) * di.w + ix];
           }
         tiles[static_cast<std::size_t>(c)] = input_transform(v, x, true);
       }
@@ -162,7 +166,8 @@ inline std::vector<double> magnitude(const Variant& v, const Layer& l, const std
         }
         for (int r = 0; r < m && ty * m + r < d.h; ++r)
           for (int s = 0; s < m && tx * m + s < d.w; ++s)
-            out[(static_cast<std::size_t>(k) * d.h + ty * m + r) * d.w + tx * m + s] = output_transform(v, sum, r, s, true);
+            out[(static_cast<std::size_t>(k) * d.h + ty * m + r) * d.w + tx * m + s] =
+                output_transform(v, sum, r, s, true);
       }
     }
   return out;

@@ -66,16 +66,16 @@ struct ClassifierOptions {
   // A model that does not end with a softmax layer gives raw scores; true applies a softmax to them.
   bool softmax = false;
   PreprocessingOverrides preprocessing;
-  bool autotune = false;                  // GPU: measure convolution algorithms once, cache them
-  std::filesystem::path autotune_cache;  // empty: the default cache file
-  std::function<void(const Notice&)> notice;          // called during construction; empty: ignored
-  std::function<void(const std::string&)> gpu_log;    // the GPU backend's choices, one line each
+  bool autotune = false;                            // GPU: measure convolution algorithms once, cache them
+  std::filesystem::path autotune_cache;             // empty: the default cache file
+  std::function<void(const Notice&)> notice;        // called during construction; empty: ignored
+  std::function<void(const std::string&)> gpu_log;  // the GPU backend's choices, one line each
 };
 
 // One of the k best classes of an image, best first.
 struct Prediction {
   int index = 0;
-  std::string label;  // the model's label, or "class <index>" where it has none
+  std::string label;   // the model's label, or "class <index>" where it has none
   float score = 0.0f;  // a probability when Classifier::outputs_probabilities(), else a raw score
 };
 
@@ -118,13 +118,13 @@ class INFER_API Classifier {
   void run(const float* samples, int n, float* outputs);
 
   InputShape input_shape() const;
-  std::size_t input_size() const;   // floats per sample: channels x height x width
-  std::size_t output_size() const;  // outputs per sample: the number of classes
+  std::size_t input_size() const;                  // floats per sample: channels x height x width
+  std::size_t output_size() const;                 // outputs per sample: the number of classes
   const std::vector<std::string>& labels() const;  // the model's, possibly fewer than output_size()
-  bool outputs_probabilities() const;  // the model ends with a softmax, or options.softmax
-  const char* device() const;          // "cpu" or "gpu"
-  std::string backend() const;         // "cpu: oneDNN 2.6 (AVX-512), 2 threads", "gpu: NVIDIA H200, ..."
-  int max_batch() const;               // options.max_batch, or less under max_memory
+  bool outputs_probabilities() const;              // the model ends with a softmax, or options.softmax
+  const char* device() const;                      // "cpu" or "gpu"
+  std::string backend() const;                     // "cpu: oneDNN 2.6 (AVX-512), 2 threads", "gpu: NVIDIA H200, ..."
+  int max_batch() const;                           // options.max_batch, or less under max_memory
   std::string model_name() const;
   const std::filesystem::path& model_path() const;  // the model file read
 

@@ -28,7 +28,9 @@ struct ChunkBuffers {
 class PlainBackend final : public Backend {
  public:
   PlainBackend(const Network& network, int max_batch)
-      : network_(network), max_batch_(max_batch), threads_(std::max(1, openblas_get_num_threads())),
+      : network_(network),
+        max_batch_(max_batch),
+        threads_(std::max(1, openblas_get_num_threads())),
         workers_(threads_) {
     if (max_batch < 1) throw std::invalid_argument("max_batch must be at least 1");
     std::size_t scratch = 0;
@@ -68,7 +70,8 @@ class PlainBackend final : public Backend {
   // OpenBLAS calls (for these small matrix products that scales better than threading each one).
   void forward(const float* input, int n, float* output, std::size_t layer_count) override {
     if (n < 1 || n > max_batch_) throw std::invalid_argument("batch size out of range");
-    if (layer_count < 1 || layer_count > network_.layers().size()) throw std::invalid_argument("layer_count out of range");
+    if (layer_count < 1 || layer_count > network_.layers().size())
+      throw std::invalid_argument("layer_count out of range");
     const int chunks = (n + kChunk - 1) / kChunk;
     const int workers = std::min(chunks, static_cast<int>(buffers_.size()));
     if (workers <= 1) {
@@ -82,7 +85,8 @@ class PlainBackend final : public Backend {
       std::atomic<int> next{0};
       workers_.run([&](int w) {
         if (w >= workers) return;
-        for (int c = next++; c < chunks; c = next++) run_chunk(buffers_[static_cast<std::size_t>(w)], c, input, n, output, layer_count);
+        for (int c = next++; c < chunks; c = next++)
+          run_chunk(buffers_[static_cast<std::size_t>(w)], c, input, n, output, layer_count);
       });
     } catch (...) {
       openblas_set_num_threads(threads_);
@@ -133,17 +137,20 @@ class PlainBackend final : public Backend {
       case LayerKind::Concat: cpu::concat_forward(layer, in, n, y); return;
       case LayerKind::Upsample: cpu::upsample_forward(layer, x, n, y); return;
       case LayerKind::Pad: cpu::pad_forward(layer, x, n, y); return;
-      case LayerKind::AdaptiveAvgPool: cpu::adaptive_avgpool_forward(layer, x, n, y); return;
-      INFER_CASE_POINTWISE_OPS cpu::pointwise_forward(layer, x, n, y); return;
+      case LayerKind::AdaptiveAvgPool:
+        cpu::adaptive_avgpool_forward(layer, x, n, y);
+        return;
+        INFER_CASE_POINTWISE_OPS cpu::pointwise_forward(layer, x, n, y);
+        return;
     }
   }
 
   const Network& network_;
   int max_batch_;
-  int threads_;                                  // OpenBLAS's thread count when the backend was built
+  int threads_;                             // OpenBLAS's thread count when the backend was built
   std::vector<BatchNormAffine> batchnorm_;  // per layer; empty for other kinds
-  std::vector<ChunkBuffers> buffers_;            // one per worker that can have a chunk
-  cpu::Workers workers_;                         // last: its threads stop before the buffers go
+  std::vector<ChunkBuffers> buffers_;       // one per worker that can have a chunk
+  cpu::Workers workers_;                    // last: its threads stop before the buffers go
 };
 
 }  // namespace

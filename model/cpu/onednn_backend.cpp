@@ -1,9 +1,9 @@
 // The CPU backend on oneDNN (CpuKernels::Onednn, the default): the CPU analogue of the cuDNN
 // backend. A batch runs in chunks of kChunk samples, one chunk at a time, each through the
 // program (onednn_program.h) for its size and layer count, built on first use (creating the
-// primitives JIT-compiles them: `infer` on one image builds only the program for one) and kept. oneDNN's OpenMP threads split each primitive. Every program takes its buffers
-// from one OnednnStorage (they run one at a time), so memory is that of the largest program, not
-// the sum.
+// primitives JIT-compiles them: `infer` on one image builds only the program for one) and kept. oneDNN's OpenMP threads
+// split each primitive. Every program takes its buffers from one OnednnStorage (they run one at a time), so memory is
+// that of the largest program, not the sum.
 //
 // NaN: oneDNN's ReLU, clip and max pooling turn a NaN into a number (max(0, NaN) is 0 in its JIT
 // kernels), where PyTorch and the plain kernels keep it: a NaN must never become a 0. So a chunk
@@ -65,8 +65,12 @@ bool all_finite(const float* v, std::size_t n) {
 class OnednnBackend final : public Backend {
  public:
   OnednnBackend(const Network& network, int max_batch, bool winograd)
-      : network_(network), max_batch_(max_batch), winograd_(winograd), engine_(dnnl::engine::kind::cpu, 0),
-        stream_(engine_), storage_(engine_) {
+      : network_(network),
+        max_batch_(max_batch),
+        winograd_(winograd),
+        engine_(dnnl::engine::kind::cpu, 0),
+        stream_(engine_),
+        storage_(engine_) {
     if (max_batch < 1) throw std::invalid_argument("max_batch must be at least 1");
     chunk_ = std::min(max_batch, kChunk);
   }
@@ -82,7 +86,8 @@ class OnednnBackend final : public Backend {
 
   void forward(const float* input, int n, float* output, std::size_t layer_count) override {
     if (n < 1 || n > max_batch_) throw std::invalid_argument("batch size out of range");
-    if (layer_count < 1 || layer_count > network_.layers().size()) throw std::invalid_argument("layer_count out of range");
+    if (layer_count < 1 || layer_count > network_.layers().size())
+      throw std::invalid_argument("layer_count out of range");
     const std::size_t in_size = network_.input().dims.size();
     const std::size_t out_size = network_.layers()[layer_count - 1].out.size();
     for (int first = 0; first < n; first += chunk_) {
@@ -169,12 +174,17 @@ std::vector<WinogradMemory> onednn_winograd_memory(const Layer& layer, int max_m
   WinogradMemory so_far;
   for (int m = 1; m <= max_m; ++m) {
     try {
-      const dnnl::convolution_forward::primitive_desc pd(
-          {dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_winograd,
-           md({m, layer.in.c, layer.in.h, layer.in.w}), md({a.out_channels, layer.in.c, 3, 3}),
-           md({a.out_channels}), md({m, layer.out.c, layer.out.h, layer.out.w}), {1, 1}, {0, 0},
-           {a.pad_h, a.pad_w}, {a.pad_h, a.pad_w}},
-          attr, engine);
+      const dnnl::convolution_forward::primitive_desc pd({dnnl::prop_kind::forward_inference,
+                                                          dnnl::algorithm::convolution_winograd,
+                                                          md({m, layer.in.c, layer.in.h, layer.in.w}),
+                                                          md({a.out_channels, layer.in.c, 3, 3}),
+                                                          md({a.out_channels}),
+                                                          md({m, layer.out.c, layer.out.h, layer.out.w}),
+                                                          {1, 1},
+                                                          {0, 0},
+                                                          {a.pad_h, a.pad_w},
+                                                          {a.pad_h, a.pad_w}},
+                                                         attr, engine);
       so_far.scratchpad = std::max<std::uint64_t>(so_far.scratchpad, pd.scratchpad_desc().get_size());
       if (std::find(layouts.begin(), layouts.end(), pd.weights_desc()) == layouts.end()) {
         layouts.push_back(pd.weights_desc());
@@ -197,10 +207,15 @@ bool onednn_has_winograd() {
       return dnnl::memory::desc(dims, dnnl::memory::data_type::f32, dnnl::memory::format_tag::any);
     };
     try {
-      const dnnl::convolution_forward::primitive_desc pd(
-          {dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_winograd, md({2, 16, 8, 8}),
-           md({16, 16, 3, 3}), md({2, 16, 8, 8}), {1, 1}, {1, 1}, {1, 1}},
-          engine);
+      const dnnl::convolution_forward::primitive_desc pd({dnnl::prop_kind::forward_inference,
+                                                          dnnl::algorithm::convolution_winograd,
+                                                          md({2, 16, 8, 8}),
+                                                          md({16, 16, 3, 3}),
+                                                          md({2, 16, 8, 8}),
+                                                          {1, 1},
+                                                          {1, 1},
+                                                          {1, 1}},
+                                                         engine);
       return true;
     } catch (const dnnl::error&) {
       return false;

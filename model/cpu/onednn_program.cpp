@@ -27,8 +27,8 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <optional>
 #include <cstring>
+#include <optional>
 #include <stdexcept>
 
 #include "../fold.h"
@@ -144,7 +144,9 @@ void OnednnProgram::run(const float* input, float* output) {
   stream_.wait();
 }
 
-const memory& OnednnProgram::source(std::size_t i, std::size_t k) const { return acts_[network_.layers()[i].sources[k]]; }
+const memory& OnednnProgram::source(std::size_t i, std::size_t k) const {
+  return acts_[network_.layers()[i].sources[k]];
+}
 
 memory OnednnProgram::allocate(std::size_t a, const memory::desc& desc) {
   const OnednnStorage::Buffer b = storage_.buffer({a, copies_[a]++}, desc.get_size());
@@ -233,17 +235,15 @@ std::size_t OnednnProgram::plan_layer(std::size_t i) {
     case LayerKind::Upsample: {
       const dnnl::resampling_forward::primitive_desc pd(
           {kInference, algorithm::resampling_nearest, source(i).get_desc(), any(m_, layer.out)}, attributes(), engine);
-      add_primitive(i, dnnl::resampling_forward(pd), pd.scratchpad_desc(), {{DNNL_ARG_SRC, source(i)}},
-                    pd.dst_desc());
+      add_primitive(i, dnnl::resampling_forward(pd), pd.scratchpad_desc(), {{DNNL_ARG_SRC, source(i)}}, pd.dst_desc());
       return i + 1;
     }
     case LayerKind::Relu:
-    INFER_CASE_POINTWISE_OPS
+      INFER_CASE_POINTWISE_OPS
       if (eltwise_of(layer, alg, alpha, beta)) {
         const dnnl::eltwise_forward::primitive_desc pd({kInference, alg, source(i).get_desc(), alpha, beta},
                                                        attributes(), engine);
-        add_primitive(i, dnnl::eltwise_forward(pd), pd.scratchpad_desc(), {{DNNL_ARG_SRC, source(i)}},
-                      pd.dst_desc());
+        add_primitive(i, dnnl::eltwise_forward(pd), pd.scratchpad_desc(), {{DNNL_ARG_SRC, source(i)}}, pd.dst_desc());
         return i + 1;
       }
       plan_plain(i);
@@ -304,9 +304,10 @@ std::size_t OnednnProgram::plan_convolution(std::size_t i) {
     // The input as [m, c]: flatten's output (or any [c, 1, 1] activation) in plain NCHW is that.
     const std::size_t a = layer.sources[0];
     const memory flat = in_layout(a, x, memory::desc({m_, c, 1, 1}, kF32, Tag::nchw));
-    const memory src = in_layout(a, memory(memory::desc({m_, c}, kF32, Tag::nc), engine, flat.get_data_handle()),
-                                 pd.src_desc());
-    const memory w = storage_.constant(i, w_key, p.weight, memory::desc({k, c}, kF32, Tag::oi), pd.weights_desc(), stream_);
+    const memory src =
+        in_layout(a, memory(memory::desc({m_, c}, kF32, Tag::nc), engine, flat.get_data_handle()), pd.src_desc());
+    const memory w =
+        storage_.constant(i, w_key, p.weight, memory::desc({k, c}, kF32, Tag::oi), pd.weights_desc(), stream_);
     const memory b = storage_.constant(i, b_key, p.bias, bias_md, bias_md, stream_);
     // The output [m, k] (nc) is [m, k, 1, 1] (nchw): the same bytes.
     const memory dst = allocate(last + 1, pd.dst_desc());
@@ -322,10 +323,9 @@ std::size_t OnednnProgram::plan_convolution(std::size_t i) {
     const bool winograd = winograd_ && winograd_shape(layer);
     const auto conv_pd = [&](const memory::desc& dst, const dnnl::primitive_attr& at) {
       const auto desc = [&](algorithm alg) {
-        return dnnl::convolution_forward::desc(kInference, alg, any(m_, layer.in), memory::desc(w_dims, kF32, Tag::any),
-                                               bias_md, dst, {a.stride_h, a.stride_w},
-                                               {a.dilation_h - 1, a.dilation_w - 1}, {a.pad_h, a.pad_w},
-                                               {a.pad_h, a.pad_w});
+        return dnnl::convolution_forward::desc(
+            kInference, alg, any(m_, layer.in), memory::desc(w_dims, kF32, Tag::any), bias_md, dst,
+            {a.stride_h, a.stride_w}, {a.dilation_h - 1, a.dilation_w - 1}, {a.pad_h, a.pad_w}, {a.pad_h, a.pad_w});
       };
       if (winograd) {
         try {
@@ -371,7 +371,8 @@ void OnednnProgram::plan_batchnorm(std::size_t i) {
   const auto flags = dnnl::normalization_flags::use_global_stats | dnnl::normalization_flags::use_scale |
                      dnnl::normalization_flags::use_shift;
   const dnnl::batch_normalization_forward::primitive_desc pd(
-      {kInference, x.get_desc(), static_cast<float>(layer.batchnorm().epsilon), flags}, attributes(), storage_.engine());
+      {kInference, x.get_desc(), static_cast<float>(layer.batchnorm().epsilon), flags}, attributes(),
+      storage_.engine());
   const memory::desc c_md({layer.in.c}, kF32, Tag::x);
   Args args{{DNNL_ARG_SRC, x}};
   const std::pair<int, const std::vector<float>*> params[] = {{DNNL_ARG_MEAN, &layer.params.running_mean},
@@ -408,10 +409,15 @@ void OnednnProgram::plan_pooling(std::size_t i) {
   const int pr_w = std::max(a.pad_w, (layer.out.w - 1) * a.stride_w + a.kernel_w - layer.in.w - a.pad_w);
   // An average that counts padding must not count a ceil-mode overhang, which oneDNN would.
   if (alg == algorithm::pooling_avg_include_padding && (pr_h > a.pad_h || pr_w > a.pad_w)) return plan_plain(i);
-  const dnnl::pooling_forward::primitive_desc pd(
-      {kInference, alg, source(i).get_desc(), any(m_, layer.out), {a.stride_h, a.stride_w}, {a.kernel_h, a.kernel_w},
-       {a.pad_h, a.pad_w}, {pr_h, pr_w}},
-      attributes(), storage_.engine());
+  const dnnl::pooling_forward::primitive_desc pd({kInference,
+                                                  alg,
+                                                  source(i).get_desc(),
+                                                  any(m_, layer.out),
+                                                  {a.stride_h, a.stride_w},
+                                                  {a.kernel_h, a.kernel_w},
+                                                  {a.pad_h, a.pad_w},
+                                                  {pr_h, pr_w}},
+                                                 attributes(), storage_.engine());
   add_primitive(i, dnnl::pooling_forward(pd), pd.scratchpad_desc(), {{DNNL_ARG_SRC, source(i)}}, pd.dst_desc());
 }
 
@@ -431,14 +437,14 @@ std::size_t OnednnProgram::plan_binary(std::size_t i) {
   // inputs of one layout, and only its reference kernel mixes them (measured: ResNet-18's adds of
   // a Winograd output, channel-blocked, and a shortcut in NHWC took 5x the convolutions' time).
   const memory& given_b = source(i, 1);
-  const memory b = given_b.get_desc().dims() == a.get_desc().dims()
-                       ? in_layout(layer.sources[1], given_b, a.get_desc())
-                       : given_b;
+  const memory b =
+      given_b.get_desc().dims() == a.get_desc().dims() ? in_layout(layer.sources[1], given_b, a.get_desc()) : given_b;
   algorithm act = algorithm::eltwise_relu;
   float act_alpha = 0.0f, act_beta = 0.0f;
   std::size_t last = i;
   bool fuse_act = layer.kind == LayerKind::Add && layer.add().relu;
-  if (!fuse_act && i + 1 < count_ && feeds_only_next(layers, i) && eltwise_of(layers[i + 1], act, act_alpha, act_beta)) {
+  if (!fuse_act && i + 1 < count_ && feeds_only_next(layers, i) &&
+      eltwise_of(layers[i + 1], act, act_alpha, act_beta)) {
     fuse_act = true;
     last = i + 1;
   }

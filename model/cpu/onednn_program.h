@@ -78,7 +78,8 @@ class OnednnProgram {
   // Runs `p` with `args`, its scratchpad added, writing `dst` as layer i's output.
   void add_primitive(std::size_t i, const dnnl::primitive& p, const dnnl::memory::desc& scratchpad,
                      std::unordered_map<int, dnnl::memory> args, const dnnl::memory::desc& dst);
-  void add_call(const dnnl::primitive& p, const dnnl::memory::desc& scratchpad, std::unordered_map<int, dnnl::memory> args);
+  void add_call(const dnnl::primitive& p, const dnnl::memory::desc& scratchpad,
+                std::unordered_map<int, dnnl::memory> args);
   // Activation a's memory `from` in the layout `desc`: itself, or a copy reordered at run time.
   dnnl::memory in_layout(std::size_t a, const dnnl::memory& from, const dnnl::memory::desc& desc);
 
@@ -88,9 +89,9 @@ class OnednnProgram {
   int m_;
   std::size_t count_;
   bool winograd_;
-  dnnl::memory input_;               // plain NCHW, the caller's input copied in
-  dnnl::memory output_;              // the caller's output, plain NCHW (its handle set per run)
-  std::vector<dnnl::memory> acts_;   // activation a: the input (0) or layer a - 1's output
+  dnnl::memory input_;                 // plain NCHW, the caller's input copied in
+  dnnl::memory output_;                // the caller's output, plain NCHW (its handle set per run)
+  std::vector<dnnl::memory> acts_;     // activation a: the input (0) or layer a - 1's output
   std::map<std::size_t, int> copies_;  // per activation, the buffers taken so far
   std::vector<std::shared_ptr<void>> held_;
   std::vector<std::function<void()>> steps_;

@@ -25,7 +25,8 @@ void for_each_window(const Layer& layer, const float* in, int n, float* out, Red
         const int x_lo = std::max(x0, 0), x_hi = std::min(x0 + a.kernel_w, w);
         // The window clipped to the padded input: what average pooling counts with padding included
         // (a ceil_mode window's overhang beyond the padding never counts, as in PyTorch).
-        const int padded = (std::min(y0 + a.kernel_h, h + a.pad_h) - y0) * (std::min(x0 + a.kernel_w, w + a.pad_w) - x0);
+        const int padded =
+            (std::min(y0 + a.kernel_h, h + a.pad_h) - y0) * (std::min(x0 + a.kernel_w, w + a.pad_w) - x0);
         y[oy * layer.out.w + ox] = reduce(x, w, y_lo, y_hi, x_lo, x_hi, padded);
       }
     }

@@ -16,10 +16,12 @@ void upsample_forward(const Layer& layer, const float* in, int n, float* out) {
   const std::size_t planes = static_cast<std::size_t>(n) * static_cast<std::size_t>(d.c);
   for (std::size_t p = 0; p < planes; ++p) {
     for (int y = 0; y < d.h; ++y) {
-      const float* row = in + (p * static_cast<std::size_t>(d.h) + static_cast<std::size_t>(y)) * static_cast<std::size_t>(d.w);
+      const float* row =
+          in + (p * static_cast<std::size_t>(d.h) + static_cast<std::size_t>(y)) * static_cast<std::size_t>(d.w);
       float* first = out + (p * static_cast<std::size_t>(d.h) + static_cast<std::size_t>(y)) *
                                static_cast<std::size_t>(a.scale_h) * out_w;
-      for (int x = 0; x < d.w; ++x) std::fill_n(first + static_cast<std::size_t>(x) * static_cast<std::size_t>(a.scale_w), a.scale_w, row[x]);
+      for (int x = 0; x < d.w; ++x)
+        std::fill_n(first + static_cast<std::size_t>(x) * static_cast<std::size_t>(a.scale_w), a.scale_w, row[x]);
       for (int r = 1; r < a.scale_h; ++r) std::copy_n(first, out_w, first + static_cast<std::size_t>(r) * out_w);
     }
   }
@@ -35,8 +37,9 @@ void pad_forward(const Layer& layer, const float* in, int n, float* out) {
   for (std::size_t p = 0; p < planes; ++p) {
     for (int y = 0; y < d.h; ++y) {
       const float* row = in + (p * static_cast<std::size_t>(d.h) + static_cast<std::size_t>(y)) * w;
-      std::copy_n(row, w, out + (p * static_cast<std::size_t>(o.h) + static_cast<std::size_t>(y + a.top)) * out_w +
-                              static_cast<std::size_t>(a.left));
+      std::copy_n(row, w,
+                  out + (p * static_cast<std::size_t>(o.h) + static_cast<std::size_t>(y + a.top)) * out_w +
+                      static_cast<std::size_t>(a.left));
     }
   }
 }

@@ -20,8 +20,8 @@ namespace infer::cudnn {
 namespace {
 
 namespace fs = std::filesystem;
-using Json = nlohmann::json;                // reading: members looked up by name
-using OrderedJson = nlohmann::ordered_json; // writing: members in the documented order
+using Json = nlohmann::json;                 // reading: members looked up by name
+using OrderedJson = nlohmann::ordered_json;  // writing: members in the documented order
 
 constexpr const char* kFormat = "infer-autotune-cache";
 constexpr int kVersion = 1;
@@ -120,8 +120,8 @@ std::uint64_t read_unsigned(const Json& object, const char* name, std::uint64_t 
   if (!j.is_number_unsigned() && j.get<std::int64_t>() < 0) {
     throw Invalid(where + "\"" + name + "\" is " + describe(j) + expected);
   }
-  const std::uint64_t value = j.is_number_unsigned() ? j.get<std::uint64_t>()
-                                                     : static_cast<std::uint64_t>(j.get<std::int64_t>());
+  const std::uint64_t value =
+      j.is_number_unsigned() ? j.get<std::uint64_t>() : static_cast<std::uint64_t>(j.get<std::int64_t>());
   if (value > max) throw Invalid(where + "\"" + name + "\" is " + describe(j) + expected);
   return value;
 }
@@ -300,7 +300,8 @@ AutotuneCache AutotuneCache::load(const fs::path& path) {
   if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
     const int err = errno;
     close(fd);
-    return failed(S_ISDIR(st.st_mode) ? std::string("is a folder, expected a file") : "cannot read: " + errno_text(err));
+    return failed(S_ISDIR(st.st_mode) ? std::string("is a folder, expected a file")
+                                      : "cannot read: " + errno_text(err));
   }
   if (static_cast<std::uint64_t>(st.st_size) > kAutotuneCacheMaxBytes) {
     close(fd);

@@ -56,18 +56,18 @@ constexpr int kConvolutionAlgorithmCount = 8;
 constexpr std::size_t kAutotuneCacheMaxBytes = std::size_t{16} << 20;
 
 struct AutotuneKey {
-  std::string device;      // GPU name and compute capability, e.g. "NVIDIA H200 (sm_90)"; non-empty
-  int cudnn_version = 0;   // cudnnGetVersion(), e.g. 91900; > 0
-  std::string precision;   // "fp32", "tf32" or "fp16"
-  std::string shape;       // canonical description of the convolution call incl. batch size, made by the executor; non-empty
+  std::string device;     // GPU name and compute capability, e.g. "NVIDIA H200 (sm_90)"; non-empty
+  int cudnn_version = 0;  // cudnnGetVersion(), e.g. 91900; > 0
+  std::string precision;  // "fp32", "tf32" or "fp16"
+  std::string shape;  // canonical description of the convolution call incl. batch size, made by the executor; non-empty
   bool operator==(const AutotuneKey& other) const;
 };
 
 struct AutotuneChoice {
-  int algorithm = 0;               // cudnnConvolutionFwdAlgo_t value, 0 <= algorithm < kConvolutionAlgorithmCount
-  bool fused = false;              // runs as cudnnConvolutionBiasActivationForward
+  int algorithm = 0;   // cudnnConvolutionFwdAlgo_t value, 0 <= algorithm < kConvolutionAlgorithmCount
+  bool fused = false;  // runs as cudnnConvolutionBiasActivationForward
   std::size_t workspace_bytes = 0;
-  double time_ms = 0.0;            // measured time of the winner, >= 0, finite
+  double time_ms = 0.0;  // measured time of the winner, >= 0, finite
 };
 
 // A cache file cannot be written. what() is "<path>: <problem>", one line.

@@ -40,10 +40,9 @@ cudnnStatus_t convolution_bias_activation_forward(cudnnHandle_t handle, TensorIn
                                                   cudnnConvolutionFwdAlgo_t algo, DeviceOut workspace, TensorIn z,
                                                   bool add_z, TensorIn bias, cudnnActivationDescriptor_t activation,
                                                   TensorOut y) {
-  return cudnnConvolutionBiasActivationForward(handle, &kOne, x.desc(), x.data(), w.desc(), w.data(), convolution,
-                                               algo, workspace.get(), workspace.bytes(), add_z ? &kOne : &kZero,
-                                               z.desc(), z.data(),
-                                               bias.desc(), bias.data(), activation, y.desc(), y.data());
+  return cudnnConvolutionBiasActivationForward(handle, &kOne, x.desc(), x.data(), w.desc(), w.data(), convolution, algo,
+                                               workspace.get(), workspace.bytes(), add_z ? &kOne : &kZero, z.desc(),
+                                               z.data(), bias.desc(), bias.data(), activation, y.desc(), y.data());
 }
 
 cudnnStatus_t add_tensor(cudnnHandle_t handle, TensorIn bias, TensorOut y) {
@@ -58,8 +57,8 @@ cudnnStatus_t activation_forward(cudnnHandle_t handle, cudnnActivationDescriptor
 cudnnStatus_t batch_norm_forward_inference(cudnnHandle_t handle, TensorIn x, TensorOut y, const BatchNormParams& params,
                                            double epsilon) {
   return cudnnBatchNormalizationForwardInference(handle, CUDNN_BATCHNORM_SPATIAL, &kOne, &kZero, x.desc(), x.data(),
-                                                 y.desc(), y.data(), params.desc, params.scale.get(),
-                                                 params.bias.get(), params.mean.get(), params.variance.get(), epsilon);
+                                                 y.desc(), y.data(), params.desc, params.scale.get(), params.bias.get(),
+                                                 params.mean.get(), params.variance.get(), epsilon);
 }
 
 cudnnStatus_t pooling_forward(cudnnHandle_t handle, cudnnPoolingDescriptor_t pooling, TensorIn x, TensorOut y) {
@@ -93,8 +92,8 @@ cudnnStatus_t find_convolution_forward_algorithms(cudnnHandle_t handle, TensorIn
                                                   std::vector<cudnnConvolutionFwdAlgoPerf_t>& results) {
   int returned = 0;
   const cudnnStatus_t s = cudnnFindConvolutionForwardAlgorithmEx(
-      handle, x.desc(), x.data(), w.desc(), w.data(), convolution, y.desc(), y.data(),
-      static_cast<int>(results.size()), &returned, results.data(), workspace.get(), workspace.bytes());
+      handle, x.desc(), x.data(), w.desc(), w.data(), convolution, y.desc(), y.data(), static_cast<int>(results.size()),
+      &returned, results.data(), workspace.get(), workspace.bytes());
   if (s == CUDNN_STATUS_SUCCESS) results.resize(static_cast<std::size_t>(returned));
   return s;
 }

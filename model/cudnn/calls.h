@@ -42,8 +42,7 @@ cudnnStatus_t convolution_bias_activation_forward(cudnnHandle_t handle, TensorIn
 cudnnStatus_t add_tensor(cudnnHandle_t handle, TensorIn bias, TensorOut y);
 
 // cudnnActivationForward: y = act(x). x and y may name the same memory (in place).
-cudnnStatus_t activation_forward(cudnnHandle_t handle, cudnnActivationDescriptor_t activation, TensorIn x,
-                                 TensorOut y);
+cudnnStatus_t activation_forward(cudnnHandle_t handle, cudnnActivationDescriptor_t activation, TensorIn x, TensorOut y);
 
 // Batch-norm parameters for cudnnBatchNormalizationForwardInference: float [1, C, 1, 1] each,
 // described by `desc` (cudnnDeriveBNTensorDescriptor).

@@ -45,8 +45,8 @@ inline std::string one_line(std::string s) {
   return s;
 }
 
-inline std::string failure_text(std::string_view context, const char* call, const std::string& error,
-                                const char* file, int line) {
+inline std::string failure_text(std::string_view context, const char* call, const std::string& error, const char* file,
+                                int line) {
   std::string text(context);
   text += ": ";
   text += call;
@@ -83,20 +83,20 @@ inline std::string cudnn_error_text(cudnnStatus_t status) {
 }  // namespace detail
 }  // namespace infer::cudnn
 
-#define INFER_CUDA_CHECK(context, call)                                                                \
-  do {                                                                                                 \
-    const cudaError_t infer_cuda_status_ = (call);                                                     \
-    if (infer_cuda_status_ != cudaSuccess) {                                                           \
+#define INFER_CUDA_CHECK(context, call)                                                                   \
+  do {                                                                                                    \
+    const cudaError_t infer_cuda_status_ = (call);                                                        \
+    if (infer_cuda_status_ != cudaSuccess) {                                                              \
       ::infer::cudnn::detail::throw_cuda_error(infer_cuda_status_, #call, (context), __FILE__, __LINE__); \
-    }                                                                                                  \
+    }                                                                                                     \
   } while (false)
 
-#define INFER_CUDNN_CHECK(context, call)                                                                  \
-  do {                                                                                                    \
-    const cudnnStatus_t infer_cudnn_status_ = (call);                                                     \
-    if (infer_cudnn_status_ != CUDNN_STATUS_SUCCESS) {                                                    \
+#define INFER_CUDNN_CHECK(context, call)                                                                    \
+  do {                                                                                                      \
+    const cudnnStatus_t infer_cudnn_status_ = (call);                                                       \
+    if (infer_cudnn_status_ != CUDNN_STATUS_SUCCESS) {                                                      \
       ::infer::cudnn::detail::throw_cudnn_error(infer_cudnn_status_, #call, (context), __FILE__, __LINE__); \
-    }                                                                                                     \
+    }                                                                                                       \
   } while (false)
 
 namespace infer::cudnn {
@@ -152,7 +152,8 @@ using ConvolutionDesc =
 using PoolingDesc = Descriptor<cudnnPoolingDescriptor_t, cudnnCreatePoolingDescriptor, cudnnDestroyPoolingDescriptor>;
 using ActivationDesc =
     Descriptor<cudnnActivationDescriptor_t, cudnnCreateActivationDescriptor, cudnnDestroyActivationDescriptor>;
-using OpTensorDesc = Descriptor<cudnnOpTensorDescriptor_t, cudnnCreateOpTensorDescriptor, cudnnDestroyOpTensorDescriptor>;
+using OpTensorDesc =
+    Descriptor<cudnnOpTensorDescriptor_t, cudnnCreateOpTensorDescriptor, cudnnDestroyOpTensorDescriptor>;
 
 // The cuDNN library context; bound to the device that was current when it was created.
 using CudnnHandle = Owned<cudnnHandle_t, cudnnDestroy>;

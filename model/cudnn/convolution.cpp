@@ -121,9 +121,7 @@ bool declines_this_batch_size(cudnnStatus_t s) {
 // While probing at build time, an internal error (for instance a runtime-compiled engine whose
 // NVRTC compilation failed, CUDNN_STATUS_INTERNAL_ERROR_COMPILATION_FAILED) also means "use
 // another candidate"; an execution failure does not.
-bool probe_declines(cudnnStatus_t s) {
-  return declines(s) || CUDNN_STATUS_CATEGORY(s) == CUDNN_STATUS_INTERNAL_ERROR;
-}
+bool probe_declines(cudnnStatus_t s) { return declines(s) || CUDNN_STATUS_CATEGORY(s) == CUDNN_STATUS_INTERNAL_ERROR; }
 
 // A declined probe leaves its message in cuDNN's last-error buffer; read it away so that the
 // detail of a later real failure (check.h) is not a stale probe message.
@@ -200,8 +198,8 @@ class BatchResized {
 
 // The workspace `algo` needs at the batch size it needs most, of every n in [1, max_batch];
 // kWorkspaceLimitBytes + 1 if cuDNN declines it at any. max_batch host queries (no device work).
-std::size_t workspace_at_every_batch_size(cudnnHandle_t handle, const Plan& plan, const Step& step,
-                                          bool float_fallback, cudnnConvolutionFwdAlgo_t algo) {
+std::size_t workspace_at_every_batch_size(cudnnHandle_t handle, const Plan& plan, const Step& step, bool float_fallback,
+                                          cudnnConvolutionFwdAlgo_t algo) {
   const ConvolutionDescs d = descriptors(plan, step, float_fallback);
   const std::string context = layer_context(plan.network().layers()[step.first_layer]);
   const BatchResized x(d.x, context), y(d.y, context);
@@ -235,9 +233,9 @@ std::vector<Candidate> list_candidates(cudnnHandle_t handle, Plan& plan, const S
   INFER_CUDNN_CHECK(context, cudnnGetConvolutionForwardAlgorithmMaxCount(handle, &max_count));
   std::vector<cudnnConvolutionFwdAlgoPerf_t> perf(static_cast<std::size_t>(std::max(max_count, 1)));
   int returned = 0;
-  INFER_CUDNN_CHECK(context, cudnnGetConvolutionForwardAlgorithm_v7(handle, d.x, d.w, d.convolution, d.y,
-                                                                    static_cast<int>(perf.size()), &returned,
-                                                                    perf.data()));
+  INFER_CUDNN_CHECK(context,
+                    cudnnGetConvolutionForwardAlgorithm_v7(handle, d.x, d.w, d.convolution, d.y,
+                                                           static_cast<int>(perf.size()), &returned, perf.data()));
   // A float fallback computes as Fp32 does (FMA math): the Fp32 rule for math types applies.
   const Precision precision = float_fallback ? Precision::Fp32 : plan.precision();
   std::vector<Candidate> out;
@@ -280,8 +278,8 @@ std::string shape_key(const Plan& plan, const Step& step, bool float_fallback, b
   cudnnTensorFormat_t filter_format{};
   cudnnMathType_t math{};
   const std::string context = layer_context(plan.network().layers()[step.first_layer]);
-  INFER_CUDNN_CHECK(context, cudnnGetConvolution2dDescriptor(d.convolution, &ph, &pw, &sh, &sw, &dh, &dw, &mode,
-                                                             &compute));
+  INFER_CUDNN_CHECK(context,
+                    cudnnGetConvolution2dDescriptor(d.convolution, &ph, &pw, &sh, &sw, &dh, &dw, &mode, &compute));
   INFER_CUDNN_CHECK(context, cudnnGetConvolutionGroupCount(d.convolution, &groups));
   INFER_CUDNN_CHECK(context, cudnnGetConvolutionMathType(d.convolution, &math));
   INFER_CUDNN_CHECK(context, cudnnGetFilter4dDescriptor(d.w, &filter_type, &filter_format, &k, &c, &r, &s));
@@ -289,11 +287,13 @@ std::string shape_key(const Plan& plan, const Step& step, bool float_fallback, b
   std::snprintf(text, sizeof text,
                 "n=%d x=%dx%dx%d y=%dx%dx%d w=%dx%dx%dx%d pad=%d,%d stride=%d,%d dilation=%d,%d groups=%d act=%s "
                 "type=%s layout=%s compute=%s math=%s%s",
-                plan.max_batch(), x.dims.c, x.dims.h, x.dims.w, out.c, out.h, out.w, k, c, r, s, ph, pw, sh, sw, dh,
-                dw, groups, step.fused_relu ? (step.residual ? "relu+add" : "relu") : (step.residual ? "identity+add" : "identity"),
-                type_name(x_type),
-                x_format == CUDNN_TENSOR_NHWC ? "nhwc" : "nchw", type_name(compute),
-                math == CUDNN_TENSOR_OP_MATH ? "tensor_op" : math == CUDNN_FMA_MATH ? "fma" : "default",
+                plan.max_batch(), x.dims.c, x.dims.h, x.dims.w, out.c, out.h, out.w, k, c, r, s, ph, pw, sh, sw, dh, dw,
+                groups,
+                step.fused_relu ? (step.residual ? "relu+add" : "relu") : (step.residual ? "identity+add" : "identity"),
+                type_name(x_type), x_format == CUDNN_TENSOR_NHWC ? "nhwc" : "nchw", type_name(compute),
+                math == CUDNN_TENSOR_OP_MATH ? "tensor_op"
+                : math == CUDNN_FMA_MATH     ? "fma"
+                                             : "default",
                 deterministic_only ? " deterministic" : "");
   return text;
 }
@@ -368,8 +368,10 @@ void Executor::choose_algorithms() {
                                                                  : precision_name(plan_.precision())) +
                                (deterministic ? " deterministic" : "");
       if (candidates[i].empty()) {
-        throw GpuError(context + ": cuDNN offers no " + what + " forward algorithm for this convolution that needs at "
-                       "most " + std::to_string(kWorkspaceLimitBytes >> 20) +
+        throw GpuError(context + ": cuDNN offers no " + what +
+                       " forward algorithm for this convolution that needs at "
+                       "most " +
+                       std::to_string(kWorkspaceLimitBytes >> 20) +
                        " MiB of workspace; run this model on the CPU backend");
       }
       throw GpuError(context + ": cudnnConvolutionForward declined every " + what +
@@ -424,8 +426,8 @@ void Executor::choose_algorithms() {
         std::optional<AutotuneChoice> fused, separate;
         for (std::size_t r = 0; r < perf.size() && !fused; ++r) {
           const cudnnConvolutionFwdAlgoPerf_t& p = perf[r];
-          if (p.status != CUDNN_STATUS_SUCCESS || !math_allowed(precision, p.mathType) ||
-              transforms_operands(p.algo) || !determinism_allowed(deterministic, p.determinism)) {
+          if (p.status != CUDNN_STATUS_SUCCESS || !math_allowed(precision, p.mathType) || transforms_operands(p.algo) ||
+              !determinism_allowed(deterministic, p.determinism)) {
             continue;
           }
           const std::size_t workspace = workspace_at_every_batch_size(handle_.get(), plan_, step, fallback, p.algo);
@@ -470,8 +472,8 @@ void Executor::choose_algorithms() {
     // One line per step (tests count them): the algorithm, the mode, a float fallback and why.
     log(step.name + ": " + algorithm_name(fused ? choice.fused_algo : choice.plain_algo) +
         (fused ? " fused" : " separate") +
-        (fallback ? " in float NCHW between conversion kernels, " + fallback_reason : std::string()) +
-        ", workspace " + std::to_string(choice.workspace_bytes) + " B (" + choice.source +
+        (fallback ? " in float NCHW between conversion kernels, " + fallback_reason : std::string()) + ", workspace " +
+        std::to_string(choice.workspace_bytes) + " B (" + choice.source +
         (choice.time_ms >= 0.0 ? " " + time_text(choice.time_ms) : std::string()) + ")" +
         (deterministic ? ", deterministic" : ""));
   }
@@ -507,7 +509,8 @@ void Executor::prepare_float_fallback(const Step& step) {
   cudaStream_t stream = stream_.get();
   const std::size_t z_bytes = step.residual ? y_bytes : 0;
   const char* context = "float fallback buffers";
-  for (auto [buffer, bytes] : {std::pair<DeviceBuffer*, std::size_t>{&fallback_x_, x_bytes}, {&fallback_y_, y_bytes},
+  for (auto [buffer, bytes] : {std::pair<DeviceBuffer*, std::size_t>{&fallback_x_, x_bytes},
+                               {&fallback_y_, y_bytes},
                                {&fallback_z_, z_bytes}}) {
     if (bytes <= buffer->bytes()) continue;
     INFER_CUDA_CHECK(context, cudaStreamSynchronize(stream));  // earlier probes may still use the old one
@@ -519,9 +522,8 @@ void Executor::prepare_float_fallback(const Step& step) {
 
 bool Executor::fused_call_runs(const Step& step, bool float_fallback, cudnnConvolutionFwdAlgo_t algo,
                                std::size_t workspace) {
-  return call_runs(step, "cudnnConvolutionBiasActivationForward", [&] {
-    return conv_bias_activation(step, float_fallback, algo, step.layer_count(), workspace);
-  });
+  return call_runs(step, "cudnnConvolutionBiasActivationForward",
+                   [&] { return conv_bias_activation(step, float_fallback, algo, step.layer_count(), workspace); });
 }
 
 bool Executor::plain_call_runs(const Step& step, bool float_fallback, cudnnConvolutionFwdAlgo_t algo,
@@ -625,8 +627,7 @@ void Executor::run_convolution(const Step& step, const ConvolutionChoice& choice
                                                                          n, d.c, d.h, d.w, stream));
 }
 
-void Executor::convolution_calls(const Step& step, const ConvolutionChoice& choice, std::size_t stop,
-                                 bool capturing) {
+void Executor::convolution_calls(const Step& step, const ConvolutionChoice& choice, std::size_t stop, bool capturing) {
   const Layer& layer = plan_.network().layers()[step.first_layer];
   const bool whole = stop == step.layer_count();
   const bool folded = step.folded_bn && stop >= 2;
@@ -643,8 +644,8 @@ void Executor::convolution_calls(const Step& step, const ConvolutionChoice& choi
   if (fused && fused_declined_.count(at_this_batch) == 0) {
     const cudnnStatus_t s = conv_bias_activation(step, fallback, choice.fused_algo, stop, choice.workspace_bytes);
     if (s == CUDNN_STATUS_SUCCESS) return;
-    const char* call = relu ? "cudnnConvolutionBiasActivationForward (ReLU)"
-                            : "cudnnConvolutionBiasActivationForward (identity)";
+    const char* call =
+        relu ? "cudnnConvolutionBiasActivationForward (ReLU)" : "cudnnConvolutionBiasActivationForward (identity)";
     // Probed at n = 1 and n = max_batch only; see declines_this_batch_size for what may switch.
     if (!declines_this_batch_size(s)) detail::throw_cudnn_error(s, call, layer_context(layer), __FILE__, __LINE__);
     // During a capture a decline is not this batch size's answer (the direct run just before it

@@ -65,8 +65,9 @@ std::string select_device() {
   if (status == cudaErrorInsufficientDriver && cudaDriverGetVersion(&driver) == cudaSuccess && driver == 0) {
     // The runtime says "insufficient" also when there is no driver at all; cudaDriverGetVersion
     // reports 0 exactly when no driver (libcuda.so.1) could be loaded.
-    throw GpuUnavailableError("no NVIDIA driver is installed (the CUDA driver library libcuda.so.1 could not be "
-                              "loaded; cudaGetDeviceCount: cudaErrorInsufficientDriver)");
+    throw GpuUnavailableError(
+        "no NVIDIA driver is installed (the CUDA driver library libcuda.so.1 could not be "
+        "loaded; cudaGetDeviceCount: cudaErrorInsufficientDriver)");
   }
   require_device_call("cudaGetDeviceCount", status);
   if (count < 1) throw GpuUnavailableError("cudaGetDeviceCount found no CUDA device");

@@ -92,13 +92,9 @@ TensorOut Executor::tensor_out(std::size_t activation) {
   return TensorOut(plan_.activations()[activation].desc.get(), out(activation));
 }
 
-DeviceIn Executor::in(std::size_t activation) const {
-  return buffers_[plan_.activations()[activation].buffer].in();
-}
+DeviceIn Executor::in(std::size_t activation) const { return buffers_[plan_.activations()[activation].buffer].in(); }
 
-DeviceOut Executor::out(std::size_t activation) {
-  return buffers_[plan_.activations()[activation].buffer].out();
-}
+DeviceOut Executor::out(std::size_t activation) { return buffers_[plan_.activations()[activation].buffer].out(); }
 
 void Executor::log(const std::string& line) const {
   if (options_.log) options_.log(line);

@@ -49,7 +49,7 @@ struct ConvolutionChoice {
   ConvolutionMode mode = ConvolutionMode::Separate;
   cudnnConvolutionFwdAlgo_t fused_algo = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM;  // Fused* modes
   cudnnConvolutionFwdAlgo_t plain_algo = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM;  // Separate mode, partial runs
-  std::size_t workspace_bytes = 0;  // the most either algorithm needs, at any batch size
+  std::size_t workspace_bytes = 0;    // the most either algorithm needs, at any batch size
   std::string source = "heuristics";  // "heuristics", "cache" or "measured" (autotune)
   double time_ms = -1.0;              // measured time of the whole-step algorithm; < 0 when not measured
   // Fp16 only: every half NHWC algorithm declined, so the step runs in float NCHW (Step::fallback)
@@ -61,12 +61,12 @@ struct ConvolutionChoice {
 // parameters the layer does not have. Convolution weights and biases are in the plan's storage type
 // (half for Fp16, filters in K, R, S, C order for NHWC); batch-norm parameters are always float.
 struct LayerWeights {
-  ConstantBuffer weight;        // conv [K, C/g, R, S], linear [out, in], batch-norm gamma [C]
-  ConstantBuffer bias;          // [K] / [out] / batch-norm beta [C]
-  ConstantBuffer running_mean;  // batch-norm only, [C]
-  ConstantBuffer running_var;   // batch-norm only, [C]
-  ConstantBuffer folded_weight; // the first layer of a step with folded_bn: fold.h's weight
-  ConstantBuffer folded_bias;   // and bias (always present)
+  ConstantBuffer weight;         // conv [K, C/g, R, S], linear [out, in], batch-norm gamma [C]
+  ConstantBuffer bias;           // [K] / [out] / batch-norm beta [C]
+  ConstantBuffer running_mean;   // batch-norm only, [C]
+  ConstantBuffer running_var;    // batch-norm only, [C]
+  ConstantBuffer folded_weight;  // the first layer of a step with folded_bn: fold.h's weight
+  ConstantBuffer folded_bias;    // and bias (always present)
   // A step that falls back to float (ConvolutionChoice::float_fallback): the same four as float,
   // filters KCRS; empty otherwise.
   ConstantBuffer float_weight;
@@ -118,7 +118,7 @@ class Executor {
   };
   struct GraphEntry {
     GraphExec exec;
-    bool direct = false;    // capture or instantiation failed: this pass runs its calls directly
+    bool direct = false;  // capture or instantiation failed: this pass runs its calls directly
     std::uint64_t last_use = 0;
   };
 
@@ -144,8 +144,8 @@ class Executor {
   // Every copy, call, kernel and timing event of a pass; no sync. `capturing`: inside a stream
   // capture (the timing events must then become event-record nodes of the graph).
   void enqueue(const Pass& pass, bool capturing);
-  void record(cudaEvent_t event, bool capturing);     // one timing event on the stream
-  void read_timing();                                 // the events of the completed pass into last_timing_
+  void record(cudaEvent_t event, bool capturing);  // one timing event on the stream
+  void read_timing();                              // the events of the completed pass into last_timing_
   DeviceIn float_output(std::size_t activation, int n);
 
   // steps.cpp: the calls of one step.
@@ -187,7 +187,7 @@ class Executor {
   // Declaration order is construction order: the device is selected before the stream and the
   // handle are created, and everything on the device is released before them.
   GpuOptions options_;
-  std::string device_name_;                       // "NVIDIA H200 (sm_90)"
+  std::string device_name_;  // "NVIDIA H200 (sm_90)"
   std::string description_;
   Stream stream_;
   // Timing events of a pass, in stream order: before and after the input copy, before and after
@@ -198,22 +198,22 @@ class Executor {
   Event d2h_end_;
   CudnnHandle handle_;
   Plan plan_;
-  std::vector<DeviceBuffer> buffers_;             // one per Plan::buffer_bytes(), max_batch samples
-  std::vector<LayerWeights> weights_;             // one per layer
-  ConstantBuffer zero_bias_;                      // zeros for fused convolutions without a bias
-  ConstantBuffer zero_z_;                         // zeros: the fused convolutions' z (residual) operand
-  std::vector<ConvolutionChoice> convolutions_;   // one per step (used by Convolution steps only)
-  DeviceBuffer workspace_;                        // shared by every convolution
-  DeviceBuffer fallback_x_;                       // float NCHW input of a step that falls back
-  DeviceBuffer fallback_y_;                       // and its float NCHW output (both max_batch samples)
-  DeviceBuffer fallback_z_;                       // and its residual converted to float NCHW
-  DeviceBuffer input_float_;                      // Fp16: the float NCHW input before conversion
-  DeviceBuffer output_float_;                     // Fp16: a half output converted to float NCHW
-  DeviceBuffer top_classes_;                      // max_batch x output size ints
-  DeviceBuffer top_scores_;                       // max_batch x output size floats
-  PinnedBuffer input_staging_;                    // max_batch input samples
-  PinnedBuffer output_staging_;                   // max_batch samples of the largest layer output
-  PinnedBuffer top_staging_;                      // top_classes_ then top_scores_ (n * k of each used)
+  std::vector<DeviceBuffer> buffers_;            // one per Plan::buffer_bytes(), max_batch samples
+  std::vector<LayerWeights> weights_;            // one per layer
+  ConstantBuffer zero_bias_;                     // zeros for fused convolutions without a bias
+  ConstantBuffer zero_z_;                        // zeros: the fused convolutions' z (residual) operand
+  std::vector<ConvolutionChoice> convolutions_;  // one per step (used by Convolution steps only)
+  DeviceBuffer workspace_;                       // shared by every convolution
+  DeviceBuffer fallback_x_;                      // float NCHW input of a step that falls back
+  DeviceBuffer fallback_y_;                      // and its float NCHW output (both max_batch samples)
+  DeviceBuffer fallback_z_;                      // and its residual converted to float NCHW
+  DeviceBuffer input_float_;                     // Fp16: the float NCHW input before conversion
+  DeviceBuffer output_float_;                    // Fp16: a half output converted to float NCHW
+  DeviceBuffer top_classes_;                     // max_batch x output size ints
+  DeviceBuffer top_scores_;                      // max_batch x output size floats
+  PinnedBuffer input_staging_;                   // max_batch input samples
+  PinnedBuffer output_staging_;                  // max_batch samples of the largest layer output
+  PinnedBuffer top_staging_;                     // top_classes_ then top_scores_ (n * k of each used)
   // (first layer of a Convolution step, batch size) where the fused call declined during a forward
   // pass (convolution.cpp): that step runs its separate calls at that batch size from then on.
   std::set<std::pair<std::size_t, int>> fused_declined_;

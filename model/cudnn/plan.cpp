@@ -44,15 +44,15 @@ std::size_t type_bytes(cudnnDataType_t type) { return type == CUDNN_DATA_HALF ? 
 // type is float for every precision: for half data that is cuDNN's PSEUDO_HALF_CONFIG (half
 // storage, float accumulation), which tensor cores run and which keeps sums of many terms accurate.
 void set_convolution(const std::string& context, const Layer& layer, const Conv2dAttrs& a, cudnnDataType_t type,
-                     cudnnTensorFormat_t format, cudnnMathType_t math, FilterDesc& filter,
-                     ConvolutionDesc& convolution, TensorDesc& bias) {
+                     cudnnTensorFormat_t format, cudnnMathType_t math, FilterDesc& filter, ConvolutionDesc& convolution,
+                     TensorDesc& bias) {
   filter = FilterDesc::create(context);
   INFER_CUDNN_CHECK(context, cudnnSetFilter4dDescriptor(filter.get(), type, format, a.out_channels,
                                                         layer.in.c / a.groups, a.kernel_h, a.kernel_w));
   convolution = ConvolutionDesc::create(context);
-  INFER_CUDNN_CHECK(context, cudnnSetConvolution2dDescriptor(convolution.get(), a.pad_h, a.pad_w, a.stride_h,
-                                                             a.stride_w, a.dilation_h, a.dilation_w,
-                                                             CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
+  INFER_CUDNN_CHECK(
+      context, cudnnSetConvolution2dDescriptor(convolution.get(), a.pad_h, a.pad_w, a.stride_h, a.stride_w,
+                                               a.dilation_h, a.dilation_w, CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
   INFER_CUDNN_CHECK(context, cudnnSetConvolutionGroupCount(convolution.get(), a.groups));
   INFER_CUDNN_CHECK(context, cudnnSetConvolutionMathType(convolution.get(), math));
   bias = TensorDesc::create(context);
@@ -105,8 +105,8 @@ Plan::Plan(const Network& network, int max_batch, const PlanOptions& options)
   INFER_CUDNN_CHECK("ReLU activation",
                     cudnnSetActivationDescriptor(relu_.get(), CUDNN_ACTIVATION_RELU, CUDNN_PROPAGATE_NAN, 0.0));
   identity_ = ActivationDesc::create("identity activation");
-  INFER_CUDNN_CHECK("identity activation", cudnnSetActivationDescriptor(identity_.get(), CUDNN_ACTIVATION_IDENTITY,
-                                                                        CUDNN_PROPAGATE_NAN, 0.0));
+  INFER_CUDNN_CHECK("identity activation",
+                    cudnnSetActivationDescriptor(identity_.get(), CUDNN_ACTIVATION_IDENTITY, CUDNN_PROPAGATE_NAN, 0.0));
 
   // Activation 0 is the input; activation i + 1 the output of layer i. Types, layouts and buffers
   // are assigned by the plan_* functions below (aliases reuse a buffer), in layer order.
@@ -137,8 +137,11 @@ Plan::Plan(const Network& network, int max_batch, const PlanOptions& options)
       case LayerKind::Mul: plan_binary(i); break;
       case LayerKind::Concat: plan_concat(i); break;
       case LayerKind::Upsample: plan_upsample(i); break;
-      case LayerKind::Pad: plan_pad(i); break;
-      INFER_CASE_POINTWISE_OPS plan_pointwise(i); break;
+      case LayerKind::Pad:
+        plan_pad(i);
+        break;
+        INFER_CASE_POINTWISE_OPS plan_pointwise(i);
+        break;
     }
     i = steps_.back().last_layer + 1;
   }
@@ -299,8 +302,8 @@ void Plan::plan_batchnorm(std::size_t index) {
   step.epsilon = epsilon;
   step.bn_params = TensorDesc::create(context);
   // Float parameters for float and half data alike (cuDNN derives CUDNN_DATA_FLOAT for half x).
-  INFER_CUDNN_CHECK(context, cudnnDeriveBNTensorDescriptor(step.bn_params.get(), x.desc.get(),
-                                                           CUDNN_BATCHNORM_SPATIAL));
+  INFER_CUDNN_CHECK(context,
+                    cudnnDeriveBNTensorDescriptor(step.bn_params.get(), x.desc.get(), CUDNN_BATCHNORM_SPATIAL));
   activations_[index + 1].buffer = new_buffer(layer.out, x.type);
   set_output_type(index, x.type, x.format);
   steps_.push_back(std::move(step));
@@ -311,8 +314,9 @@ void Plan::plan_single(std::size_t index, StepKind kind) {
   const Layer& layer = network_->layers()[index];
   const Activation& x = input_of(index);
   Step step = layer_step(index, kind);
-  if (step.out != layer.out) require_network_dims(layer, layer_kind_name(layer.kind), max_batch_, max_batch_,
-                                                  step.out.c, step.out.h, step.out.w);
+  if (step.out != layer.out)
+    require_network_dims(layer, layer_kind_name(layer.kind), max_batch_, max_batch_, step.out.c, step.out.h,
+                         step.out.w);
   activations_[index + 1].buffer = new_buffer(layer.out, x.type);
   set_output_type(index, x.type, x.format);
   steps_.push_back(std::move(step));
@@ -328,8 +332,8 @@ void Plan::plan_flatten(std::size_t index) {
   const Activation& x = input_of(index);
   Step step = layer_step(index, StepKind::Alias);  // Reorder when the input needs it, below
   step.out = Dims{static_cast<int>(layer.in.size()), 1, 1};
-  if (step.out != layer.out) require_network_dims(layer, "flatten", max_batch_, max_batch_, step.out.c, step.out.h,
-                                                  step.out.w);
+  if (step.out != layer.out)
+    require_network_dims(layer, "flatten", max_batch_, max_batch_, step.out.c, step.out.h, step.out.w);
   const bool reorder = x.format == CUDNN_TENSOR_NHWC && layer.in.h * layer.in.w > 1;
   step.kind = reorder ? StepKind::Reorder : StepKind::Alias;
   if (reorder) {
@@ -348,8 +352,8 @@ void Plan::plan_softmax(std::size_t index) {
   const Layer& layer = network_->layers()[index];
   const Activation& x = input_of(index);
   Step step = layer_step(index, StepKind::Softmax);
-  if (step.out != layer.out) require_network_dims(layer, "softmax", max_batch_, max_batch_, step.out.c, step.out.h,
-                                                  step.out.w);
+  if (step.out != layer.out)
+    require_network_dims(layer, "softmax", max_batch_, max_batch_, step.out.c, step.out.h, step.out.w);
   const bool convert = x.type != CUDNN_DATA_FLOAT || x.format != CUDNN_TENSOR_NCHW;
   if (convert) {
     step.nchw_type = CUDNN_DATA_FLOAT;
@@ -406,7 +410,8 @@ void Plan::plan_pooling(std::size_t index) {
   cudnnTensorDescriptor_t pooled = x.desc.get();
   if (extra_h > 0 || extra_w > 0) {
     if (layer.kind != LayerKind::MaxPool) {
-      throw ModelError(context + " (" + layer_kind_name(layer.kind) + "): ceil_mode average pooling whose last window "
+      throw ModelError(context + " (" + layer_kind_name(layer.kind) +
+                       "): ceil_mode average pooling whose last window "
                        "overhangs the padded input is not supported by the cuDNN backend (cuDNN pools with floor "
                        "division, and its divisor would count the overhang); use --device cpu");
     }
@@ -434,8 +439,10 @@ void Plan::require_storage_inputs(std::size_t index) const {
   const Layer& layer = network_->layers()[index];
   for (std::size_t a : layer.sources) {
     if (activations_[a].type != storage_type_ || activations_[a].format != storage_format_) {
-      throw ModelError(layer_context(layer) + " (" + layer_kind_name(layer.kind) + ") reads a softmax's output; with "
-                       "--precision " + precision_name(options_.precision) + " a softmax's output is float and " +
+      throw ModelError(layer_context(layer) + " (" + layer_kind_name(layer.kind) +
+                       ") reads a softmax's output; with "
+                       "--precision " +
+                       precision_name(options_.precision) + " a softmax's output is float and " +
                        layer_kind_name(layer.kind) + " reads " + (storage_type_ == CUDNN_DATA_HALF ? "half" : "float") +
                        ", use --precision fp32 or tf32");
     }
@@ -453,7 +460,8 @@ void Plan::plan_binary(std::size_t index) {
   step.out = layer.out;
   step.op_tensor = OpTensorDesc::create(context);
   const cudnnOpTensorOp_t op = layer.kind == LayerKind::Add ? CUDNN_OP_TENSOR_ADD : CUDNN_OP_TENSOR_MUL;
-  INFER_CUDNN_CHECK(context, cudnnSetOpTensorDescriptor(step.op_tensor.get(), op, CUDNN_DATA_FLOAT, CUDNN_PROPAGATE_NAN));
+  INFER_CUDNN_CHECK(context,
+                    cudnnSetOpTensorDescriptor(step.op_tensor.get(), op, CUDNN_DATA_FLOAT, CUDNN_PROPAGATE_NAN));
   step.fused_relu = layer.kind == LayerKind::Add && layer.add().relu;
   activations_[index + 1].buffer = new_buffer(layer.out, storage_type_);
   set_output_type(index, storage_type_, storage_format_);
@@ -496,20 +504,21 @@ void Plan::plan_upsample(std::size_t index) {
   const std::string context = layer_context(layer);
   const UpsampleAttrs& a = layer.upsample();
   if (static_cast<long long>(a.scale_h) * a.scale_w > kMaxUpsamplePhases) {
-    throw ModelError(context + " (upsample): an upsampling by " + std::to_string(a.scale_h) + "x" + std::to_string(a.scale_w) +
-                     " takes more than " + std::to_string(kMaxUpsamplePhases) +
+    throw ModelError(context + " (upsample): an upsampling by " + std::to_string(a.scale_h) + "x" +
+                     std::to_string(a.scale_w) + " takes more than " + std::to_string(kMaxUpsamplePhases) +
                      " copies on the cuDNN backend; the CPU backend runs it");
   }
   require_storage_inputs(index);
   Step step = layer_step(index, StepKind::Upsample);
   step.out = layer.out;
-  const std::size_t element = (storage_format_ == CUDNN_TENSOR_NHWC ? static_cast<std::size_t>(layer.out.c) : 1) *
-                              type_bytes(storage_type_);
+  const std::size_t element =
+      (storage_format_ == CUDNN_TENSOR_NHWC ? static_cast<std::size_t>(layer.out.c) : 1) * type_bytes(storage_type_);
   for (int i = 0; i < a.scale_h; ++i) {
     for (int j = 0; j < a.scale_w; ++j) {
       Step::Slice slice;
       slice.desc = TensorDesc::create(context);
-      slice.offset_bytes = (static_cast<std::size_t>(i) * static_cast<std::size_t>(layer.out.w) + static_cast<std::size_t>(j)) * element;
+      slice.offset_bytes =
+          (static_cast<std::size_t>(i) * static_cast<std::size_t>(layer.out.w) + static_cast<std::size_t>(j)) * element;
       step.slices.push_back(std::move(slice));
     }
   }
@@ -530,9 +539,9 @@ void Plan::plan_pad(std::size_t index) {
   step.pad_value = a.value;
   Step::Slice slice;
   slice.desc = TensorDesc::create(layer_context(layer));
-  slice.offset_bytes = (static_cast<std::size_t>(a.top) * static_cast<std::size_t>(layer.out.w) + static_cast<std::size_t>(a.left)) *
-                       (storage_format_ == CUDNN_TENSOR_NHWC ? static_cast<std::size_t>(layer.out.c) : 1) *
-                       type_bytes(storage_type_);
+  slice.offset_bytes =
+      (static_cast<std::size_t>(a.top) * static_cast<std::size_t>(layer.out.w) + static_cast<std::size_t>(a.left)) *
+      (storage_format_ == CUDNN_TENSOR_NHWC ? static_cast<std::size_t>(layer.out.c) : 1) * type_bytes(storage_type_);
   step.slices.push_back(std::move(slice));
   set_slices(step, max_batch_);
   activations_[index + 1].buffer = new_buffer(layer.out, storage_type_);
@@ -556,8 +565,8 @@ void Plan::set_slices(const Step& step, int n) const {
     const int sw = layer.kind == LayerKind::Upsample ? layer.upsample().scale_w : 1;
     for (const Step::Slice& slice : step.slices) {
       INFER_CUDNN_CHECK(layer_context(layer),
-                        cudnnSetTensor4dDescriptorEx(slice.desc.get(), storage_type_, n, i.c, i.h, i.w, n_stride, c_stride,
-                                                     h_stride * sh, w_stride * sw));
+                        cudnnSetTensor4dDescriptorEx(slice.desc.get(), storage_type_, n, i.c, i.h, i.w, n_stride,
+                                                     c_stride, h_stride * sh, w_stride * sw));
     }
     return;
   }
@@ -592,10 +601,10 @@ void Plan::set_padded(const Step& step, int n) const {
   const Dims p = step.padded_dims;
   set_tensor(&layer, step.padded.get(), n, p, x.type, x.format);
   const bool nhwc = x.format == CUDNN_TENSOR_NHWC;
-  INFER_CUDNN_CHECK(layer_context(layer),
-                    cudnnSetTensor4dDescriptorEx(step.padded_view.get(), x.type, n, layer.in.c, layer.in.h, layer.in.w,
-                                                 p.c * p.h * p.w, nhwc ? 1 : p.h * p.w, nhwc ? p.w * p.c : p.w,
-                                                 nhwc ? p.c : 1));
+  INFER_CUDNN_CHECK(
+      layer_context(layer),
+      cudnnSetTensor4dDescriptorEx(step.padded_view.get(), x.type, n, layer.in.c, layer.in.h, layer.in.w,
+                                   p.c * p.h * p.w, nhwc ? 1 : p.h * p.w, nhwc ? p.w * p.c : p.w, nhwc ? p.c : 1));
 }
 
 }  // namespace infer::cudnn

@@ -66,7 +66,7 @@ struct Activation {
   std::size_t buffer = 0;  // index into Plan::buffer_bytes(); activations that alias share a buffer
   cudnnDataType_t type = CUDNN_DATA_FLOAT;
   cudnnTensorFormat_t format = CUDNN_TENSOR_NCHW;
-  TensorDesc desc;         // [batch, c, h, w] for the plan's current batch (Plan::batch())
+  TensorDesc desc;  // [batch, c, h, w] for the plan's current batch (Plan::batch())
   std::size_t element_bytes() const { return type == CUDNN_DATA_HALF ? 2 : 4; }
 };
 
@@ -83,8 +83,8 @@ struct Step {
   Dims out;                    // per sample, as cuDNN computes it (equal to the network's, checked)
 
   // Convolution
-  bool folded_bn = false;      // layer first_layer + 1 is a batch-norm folded into the weights and bias
-  bool fused_relu = false;     // the step ends in a ReLU: layer last_layer is a ReLU, or an add with its relu
+  bool folded_bn = false;   // layer first_layer + 1 is a batch-norm folded into the weights and bias
+  bool fused_relu = false;  // the step ends in a ReLU: layer last_layer is a ReLU, or an add with its relu
   // A residual add in the step: layer `layer` (after the convolution and any folded batch-norm) adds
   // activation `z`, of the step's output shape, type and layout, to the convolution's result. It
   // runs as the fused call's z with alpha2 = 1, or as cudnnAddTensor after the separate calls.
@@ -93,22 +93,22 @@ struct Step {
     std::size_t z = 0;  // index into Plan::activations()
   };
   std::optional<ResidualAdd> residual;
-  bool has_bias = false;       // the conv/linear layer itself has a bias (a folded step always has one)
-  FilterDesc filter;           // [K, C/groups, R, S]; linear: [out, in, 1, 1]; NHWC (K, R, S, C order) in Fp16
-  ConvolutionDesc convolution; // pads, strides, dilations, groups, cross-correlation, float compute, math type
-  TensorDesc bias;             // [1, K, 1, 1] of the activation type (half bias for half data)
+  bool has_bias = false;        // the conv/linear layer itself has a bias (a folded step always has one)
+  FilterDesc filter;            // [K, C/groups, R, S]; linear: [out, in, 1, 1]; NHWC (K, R, S, C order) in Fp16
+  ConvolutionDesc convolution;  // pads, strides, dilations, groups, cross-correlation, float compute, math type
+  TensorDesc bias;              // [1, K, 1, 1] of the activation type (half bias for half data)
   // Fp16 only (empty otherwise): the same convolution in float NCHW, for a step whose half NHWC
   // calls decline (see the top of this file). x and y depend on the batch size (set_batch()).
   struct FloatFallback {
-    TensorDesc x;                // [batch, C, H, W] float NCHW: the step's input
-    TensorDesc y;                // [batch, K, P, Q] float NCHW: the convolution's output
-    FilterDesc filter;           // [K, C/groups, R, S] float (KCRS)
-    ConvolutionDesc convolution; // `convolution`'s geometry, float compute, CUDNN_FMA_MATH
-    TensorDesc bias;             // [1, K, 1, 1] float
+    TensorDesc x;                 // [batch, C, H, W] float NCHW: the step's input
+    TensorDesc y;                 // [batch, K, P, Q] float NCHW: the convolution's output
+    FilterDesc filter;            // [K, C/groups, R, S] float (KCRS)
+    ConvolutionDesc convolution;  // `convolution`'s geometry, float compute, CUDNN_FMA_MATH
+    TensorDesc bias;              // [1, K, 1, 1] float
   } fallback;
 
   // BatchNorm
-  TensorDesc bn_params;        // [1, C, 1, 1], derived with cudnnDeriveBNTensorDescriptor (spatial)
+  TensorDesc bn_params;  // [1, C, 1, 1], derived with cudnnDeriveBNTensorDescriptor (spatial)
   double epsilon = 0.0;
 
   // Pooling
@@ -126,7 +126,7 @@ struct Step {
   // in buffer `scratch` (the executor converts into it). Batch-dependent, re-set by set_batch().
   TensorDesc nchw_input;
   cudnnDataType_t nchw_type = CUDNN_DATA_FLOAT;
-  std::size_t scratch = 0;     // index into Plan::buffer_bytes(); Softmax with a half input only
+  std::size_t scratch = 0;  // index into Plan::buffer_bytes(); Softmax with a half input only
 
   // Binary: CUDNN_OP_TENSOR_ADD or _MUL, float compute, NaN propagated; fused_relu for an add's ReLU.
   OpTensorDesc op_tensor;

@@ -120,8 +120,16 @@ int last_timing(void* executor, InferGpuTiming* out) {
 }
 
 const InferGpuPlugin kPlugin = {
-    INFER_GPU_PLUGIN_ABI, static_cast<std::uint32_t>(sizeof(Network)), ops_hash(), versions, create, forward, top_k,
-    describe, destroy, last_timing,
+    INFER_GPU_PLUGIN_ABI,
+    static_cast<std::uint32_t>(sizeof(Network)),
+    ops_hash(),
+    versions,
+    create,
+    forward,
+    top_k,
+    describe,
+    destroy,
+    last_timing,
 };
 
 }  // namespace

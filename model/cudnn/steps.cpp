@@ -20,8 +20,8 @@ void Executor::run_step(std::size_t step_index, std::size_t layer_count, bool ca
       const BatchNormParams params{step.bn_params.get(), w.weight.in(), w.bias.in(), w.running_mean.in(),
                                    w.running_var.in()};
       INFER_CUDNN_CHECK(layer_context(layer),
-                        batch_norm_forward_inference(handle, tensor_in(step.input()), tensor_out(step.output()),
-                                                     params, step.epsilon));
+                        batch_norm_forward_inference(handle, tensor_in(step.input()), tensor_out(step.output()), params,
+                                                     step.epsilon));
       return;
     }
     case StepKind::Relu:
@@ -33,9 +33,9 @@ void Executor::run_step(std::size_t step_index, std::size_t layer_count, bool ca
         DeviceBuffer& padded = buffers_[step.padded_buffer];
         INFER_CUDNN_CHECK(layer_context(layer), transform_tensor(handle, tensor_in(step.input()),
                                                                  TensorOut(step.padded_view.get(), padded.out())));
-        INFER_CUDNN_CHECK(layer_context(layer), pooling_forward(handle, step.pooling.get(),
-                                                                TensorIn(step.padded.get(), padded.in()),
-                                                                tensor_out(step.output())));
+        INFER_CUDNN_CHECK(layer_context(layer),
+                          pooling_forward(handle, step.pooling.get(), TensorIn(step.padded.get(), padded.in()),
+                                          tensor_out(step.output())));
         return;
       }
       INFER_CUDNN_CHECK(layer_context(layer), pooling_forward(handle, step.pooling.get(), tensor_in(step.input()),
@@ -51,9 +51,9 @@ void Executor::run_step(std::size_t step_index, std::size_t layer_count, bool ca
       // A half NHWC input: to float NCHW in the step's scratch buffer first (plan.h).
       const Dims& d = step.in;
       DeviceBuffer& scratch = buffers_[step.scratch];
-      INFER_CUDA_CHECK(layer_context(layer), convert_half_nhwc_to_float_nchw(in(step.input()), scratch.out(),
-                                                                             plan_.batch(), d.c, d.h, d.w,
-                                                                             stream_.get()));
+      INFER_CUDA_CHECK(layer_context(layer),
+                       convert_half_nhwc_to_float_nchw(in(step.input()), scratch.out(), plan_.batch(), d.c, d.h, d.w,
+                                                       stream_.get()));
       INFER_CUDNN_CHECK(layer_context(layer),
                         softmax_forward(handle, CUDNN_SOFTMAX_ACCURATE, CUDNN_SOFTMAX_MODE_CHANNEL,
                                         TensorIn(step.nchw_input.get(), scratch.in()), tensor_out(step.output())));
@@ -84,9 +84,10 @@ void Executor::run_step(std::size_t step_index, std::size_t layer_count, bool ca
     case StepKind::Pad:
       INFER_CUDNN_CHECK(layer_context(layer), fill_tensor(handle, tensor_out(step.output()),
                                                           plan_.activations()[step.output()].type, step.pad_value));
-      INFER_CUDNN_CHECK(layer_context(layer),
-                        transform_tensor(handle, tensor_in(step.input()),
-                                         TensorOut(step.slices[0].desc.get(), out(step.output()).from(step.slices[0].offset_bytes))));
+      INFER_CUDNN_CHECK(
+          layer_context(layer),
+          transform_tensor(handle, tensor_in(step.input()),
+                           TensorOut(step.slices[0].desc.get(), out(step.output()).from(step.slices[0].offset_bytes))));
       return;
     case StepKind::Upsample:
       for (const Step::Slice& slice : step.slices) {
@@ -98,9 +99,9 @@ void Executor::run_step(std::size_t step_index, std::size_t layer_count, bool ca
     case StepKind::Pointwise: {
       const Activation& y = plan_.activations()[step.output()];
       const std::size_t count = static_cast<std::size_t>(plan_.batch()) * y.dims.size();
-      INFER_CUDA_CHECK(layer_context(layer), pointwise(step.pointwise_op, step.pointwise_a, step.pointwise_b,
-                                                       in(step.input()), out(step.output()), count,
-                                                       y.type == CUDNN_DATA_HALF, stream_.get()));
+      INFER_CUDA_CHECK(layer_context(layer),
+                       pointwise(step.pointwise_op, step.pointwise_a, step.pointwise_b, in(step.input()),
+                                 out(step.output()), count, y.type == CUDNN_DATA_HALF, stream_.get()));
       return;
     }
   }

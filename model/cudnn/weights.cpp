@@ -26,9 +26,8 @@ std::vector<unsigned char> filter_bytes(const Plan& plan, const Layer& layer, co
   if (plan.storage_type() == CUDNN_DATA_FLOAT) return float_bytes(weight);
   std::vector<unsigned char> out;
   const std::size_t k = static_cast<std::size_t>(layer.out.c);
-  const std::size_t rs = layer.kind == LayerKind::Conv2d
-                             ? static_cast<std::size_t>(layer.conv().kernel_h) * layer.conv().kernel_w
-                             : 1;
+  const std::size_t rs =
+      layer.kind == LayerKind::Conv2d ? static_cast<std::size_t>(layer.conv().kernel_h) * layer.conv().kernel_w : 1;
   const std::size_t c = weight.size() / (k * rs);
   std::vector<std::uint16_t> half(weight.size());
   for (std::size_t ki = 0; ki < k; ++ki) {
@@ -64,7 +63,7 @@ void Executor::upload_weights() {
   const std::vector<Layer>& layers = plan_.network().layers();
   cudaStream_t stream = stream_.get();
   std::vector<std::vector<unsigned char>> host;  // kept alive until the copies are done
-  const SyncOnUnwind sync_on_throw(stream);       // ... also when an upload throws
+  const SyncOnUnwind sync_on_throw(stream);      // ... also when an upload throws
   auto upload = [&](std::vector<unsigned char> bytes, const std::string& context) {
     ConstantBuffer b = ConstantBuffer::upload(bytes.data(), bytes.size(), stream, context);
     host.push_back(std::move(bytes));

@@ -29,18 +29,18 @@ inline const std::filesystem::path& scratch_dir() {
 // Writes the input to `name` in the scratch folder (the readers under test take paths).
 inline std::filesystem::path write_input(const std::string& name, const std::uint8_t* data, std::size_t size) {
   const std::filesystem::path p = scratch_dir() / name;
-  std::ofstream(p, std::ios::binary | std::ios::trunc).write(reinterpret_cast<const char*>(data),
-                                                             static_cast<std::streamsize>(size));
+  std::ofstream(p, std::ios::binary | std::ios::trunc)
+      .write(reinterpret_cast<const char*>(data), static_cast<std::streamsize>(size));
   return p;
 }
 
 // A broken invariant: abort, so that libFuzzer saves the input as a crash.
-#define FUZZ_CHECK(cond)                                                         \
-  do {                                                                           \
-    if (!(cond)) {                                                               \
+#define FUZZ_CHECK(cond)                                                                  \
+  do {                                                                                    \
+    if (!(cond)) {                                                                        \
       std::fprintf(stderr, "FUZZ_CHECK failed: %s (%s:%d)\n", #cond, __FILE__, __LINE__); \
-      std::abort();                                                              \
-    }                                                                            \
+      std::abort();                                                                       \
+    }                                                                                     \
   } while (0)
 
 }  // namespace infer::fuzz

@@ -5,13 +5,14 @@
 
 #include "../standin/visible_devices.h"
 
-
 extern "C" {
 __attribute__((visibility("default"))) int cuDriverGetVersion(int* v) {
   *v = 12020;
   return 0;
 }
-__attribute__((visibility("default"))) int cuInit(unsigned) { return standin::cuda_devices_hidden() ? 100 : 0; }  // CUDA_ERROR_NO_DEVICE
+__attribute__((visibility("default"))) int cuInit(unsigned) {
+  return standin::cuda_devices_hidden() ? 100 : 0;
+}  // CUDA_ERROR_NO_DEVICE
 __attribute__((visibility("default"))) int cuDeviceGetCount(int* n) {
   int gpus = 1;
   if (const char* list = std::getenv("FAKE_NVML_GPUS"); list && *list) {

@@ -15,8 +15,16 @@ int versions(InferGpuVersions* out) {
 }
 
 const InferGpuPlugin kPlugin = {
-    INFER_GPU_PLUGIN_ABI, static_cast<std::uint32_t>(sizeof(infer::Network)), infer::ops_hash() + FAKE_OPS_HASH_DELTA,
-    versions, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr,
+    INFER_GPU_PLUGIN_ABI,
+    static_cast<std::uint32_t>(sizeof(infer::Network)),
+    infer::ops_hash() + FAKE_OPS_HASH_DELTA,
+    versions,
+    nullptr,
+    nullptr,
+    nullptr,
+    nullptr,
+    nullptr,
+    nullptr,
 };
 
 }  // namespace

@@ -56,8 +56,10 @@ __attribute__((visibility("default"))) int nvmlDeviceGetHandleByIndex_v2(unsigne
   return 0;
 }
 __attribute__((visibility("default"))) int nvmlDeviceGetName(void* dev, char* out, unsigned n) {
-  if (std::getenv("FAKE_NVML_GPUS")) std::snprintf(out, n, "NVIDIA Fake GPU %d", index_of(dev));
-  else std::snprintf(out, n, "%s", "NVIDIA Fake GPU");
+  if (std::getenv("FAKE_NVML_GPUS"))
+    std::snprintf(out, n, "NVIDIA Fake GPU %d", index_of(dev));
+  else
+    std::snprintf(out, n, "%s", "NVIDIA Fake GPU");
   return 0;
 }
 __attribute__((visibility("default"))) int nvmlDeviceGetUUID(void* dev, char* out, unsigned n) {

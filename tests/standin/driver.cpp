@@ -5,7 +5,6 @@
 
 #include "visible_devices.h"
 
-
 extern "C" {
 
 __attribute__((visibility("default"))) const char* infer_standin_identity(void) {

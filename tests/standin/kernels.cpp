@@ -44,9 +44,8 @@ cudaError_t float_nchw_to_half_nhwc(dim3, dim3, Args args, cudaStream_t stream) 
   const int c = arg<int>(args, 3), h = arg<int>(args, 4), w = arg<int>(args, 5);
   if (c < 1 || h < 1 || w < 1) return cudaErrorInvalidValue;
   const std::size_t image = static_cast<std::size_t>(c) * h * w;
-  return static_cast<cudaError_t>(enqueue(
-      stream, "float_nchw_to_half_nhwc", {{in, total * 4, "in"}, {out, total * 2, "out"}},
-      [=] {
+  return static_cast<cudaError_t>(
+      enqueue(stream, "float_nchw_to_half_nhwc", {{in, total * 4, "in"}, {out, total * 2, "out"}}, [=] {
         for (std::size_t n = 0; n < total / image; ++n)
           for (int y = 0; y < h; ++y)
             for (int x = 0; x < w; ++x)
@@ -65,9 +64,8 @@ cudaError_t half_nhwc_to_float_nchw(dim3, dim3, Args args, cudaStream_t stream) 
   const int c = arg<int>(args, 3), h = arg<int>(args, 4), w = arg<int>(args, 5);
   if (c < 1 || h < 1 || w < 1) return cudaErrorInvalidValue;
   const std::size_t image = static_cast<std::size_t>(c) * h * w;
-  return static_cast<cudaError_t>(enqueue(
-      stream, "half_nhwc_to_float_nchw", {{in, total * 2, "in"}, {out, total * 4, "out"}},
-      [=] {
+  return static_cast<cudaError_t>(
+      enqueue(stream, "half_nhwc_to_float_nchw", {{in, total * 2, "in"}, {out, total * 4, "out"}}, [=] {
         for (std::size_t n = 0; n < total / image; ++n)
           for (int ch = 0; ch < c; ++ch)
             for (int y = 0; y < h; ++y)
@@ -87,31 +85,33 @@ cudaError_t top_k_kernel(dim3 grid, dim3 block, Args args, cudaStream_t stream) 
   auto* scores_out = arg<float*>(args, 4);
   if (block.x != 256 || block.y != 1 || block.z != 1 || grid.y != 1 || grid.z != 1) {
     standin::fail("top_k_kernel", "launched with block (" + std::to_string(block.x) + ", " + std::to_string(block.y) +
-                                      ", " + std::to_string(block.z) + "); top_k.h: one block of 256 threads per sample");
+                                      ", " + std::to_string(block.z) +
+                                      "); top_k.h: one block of 256 threads per sample");
   }
   if (classes < 1 || k < 1 || k > classes) return cudaErrorInvalidValue;
   const std::size_t n = grid.x;
-  return static_cast<cudaError_t>(enqueue(
-      stream, "top_k_kernel",
-      {{in, n * classes * 4, "scores_in"}, {classes_out, n * k * 4, "classes_out"}, {scores_out, n * k * 4, "scores_out"}},
-      [=] {
-        // better(i, j): score i ranks before score j.
-        for (std::size_t s = 0; s < n; ++s) {
-          const float* row = in + s * classes;
-          auto better = [row](int i, int j) {
-            const bool ni = std::isnan(row[i]), nj = std::isnan(row[j]);
-            if (ni || nj) return ni && (!nj || i < j);
-            return row[i] > row[j] || (row[i] == row[j] && i < j);
-          };
-          std::vector<int> order(static_cast<std::size_t>(classes));
-          for (int i = 0; i < classes; ++i) order[static_cast<std::size_t>(i)] = i;
-          std::partial_sort(order.begin(), order.begin() + k, order.end(), better);
-          for (int j = 0; j < k; ++j) {
-            classes_out[s * k + j] = order[static_cast<std::size_t>(j)];
-            scores_out[s * k + j] = row[order[static_cast<std::size_t>(j)]];
-          }
-        }
-      }));
+  return static_cast<cudaError_t>(enqueue(stream, "top_k_kernel",
+                                          {{in, n * classes * 4, "scores_in"},
+                                           {classes_out, n * k * 4, "classes_out"},
+                                           {scores_out, n * k * 4, "scores_out"}},
+                                          [=] {
+                                            // better(i, j): score i ranks before score j.
+                                            for (std::size_t s = 0; s < n; ++s) {
+                                              const float* row = in + s * classes;
+                                              auto better = [row](int i, int j) {
+                                                const bool ni = std::isnan(row[i]), nj = std::isnan(row[j]);
+                                                if (ni || nj) return ni && (!nj || i < j);
+                                                return row[i] > row[j] || (row[i] == row[j] && i < j);
+                                              };
+                                              std::vector<int> order(static_cast<std::size_t>(classes));
+                                              for (int i = 0; i < classes; ++i) order[static_cast<std::size_t>(i)] = i;
+                                              std::partial_sort(order.begin(), order.begin() + k, order.end(), better);
+                                              for (int j = 0; j < k; ++j) {
+                                                classes_out[s * k + j] = order[static_cast<std::size_t>(j)];
+                                                scores_out[s * k + j] = row[order[static_cast<std::size_t>(j)]];
+                                              }
+                                            }
+                                          }));
 }
 
 // pointwise.h: y[i] = f(x[i]) for i < count, element-wise (x == y allowed), count floats (half == 0)
@@ -279,10 +279,8 @@ cudaError_t __cudaLaunchKernel(cudaKernel_t kernel, dim3 grid, dim3 block, void*
   return record(it->second.run(grid, block, args, stream));
 }
 
-cudaError_t cudaLaunchKernel(const void* func, dim3 grid, dim3 block, void** args, size_t shared,
-                             cudaStream_t stream) {
-  return __cudaLaunchKernel(reinterpret_cast<cudaKernel_t>(const_cast<void*>(func)), grid, block, args, shared,
-                            stream);
+cudaError_t cudaLaunchKernel(const void* func, dim3 grid, dim3 block, void** args, size_t shared, cudaStream_t stream) {
+  return __cudaLaunchKernel(reinterpret_cast<cudaKernel_t>(const_cast<void*>(func)), grid, block, args, shared, stream);
 }
 
 }  // extern "C"

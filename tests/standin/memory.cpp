@@ -121,7 +121,8 @@ void require_device(const char* call, const Range& r) {
   if (begin - a->start + r.bytes > a->bytes) {
     char text[256];
     std::snprintf(text, sizeof text,
-                  "argument '%s' out of bounds: %zu bytes from offset %" PRIuPTR " of a %zu-byte allocation "
+                  "argument '%s' out of bounds: %zu bytes from offset %" PRIuPTR
+                  " of a %zu-byte allocation "
                   "(%zu bytes past its end)",
                   r.arg, r.bytes, begin - a->start, a->bytes, begin - a->start + r.bytes - a->bytes);
     fail(call, text);

@@ -32,7 +32,8 @@ __attribute__((visibility("default"))) nvmlReturn_t nvmlShutdown(void) { return 
 
 __attribute__((visibility("default"))) nvmlReturn_t nvmlSystemGetDriverVersion(char* version, unsigned int length) {
   if (!version) return NVML_ERROR_INVALID_ARGUMENT;
-  if (std::snprintf(version, length, "%s", "580.95.05") >= static_cast<int>(length)) return NVML_ERROR_INSUFFICIENT_SIZE;
+  if (std::snprintf(version, length, "%s", "580.95.05") >= static_cast<int>(length))
+    return NVML_ERROR_INSUFFICIENT_SIZE;
   return NVML_SUCCESS;
 }
 
@@ -43,14 +44,14 @@ __attribute__((visibility("default"))) nvmlReturn_t nvmlDeviceGetCount_v2(unsign
 }
 
 __attribute__((visibility("default"))) nvmlReturn_t nvmlDeviceGetHandleByIndex_v2(unsigned int index,
-                                                                                 nvmlDevice_t* device) {
+                                                                                  nvmlDevice_t* device) {
   if (!device || index != 0) return NVML_ERROR_INVALID_ARGUMENT;
   *device = reinterpret_cast<nvmlDevice_t>(&device_tag);
   return NVML_SUCCESS;
 }
 
 __attribute__((visibility("default"))) nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t device, char* name,
-                                                                     unsigned int length) {
+                                                                      unsigned int length) {
   if (device != reinterpret_cast<nvmlDevice_t>(&device_tag) || !name) return NVML_ERROR_INVALID_ARGUMENT;
   if (std::snprintf(name, length, "%s", standin::kDeviceName) >= static_cast<int>(length)) {
     return NVML_ERROR_INSUFFICIENT_SIZE;
@@ -59,7 +60,7 @@ __attribute__((visibility("default"))) nvmlReturn_t nvmlDeviceGetName(nvmlDevice
 }
 
 __attribute__((visibility("default"))) nvmlReturn_t nvmlDeviceGetCudaComputeCapability(nvmlDevice_t device, int* major,
-                                                                                      int* minor) {
+                                                                                       int* minor) {
   if (device != reinterpret_cast<nvmlDevice_t>(&device_tag) || !major || !minor) return NVML_ERROR_INVALID_ARGUMENT;
   *major = 9;
   *minor = 0;

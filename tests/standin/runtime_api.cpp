@@ -51,7 +51,7 @@ cudaError_t record(cudaError_t e) {
   return e;
 }
 
-}  // namespace standin
+}  // namespace standin::detail
 
 bool standin::device_usable() { return !standin::cuda_devices_hidden(); }
 
@@ -115,7 +115,8 @@ const char* cudaGetErrorString(cudaError_t e) {
     case cudaErrorIllegalState: return "the operation is not permitted in this state";
     case cudaErrorStreamCaptureUnsupported: return "operation not permitted when stream is capturing";
     case cudaErrorStreamCaptureInvalidated: return "operation failed due to a previous error during capture";
-    case cudaErrorStreamCaptureWrongThread: return "attempt to terminate a thread-local capture sequence from another thread";
+    case cudaErrorStreamCaptureWrongThread:
+      return "attempt to terminate a thread-local capture sequence from another thread";
     default: return "unknown error (infer CPU stand-in)";
   }
 }
@@ -191,8 +192,8 @@ cudaError_t cudaFree(void* p) {
   if (unsafe_during_capture("cudaFree")) return record(cudaErrorStreamCaptureUnsupported);
   drain_all();  // cudaFree synchronises the device
   if (!release(p, MemoryKind::Device)) {
-    standin::fail("cudaFree", "argument 'devPtr' is not the start of a live cudaMalloc allocation: " +
-                                  describe_pointer(p));
+    standin::fail("cudaFree",
+                  "argument 'devPtr' is not the start of a live cudaMalloc allocation: " + describe_pointer(p));
   }
   return cudaSuccess;
 }
@@ -211,8 +212,8 @@ cudaError_t cudaFreeHost(void* p) {
   if (unsafe_during_capture("cudaFreeHost")) return record(cudaErrorStreamCaptureUnsupported);
   drain_all();
   if (!release(p, MemoryKind::Pinned)) {
-    standin::fail("cudaFreeHost", "argument 'ptr' is not the start of a live cudaMallocHost allocation: " +
-                                      describe_pointer(p));
+    standin::fail("cudaFreeHost",
+                  "argument 'ptr' is not the start of a live cudaMallocHost allocation: " + describe_pointer(p));
   }
   return cudaSuccess;
 }

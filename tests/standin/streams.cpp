@@ -307,7 +307,9 @@ cudaError_t cudaEventRecordWithFlags(cudaEvent_t event, cudaStream_t stream, uns
   Stream* s = find_stream(stream);
   if (!s) return record(cudaErrorInvalidResourceHandle);
   if (s->capture && (flags & cudaEventRecordExternal) == 0) return cudaSuccess;  // a capture-internal marker
-  Op op{"cudaEventRecord", {}, [event] {
+  Op op{"cudaEventRecord",
+        {},
+        [event] {
           Event* ev = find_event(event);
           if (!ev) return;  // destroyed while a graph still held the node: nothing to stamp
           ev->time = Clock::now();

@@ -209,8 +209,8 @@ TEST_F(StandinCudnn, LayoutsAndStridesGiveIdenticalValues) {
     CUDNN_OK(cudnnSetTensor4dDescriptor(yd, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, on, oc, oh, ow));
     std::unique_ptr<DeviceBuffer> x(upload(layout == 0 ? nchw : layout == 1 ? nhwc : strided));
     std::unique_ptr<DeviceBuffer> y(upload(std::vector<float>(static_cast<std::size_t>(on * oc * oh * ow), -7.0f)));
-    CUDNN_OK(cudnnConvolutionForward(handle, &kOne, xd, x->p, wd, w->p, cd,
-                                     CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM, nullptr, 0, &kZero, yd, y->p));
+    CUDNN_OK(cudnnConvolutionForward(handle, &kOne, xd, x->p, wd, w->p, cd, CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM,
+                                     nullptr, 0, &kZero, yd, y->p));
     results.push_back(download(y->p, static_cast<std::size_t>(on * oc * oh * ow)));
   }
   EXPECT_EQ(results[0], results[1]);
@@ -251,15 +251,15 @@ TEST_F(StandinCudnn, FaultInjectionDeclinesTheFusedCall) {
   DeviceBuffer ws(1 << 16);
   const auto algo = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM;
   ASSERT_EQ(setenv("INFER_STANDIN_CUDNN_DECLINE", "fused-call", 1), 0);
-  EXPECT_EQ(cudnnConvolutionBiasActivationForward(handle, &kOne, xd, x->p, wd, w->p, cd, algo, ws.p, 1 << 16, &kOne,
-                                                  yd, z->p, bd, bias->p, ad, yd, y->p),
+  EXPECT_EQ(cudnnConvolutionBiasActivationForward(handle, &kOne, xd, x->p, wd, w->p, cd, algo, ws.p, 1 << 16, &kOne, yd,
+                                                  z->p, bd, bias->p, ad, yd, y->p),
             CUDNN_STATUS_NOT_SUPPORTED);
   EXPECT_EQ(download(y->p, 4), (std::vector<float>{-1, -1, -1, -1}));
   CUDNN_OK(cudnnConvolutionForward(handle, &kOne, xd, x->p, wd, w->p, cd, algo, ws.p, 1 << 16, &kZero, yd, y->p));
   EXPECT_EQ(download(y->p, 4), (std::vector<float>{44, 51, 72, 79}));
   ASSERT_EQ(unsetenv("INFER_STANDIN_CUDNN_DECLINE"), 0);
-  CUDNN_OK(cudnnConvolutionBiasActivationForward(handle, &kOne, xd, x->p, wd, w->p, cd, algo, ws.p, 1 << 16, &kOne,
-                                                 yd, z->p, bd, bias->p, ad, yd, y->p));
+  CUDNN_OK(cudnnConvolutionBiasActivationForward(handle, &kOne, xd, x->p, wd, w->p, cd, algo, ws.p, 1 << 16, &kOne, yd,
+                                                 z->p, bd, bias->p, ad, yd, y->p));
   EXPECT_EQ(download(y->p, 4), (std::vector<float>{0, 3, 25, 33}));
 }
 
@@ -385,14 +385,14 @@ TEST_F(StandinCudnn, SoftmaxChannelAndInstance) {
   std::vector<float> out = download(y->p, 4);
   const float expected_channel[4] = {0.25f, 0.5f, 0.75f, 0.5f};
   for (int i = 0; i < 4; ++i) EXPECT_NEAR(out[static_cast<std::size_t>(i)], expected_channel[i], 1e-6f) << i;
-  CUDNN_OK(cudnnSoftmaxForward(handle, CUDNN_SOFTMAX_ACCURATE, CUDNN_SOFTMAX_MODE_INSTANCE, &kOne, xd, x->p, &kZero,
-                               xd, y->p));
+  CUDNN_OK(cudnnSoftmaxForward(handle, CUDNN_SOFTMAX_ACCURATE, CUDNN_SOFTMAX_MODE_INSTANCE, &kOne, xd, x->p, &kZero, xd,
+                               y->p));
   out = download(y->p, 4);
   const double e = std::exp(1.0), total = 4.0 + 2.0 * e;
   const double expected_instance[4] = {1 / total, e / total, 3 / total, e / total};
   for (int i = 0; i < 4; ++i) EXPECT_NEAR(out[static_cast<std::size_t>(i)], expected_instance[i], 1e-6) << i;
-  CUDNN_OK(cudnnSoftmaxForward(handle, CUDNN_SOFTMAX_LOG, CUDNN_SOFTMAX_MODE_CHANNEL, &kOne, xd, x->p, &kZero, xd,
-                               y->p));
+  CUDNN_OK(
+      cudnnSoftmaxForward(handle, CUDNN_SOFTMAX_LOG, CUDNN_SOFTMAX_MODE_CHANNEL, &kOne, xd, x->p, &kZero, xd, y->p));
   out = download(y->p, 4);
   EXPECT_NEAR(out[0], std::log(0.25), 1e-6);
   EXPECT_NEAR(out[3], std::log(0.5), 1e-6);
@@ -692,7 +692,7 @@ TEST_F(StandinCudnnOpTensor, MulBroadcastsBOverBatchAndSpatialDimensions) {
   CUDNN_OK(cudnnSetOpTensorDescriptor(od, CUDNN_OP_TENSOR_MUL, CUDNN_DATA_FLOAT, CUDNN_PROPAGATE_NAN));
   const float nan = std::numeric_limits<float>::quiet_NaN();
   const std::vector<float> values = random(count), b = random(kC);  // values in NCHW order
-  const int extent = (kN * kC * kH - 1) * kRow + kW;                  // the last row is not padded
+  const int extent = (kN * kC * kH - 1) * kRow + kW;                // the last row is not padded
   std::vector<float> a(static_cast<std::size_t>(extent), nan);
   for (int i = 0; i < count; ++i) a[(i / kW) * kRow + i % kW] = values[i];
   std::unique_ptr<DeviceBuffer> da(upload(a)), db(upload(b)), dc(upload(std::vector<float>(count, nan)));

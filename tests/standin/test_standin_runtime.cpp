@@ -308,7 +308,9 @@ TEST(StandinKernels, PointwiseHalfInPlaceRoundsToNearestEven) {
   ASSERT_EQ(cudaMalloc(&d, 4), cudaSuccess);
   const std::uint16_t ties[2] = {0x3800, 0x3801};
   ASSERT_EQ(cudaMemcpy(d, ties, 4, cudaMemcpyHostToDevice), cudaSuccess);
-  ASSERT_EQ(launch_pointwise(static_cast<int>(infer::PointwiseOp::HardSigmoid), 1.0f, std::ldexp(1.0f, -12), d, d, 2, 1), cudaSuccess);
+  ASSERT_EQ(
+      launch_pointwise(static_cast<int>(infer::PointwiseOp::HardSigmoid), 1.0f, std::ldexp(1.0f, -12), d, d, 2, 1),
+      cudaSuccess);
   std::uint16_t out[2] = {};
   ASSERT_EQ(cudaMemcpy(out, d, 4, cudaMemcpyDeviceToHost), cudaSuccess);
   EXPECT_EQ(out[0], 0x3800);
@@ -359,7 +361,8 @@ using StandinRuntimeDeathTest = ::testing::Test;
 
 TEST_F(StandinRuntimeDeathTest, HostPointerWhereDeviceMemoryBelongs) {
   std::vector<char> host(16);
-  EXPECT_DEATH(cudaMemsetAsync(host.data(), 0, 16, nullptr), "cudaMemsetAsync: argument 'devPtr' is not device memory: a host pointer");
+  EXPECT_DEATH(cudaMemsetAsync(host.data(), 0, 16, nullptr),
+               "cudaMemsetAsync: argument 'devPtr' is not device memory: a host pointer");
 }
 
 TEST_F(StandinRuntimeDeathTest, OutOfBoundsNamesTheArgumentAndTheOverrun) {
@@ -367,7 +370,8 @@ TEST_F(StandinRuntimeDeathTest, OutOfBoundsNamesTheArgumentAndTheOverrun) {
   ASSERT_EQ(cudaMalloc(&d, 100), cudaSuccess);
   std::vector<char> host(128);
   EXPECT_DEATH(cudaMemcpyAsync(d, host.data(), 101, cudaMemcpyHostToDevice, nullptr),
-               "cudaMemcpyAsync: argument 'dst' out of bounds: 101 bytes from offset 0 of a 100-byte allocation \\(1 bytes past its end\\)");
+               "cudaMemcpyAsync: argument 'dst' out of bounds: 101 bytes from offset 0 of a 100-byte allocation \\(1 "
+               "bytes past its end\\)");
   cudaFree(d);
 }
 

@@ -72,8 +72,9 @@ cudnnStatus_t cudnnBatchNormalizationForwardInference(
           const std::size_t c = (i / inner) % channels;
           const std::size_t k = per_activation ? c * inner + i % inner : c;
           const double inv_std = 1.0 / std::sqrt(epsilon + static_cast<double>(var[k]));
-          out[i] = static_cast<double>(scale[k]) * (static_cast<double>(in[i]) - static_cast<double>(mean[k])) * inv_std +
-                   static_cast<double>(shift[k]);
+          out[i] =
+              static_cast<double>(scale[k]) * (static_cast<double>(in[i]) - static_cast<double>(mean[k])) * inv_std +
+              static_cast<double>(shift[k]);
         }
         store_blend(yt, y, out.data(), a, b);
       });

@@ -28,11 +28,14 @@
 namespace standin_cudnn {
 namespace {
 
-constexpr cudnnConvolutionFwdAlgo_t kPreference[] = {
-    CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM, CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM,
-    CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED,     CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD,
-    CUDNN_CONVOLUTION_FWD_ALGO_GEMM,                  CUDNN_CONVOLUTION_FWD_ALGO_FFT_TILING,
-    CUDNN_CONVOLUTION_FWD_ALGO_FFT,                   CUDNN_CONVOLUTION_FWD_ALGO_DIRECT};
+constexpr cudnnConvolutionFwdAlgo_t kPreference[] = {CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM,
+                                                     CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM,
+                                                     CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED,
+                                                     CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD,
+                                                     CUDNN_CONVOLUTION_FWD_ALGO_GEMM,
+                                                     CUDNN_CONVOLUTION_FWD_ALGO_FFT_TILING,
+                                                     CUDNN_CONVOLUTION_FWD_ALGO_FFT,
+                                                     CUDNN_CONVOLUTION_FWD_ALGO_DIRECT};
 static_assert(sizeof kPreference / sizeof kPreference[0] == CUDNN_CONVOLUTION_FWD_ALGO_COUNT,
               "every forward algorithm is ranked once");
 
@@ -74,8 +77,7 @@ cudnnStatus_t algo_supports(const ConvProblem& p, cudnnConvolutionFwdAlgo_t algo
   const bool half = p.x.type == CUDNN_DATA_HALF;
   // With C = 1 the strides of x cannot tell NHWC from NCHW; the filter's format (KRSC) still does.
   const bool nhwc = channels_last(p.x) || p.w.format == CUDNN_TENSOR_NHWC;
-  if (half && nhwc && (p.x.dim[1] % 8 != 0 || p.w.dim[0] % 8 != 0) &&
-      decline_requested("half-nhwc-unaligned")) {
+  if (half && nhwc && (p.x.dim[1] % 8 != 0 || p.w.dim[0] % 8 != 0) && decline_requested("half-nhwc-unaligned")) {
     why = "declined by INFER_STANDIN_CUDNN_DECLINE=half-nhwc-unaligned (HALF NHWC with C or K not a multiple of 8)";
     return CUDNN_STATUS_NOT_SUPPORTED;
   }
@@ -143,7 +145,8 @@ std::size_t workspace_bytes(const ConvProblem& p, cudnnConvolutionFwdAlgo_t algo
   const auto round_up = [](std::size_t v) { return (v + 255) / 256 * 256; };
   switch (algo) {
     case CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM: return 0;
-    case CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM: return round_up(cg * r * s * 2 * sizeof(int));  // index table
+    case CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM:
+      return round_up(cg * r * s * 2 * sizeof(int));                                  // index table
     case CUDNN_CONVOLUTION_FWD_ALGO_GEMM: return round_up(c * r * s * oh * ow * es);  // im2col of one image
     case CUDNN_CONVOLUTION_FWD_ALGO_FFT: {
       const std::size_t fh = next_pow2(static_cast<std::size_t>(p.x.dim[2] + 2 * p.conv.pad[0]));
@@ -185,7 +188,8 @@ cudnnStatus_t cudnnGetConvolutionForwardWorkspaceSize(cudnnHandle_t handle, cons
                                                       const cudnnTensorDescriptor_t yDesc,
                                                       cudnnConvolutionFwdAlgo_t algo, size_t* sizeInBytes) {
   const char* call = "cudnnGetConvolutionForwardWorkspaceSize";
-  if (handle == nullptr || sizeInBytes == nullptr) return fail(CUDNN_STATUS_BAD_PARAM, call, "handle or sizeInBytes is NULL");
+  if (handle == nullptr || sizeInBytes == nullptr)
+    return fail(CUDNN_STATUS_BAD_PARAM, call, "handle or sizeInBytes is NULL");
   ConvProblem p;
   if (cudnnStatus_t s = make_problem(call, xDesc, wDesc, convDesc, yDesc, p); s != CUDNN_STATUS_SUCCESS) return s;
   if (algo < 0 || algo >= CUDNN_CONVOLUTION_FWD_ALGO_COUNT) {
@@ -242,8 +246,8 @@ cudnnStatus_t cudnnGetConvolutionForwardAlgorithm_v7(cudnnHandle_t handle, const
 // workspace exceeds workSpaceSizeInBytes gets CUDNN_STATUS_ALLOC_FAILED (its documented meaning in
 // cudnnConvolutionFwdAlgoPerf_t: "the provided workspace is insufficient").
 cudnnStatus_t cudnnFindConvolutionForwardAlgorithmEx(cudnnHandle_t handle, const cudnnTensorDescriptor_t xDesc,
-                                                     const void* x, const cudnnFilterDescriptor_t wDesc,
-                                                     const void* w, const cudnnConvolutionDescriptor_t convDesc,
+                                                     const void* x, const cudnnFilterDescriptor_t wDesc, const void* w,
+                                                     const cudnnConvolutionDescriptor_t convDesc,
                                                      const cudnnTensorDescriptor_t yDesc, void* y,
                                                      const int requestedAlgoCount, int* returnedAlgoCount,
                                                      cudnnConvolutionFwdAlgoPerf_t* perfResults, void* workSpace,
@@ -277,7 +281,8 @@ cudnnStatus_t cudnnFindConvolutionForwardAlgorithmEx(cudnnHandle_t handle, const
       continue;
     }
     const auto start = std::chrono::steady_clock::now();
-    if (cudnnStatus_t s = enqueue_convolution(call, handle, p, algo, x, w, workSpace, workSpaceSizeInBytes, 1.0, 0.0, y);
+    if (cudnnStatus_t s =
+            enqueue_convolution(call, handle, p, algo, x, w, workSpace, workSpaceSizeInBytes, 1.0, 0.0, y);
         s != CUDNN_STATUS_SUCCESS) {
       return s;
     }
@@ -285,8 +290,9 @@ cudnnStatus_t cudnnFindConvolutionForwardAlgorithmEx(cudnnHandle_t handle, const
     perf.time = std::chrono::duration<float, std::milli>(std::chrono::steady_clock::now() - start).count();
     ran.push_back(perf);
   }
-  std::stable_sort(ran.begin(), ran.end(), [](const cudnnConvolutionFwdAlgoPerf_t& a,
-                                              const cudnnConvolutionFwdAlgoPerf_t& b) { return a.time < b.time; });
+  std::stable_sort(
+      ran.begin(), ran.end(),
+      [](const cudnnConvolutionFwdAlgoPerf_t& a, const cudnnConvolutionFwdAlgoPerf_t& b) { return a.time < b.time; });
   ran.insert(ran.end(), other.begin(), other.end());
   const int n = std::min(requestedAlgoCount, static_cast<int>(ran.size()));
   for (int i = 0; i < n; ++i) perfResults[i] = ran[static_cast<std::size_t>(i)];

@@ -22,7 +22,7 @@ float round_tf32(float v) {
   std::uint32_t bits = 0;
   std::memcpy(&bits, &v, sizeof bits);
   if ((bits & 0x7F800000u) == 0x7F800000u) return v;  // inf and NaN unchanged
-  bits += 0xFFFu + ((bits >> 13) & 1u);                // round to nearest even on the 13 dropped bits
+  bits += 0xFFFu + ((bits >> 13) & 1u);               // round to nearest even on the 13 dropped bits
   bits &= ~0x1FFFu;
   float out = 0.0f;
   std::memcpy(&out, &bits, sizeof out);
@@ -124,8 +124,8 @@ cudnnStatus_t make_problem(const char* call, cudnnTensorDescriptor_t xDesc, cudn
   const int groups = p.conv.groups;
   if (p.x.dim[1] != p.w.dim[1] * groups) {
     return fail(CUDNN_STATUS_BAD_PARAM, call,
-                "x has " + std::to_string(p.x.dim[1]) + " channels, the filter expects " +
-                    std::to_string(p.w.dim[1]) + " x " + std::to_string(groups) + " groups");
+                "x has " + std::to_string(p.x.dim[1]) + " channels, the filter expects " + std::to_string(p.w.dim[1]) +
+                    " x " + std::to_string(groups) + " groups");
   }
   if (p.w.dim[0] % groups != 0) {
     return fail(CUDNN_STATUS_BAD_PARAM, call, "the filter count K is not a multiple of the group count");
@@ -239,8 +239,8 @@ cudnnStatus_t enqueue_convolution(const char* call, cudnnHandle_t handle, const 
                                   std::size_t workSpaceSizeInBytes, double alpha, double beta, void* y) {
   std::size_t need = 0;
   if (cudnnStatus_t s = check_algo(call, p, algo, workSpaceSizeInBytes, need); s != CUDNN_STATUS_SUCCESS) return s;
-  std::vector<standin::Range> ranges = {{x, extent_bytes(p.x), "x"}, {w, filter_bytes(p.w), "w"},
-                                        {y, extent_bytes(p.y), "y"}};
+  std::vector<standin::Range> ranges = {
+      {x, extent_bytes(p.x), "x"}, {w, filter_bytes(p.w), "w"}, {y, extent_bytes(p.y), "y"}};
   if (need > 0) ranges.push_back({workSpace, need, "workSpace"});
   const ConvOperands ops{x, w, workSpace, need};
   const int e = standin::enqueue(stream_of(handle), call, std::move(ranges), [p, ops, alpha, beta, y] {
@@ -281,7 +281,8 @@ cudnnStatus_t cudnnGetConvolution2dForwardOutputDim(const cudnnConvolutionDescri
   }
   const int oh = output_dim(x.dim[2], cv.pad[0], f.dim[2], cv.dilation[0], cv.stride[0]);
   const int ow = output_dim(x.dim[3], cv.pad[1], f.dim[3], cv.dilation[1], cv.stride[1]);
-  if (oh <= 0 || ow <= 0) return fail(CUDNN_STATUS_BAD_PARAM, call, "the dilated filter is larger than the padded input");
+  if (oh <= 0 || ow <= 0)
+    return fail(CUDNN_STATUS_BAD_PARAM, call, "the dilated filter is larger than the padded input");
   *n = x.dim[0];
   *c = f.dim[0];
   *h = oh;
@@ -356,8 +357,10 @@ cudnnStatus_t cudnnConvolutionBiasActivationForward(
   const double a2 = host_scalar(call, alpha2, "alpha2");
   std::size_t need = 0;
   if (cudnnStatus_t s = check_algo(call, p, algo, workSpaceSizeInBytes, need); s != CUDNN_STATUS_SUCCESS) return s;
-  std::vector<standin::Range> ranges = {{x, extent_bytes(p.x), "x"}, {w, filter_bytes(p.w), "w"},
-                                        {z, extent_bytes(zt), "z"},  {bias, extent_bytes(bt), "bias"},
+  std::vector<standin::Range> ranges = {{x, extent_bytes(p.x), "x"},
+                                        {w, filter_bytes(p.w), "w"},
+                                        {z, extent_bytes(zt), "z"},
+                                        {bias, extent_bytes(bt), "bias"},
                                         {y, extent_bytes(p.y), "y"}};
   if (need > 0) ranges.push_back({workSpace, need, "workSpace"});
   const ConvOperands ops{x, w, workSpace, need};

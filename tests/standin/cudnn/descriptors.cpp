@@ -31,8 +31,8 @@ cudnnStatus_t destroy(T* desc) {
 }
 
 // Shared by the 4-d and N-d setters. Dimensions and strides must be positive.
-cudnnStatus_t set_tensor(const char* call, cudnnTensorDescriptor_t desc, cudnnDataType_t type, int nb,
-                         const int* dims, const std::int64_t* strides) {
+cudnnStatus_t set_tensor(const char* call, cudnnTensorDescriptor_t desc, cudnnDataType_t type, int nb, const int* dims,
+                         const std::int64_t* strides) {
   if (desc == nullptr) return fail(CUDNN_STATUS_BAD_PARAM, call, "tensorDesc is NULL");
   if (!valid_type(type)) return fail(CUDNN_STATUS_BAD_PARAM, call, "dataType is not a cudnnDataType_t");
   // cudnnSetTensorNdDescriptor: nbDims outside [4, CUDNN_DIM_MAX] -> CUDNN_STATUS_NOT_SUPPORTED.
@@ -102,19 +102,19 @@ cudnnStatus_t cudnnSetTensor4dDescriptor(cudnnTensorDescriptor_t tensorDesc, cud
   return set_tensor(call, tensorDesc, dataType, 4, dims, strides);
 }
 
-cudnnStatus_t cudnnSetTensor4dDescriptorEx(cudnnTensorDescriptor_t tensorDesc, cudnnDataType_t dataType, int n,
-                                           int c, int h, int w, int nStride, int cStride, int hStride,
-                                           int wStride) {
+cudnnStatus_t cudnnSetTensor4dDescriptorEx(cudnnTensorDescriptor_t tensorDesc, cudnnDataType_t dataType, int n, int c,
+                                           int h, int w, int nStride, int cStride, int hStride, int wStride) {
   const int dims[4] = {n, c, h, w};
   const std::int64_t strides[4] = {nStride, cStride, hStride, wStride};
   return set_tensor("cudnnSetTensor4dDescriptorEx", tensorDesc, dataType, 4, dims, strides);
 }
 
-cudnnStatus_t cudnnGetTensor4dDescriptor(const cudnnTensorDescriptor_t tensorDesc, cudnnDataType_t* dataType,
-                                         int* n, int* c, int* h, int* w, int* nStride, int* cStride,
-                                         int* hStride, int* wStride) {
+cudnnStatus_t cudnnGetTensor4dDescriptor(const cudnnTensorDescriptor_t tensorDesc, cudnnDataType_t* dataType, int* n,
+                                         int* c, int* h, int* w, int* nStride, int* cStride, int* hStride,
+                                         int* wStride) {
   const char* call = "cudnnGetTensor4dDescriptor";
-  if (tensorDesc == nullptr || !tensorDesc->value.set) return fail(CUDNN_STATUS_BAD_PARAM, call, "tensorDesc is not set");
+  if (tensorDesc == nullptr || !tensorDesc->value.set)
+    return fail(CUDNN_STATUS_BAD_PARAM, call, "tensorDesc is not set");
   const Tensor& t = tensorDesc->value;
   if (t.nb != 4) return fail(CUDNN_STATUS_BAD_PARAM, call, "tensorDesc is not 4-d");
   if (dataType == nullptr || n == nullptr || c == nullptr || h == nullptr || w == nullptr || nStride == nullptr ||
@@ -145,7 +145,8 @@ cudnnStatus_t cudnnSetTensorNdDescriptor(cudnnTensorDescriptor_t tensorDesc, cud
 cudnnStatus_t cudnnGetTensorNdDescriptor(const cudnnTensorDescriptor_t tensorDesc, int nbDimsRequested,
                                          cudnnDataType_t* dataType, int* nbDims, int dimA[], int strideA[]) {
   const char* call = "cudnnGetTensorNdDescriptor";
-  if (tensorDesc == nullptr || !tensorDesc->value.set) return fail(CUDNN_STATUS_BAD_PARAM, call, "tensorDesc is not set");
+  if (tensorDesc == nullptr || !tensorDesc->value.set)
+    return fail(CUDNN_STATUS_BAD_PARAM, call, "tensorDesc is not set");
   if (nbDimsRequested < 0) return fail(CUDNN_STATUS_BAD_PARAM, call, "nbDimsRequested is negative");
   const Tensor& t = tensorDesc->value;
   if (dataType != nullptr) *dataType = t.type;
@@ -229,8 +230,8 @@ cudnnStatus_t cudnnDestroyConvolutionDescriptor(cudnnConvolutionDescriptor_t con
 // cudnnSetConvolution2dDescriptor(): BAD_PARAM when a padding is negative, a stride or a dilation
 // is not positive, or mode / computeType is not a valid enumerant. Group count and math type keep
 // their values (defaults 1 and CUDNN_DEFAULT_MATH).
-cudnnStatus_t cudnnSetConvolution2dDescriptor(cudnnConvolutionDescriptor_t convDesc, int pad_h, int pad_w, int u,
-                                              int v, int dilation_h, int dilation_w, cudnnConvolutionMode_t mode,
+cudnnStatus_t cudnnSetConvolution2dDescriptor(cudnnConvolutionDescriptor_t convDesc, int pad_h, int pad_w, int u, int v,
+                                              int dilation_h, int dilation_w, cudnnConvolutionMode_t mode,
                                               cudnnDataType_t computeType) {
   const char* call = "cudnnSetConvolution2dDescriptor";
   if (convDesc == nullptr) return fail(CUDNN_STATUS_BAD_PARAM, call, "convDesc is NULL");
@@ -320,9 +321,9 @@ cudnnStatus_t cudnnDestroyPoolingDescriptor(cudnnPoolingDescriptor_t poolingDesc
 // cudnnSetPooling2dDescriptor(): BAD_PARAM when a window or stride is not positive, a padding is
 // negative, or mode / maxpoolingNanOpt is not a valid enumerant.
 cudnnStatus_t cudnnSetPooling2dDescriptor(cudnnPoolingDescriptor_t poolingDesc, cudnnPoolingMode_t mode,
-                                          cudnnNanPropagation_t maxpoolingNanOpt, int windowHeight,
-                                          int windowWidth, int verticalPadding, int horizontalPadding,
-                                          int verticalStride, int horizontalStride) {
+                                          cudnnNanPropagation_t maxpoolingNanOpt, int windowHeight, int windowWidth,
+                                          int verticalPadding, int horizontalPadding, int verticalStride,
+                                          int horizontalStride) {
   const char* call = "cudnnSetPooling2dDescriptor";
   if (poolingDesc == nullptr) return fail(CUDNN_STATUS_BAD_PARAM, call, "poolingDesc is NULL");
   if (mode != CUDNN_POOLING_MAX && mode != CUDNN_POOLING_MAX_DETERMINISTIC &&
@@ -350,11 +351,12 @@ cudnnStatus_t cudnnSetPooling2dDescriptor(cudnnPoolingDescriptor_t poolingDesc, 
 }
 
 cudnnStatus_t cudnnGetPooling2dDescriptor(const cudnnPoolingDescriptor_t poolingDesc, cudnnPoolingMode_t* mode,
-                                          cudnnNanPropagation_t* maxpoolingNanOpt, int* windowHeight,
-                                          int* windowWidth, int* verticalPadding, int* horizontalPadding,
-                                          int* verticalStride, int* horizontalStride) {
+                                          cudnnNanPropagation_t* maxpoolingNanOpt, int* windowHeight, int* windowWidth,
+                                          int* verticalPadding, int* horizontalPadding, int* verticalStride,
+                                          int* horizontalStride) {
   const char* call = "cudnnGetPooling2dDescriptor";
-  if (poolingDesc == nullptr || !poolingDesc->value.set) return fail(CUDNN_STATUS_BAD_PARAM, call, "poolingDesc is not set");
+  if (poolingDesc == nullptr || !poolingDesc->value.set)
+    return fail(CUDNN_STATUS_BAD_PARAM, call, "poolingDesc is not set");
   if (mode == nullptr || maxpoolingNanOpt == nullptr || windowHeight == nullptr || windowWidth == nullptr ||
       verticalPadding == nullptr || horizontalPadding == nullptr || verticalStride == nullptr ||
       horizontalStride == nullptr) {
@@ -375,10 +377,11 @@ cudnnStatus_t cudnnGetPooling2dDescriptor(const cudnnPoolingDescriptor_t pooling
 // cudnnGetPooling2dForwardOutputDim(): outputDim = 1 + (inputDim + 2 * padding - windowDim) / stride;
 // BAD_PARAM for an unset descriptor, a non-4-d input or a window larger than the padded input.
 cudnnStatus_t cudnnGetPooling2dForwardOutputDim(const cudnnPoolingDescriptor_t poolingDesc,
-                                                const cudnnTensorDescriptor_t inputTensorDesc, int* n, int* c,
-                                                int* h, int* w) {
+                                                const cudnnTensorDescriptor_t inputTensorDesc, int* n, int* c, int* h,
+                                                int* w) {
   const char* call = "cudnnGetPooling2dForwardOutputDim";
-  if (poolingDesc == nullptr || !poolingDesc->value.set) return fail(CUDNN_STATUS_BAD_PARAM, call, "poolingDesc is not set");
+  if (poolingDesc == nullptr || !poolingDesc->value.set)
+    return fail(CUDNN_STATUS_BAD_PARAM, call, "poolingDesc is not set");
   if (inputTensorDesc == nullptr || !inputTensorDesc->value.set || inputTensorDesc->value.nb != 4) {
     return fail(CUDNN_STATUS_BAD_PARAM, call, "inputTensorDesc is not a set 4-d tensor");
   }
@@ -493,8 +496,8 @@ cudnnStatus_t cudnnGetOpTensorDescriptor(const cudnnOpTensorDescriptor_t opTenso
 
 // cudnnDeriveBNTensorDescriptor(): 1xCx1x1 (SPATIAL) or 1xCxHxW (PER_ACTIVATION), packed NCHW; the
 // type is FLOAT for HALF data, else the data type. BAD_PARAM for an invalid mode.
-cudnnStatus_t cudnnDeriveBNTensorDescriptor(cudnnTensorDescriptor_t derivedBnDesc,
-                                            const cudnnTensorDescriptor_t xDesc, cudnnBatchNormMode_t mode) {
+cudnnStatus_t cudnnDeriveBNTensorDescriptor(cudnnTensorDescriptor_t derivedBnDesc, const cudnnTensorDescriptor_t xDesc,
+                                            cudnnBatchNormMode_t mode) {
   const char* call = "cudnnDeriveBNTensorDescriptor";
   if (derivedBnDesc == nullptr) return fail(CUDNN_STATUS_BAD_PARAM, call, "derivedBnDesc is NULL");
   if (xDesc == nullptr || !xDesc->value.set) return fail(CUDNN_STATUS_BAD_PARAM, call, "xDesc is not set");
@@ -506,7 +509,8 @@ cudnnStatus_t cudnnDeriveBNTensorDescriptor(cudnnTensorDescriptor_t derivedBnDes
   if (x.nb != 4 && x.nb != 5) return fail(CUDNN_STATUS_BAD_PARAM, call, "xDesc must be 4-d or 5-d");
   int dims[CUDNN_DIM_MAX] = {};
   std::int64_t strides[CUDNN_DIM_MAX] = {};
-  for (int i = 0; i < x.nb; ++i) dims[i] = (i == 1 || (i >= 2 && mode == CUDNN_BATCHNORM_PER_ACTIVATION)) ? x.dim[i] : 1;
+  for (int i = 0; i < x.nb; ++i)
+    dims[i] = (i == 1 || (i >= 2 && mode == CUDNN_BATCHNORM_PER_ACTIVATION)) ? x.dim[i] : 1;
   dims[0] = 1;
   strides[x.nb - 1] = 1;
   for (int i = x.nb - 2; i >= 0; --i) strides[i] = strides[i + 1] * dims[i + 1];

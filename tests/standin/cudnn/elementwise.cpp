@@ -97,7 +97,8 @@ cudnnStatus_t cudnnAddTensor(cudnnHandle_t handle, const void* alpha, const cudn
   const Tensor at = aDesc->value, ct = cDesc->value;
   if (ct.nb > 5) return fail(CUDNN_STATUS_NOT_SUPPORTED, call, "more than 5 dimensions");
   if (at.nb != ct.nb || at.type != ct.type) {
-    return fail(CUDNN_STATUS_BAD_PARAM, call, "aDesc " + describe(at) + " and cDesc " + describe(ct) + " are incompatible");
+    return fail(CUDNN_STATUS_BAD_PARAM, call,
+                "aDesc " + describe(at) + " and cDesc " + describe(ct) + " are incompatible");
   }
   for (int i = 0; i < at.nb; ++i) {
     if (at.dim[i] != ct.dim[i] && at.dim[i] != 1) {
@@ -108,21 +109,23 @@ cudnnStatus_t cudnnAddTensor(cudnnHandle_t handle, const void* alpha, const cudn
   }
   const double a = host_scalar(call, alpha, "alpha");
   const double b = host_scalar(call, beta, "beta");
-  return enqueue_blend(call, handle, {{A, extent_bytes(at), "A"}, {C, extent_bytes(ct), "C"}}, ct, C, a, b, [at, ct, A] {
-    const std::vector<float> in = load(at, A);
-    std::vector<double> out(static_cast<std::size_t>(element_count(ct)));
-    int index[CUDNN_DIM_MAX] = {};
-    for (std::size_t i = 0; i < out.size(); ++i) {
-      std::size_t src = 0;
-      for (int d = 0; d < at.nb; ++d) src = src * static_cast<std::size_t>(at.dim[d]) + (at.dim[d] == 1 ? 0 : index[d]);
-      out[i] = static_cast<double>(in[src]);
-      for (int d = ct.nb - 1; d >= 0; --d) {
-        if (++index[d] < ct.dim[d]) break;
-        index[d] = 0;
-      }
-    }
-    return out;
-  });
+  return enqueue_blend(call, handle, {{A, extent_bytes(at), "A"}, {C, extent_bytes(ct), "C"}}, ct, C, a, b,
+                       [at, ct, A] {
+                         const std::vector<float> in = load(at, A);
+                         std::vector<double> out(static_cast<std::size_t>(element_count(ct)));
+                         int index[CUDNN_DIM_MAX] = {};
+                         for (std::size_t i = 0; i < out.size(); ++i) {
+                           std::size_t src = 0;
+                           for (int d = 0; d < at.nb; ++d)
+                             src = src * static_cast<std::size_t>(at.dim[d]) + (at.dim[d] == 1 ? 0 : index[d]);
+                           out[i] = static_cast<double>(in[src]);
+                           for (int d = ct.nb - 1; d >= 0; --d) {
+                             if (++index[d] < ct.dim[d]) break;
+                             index[d] = 0;
+                           }
+                         }
+                         return out;
+                       });
 }
 
 // cudnnTransformTensor(): y = alpha * x + beta * y between any layouts / strides.
@@ -165,9 +168,8 @@ cudnnStatus_t cudnnSetTensor(cudnnHandle_t handle, const cudnnTensorDescriptor_t
     std::memcpy(&f, valuePtr, sizeof f);
     value = static_cast<double>(f);
   }
-  return enqueue_blend(call, handle, {{y, extent_bytes(yt), "y"}}, yt, y, 1.0, 0.0, [yt, value] {
-    return std::vector<double>(static_cast<std::size_t>(element_count(yt)), value);
-  });
+  return enqueue_blend(call, handle, {{y, extent_bytes(yt), "y"}}, yt, y, 1.0, 0.0,
+                       [yt, value] { return std::vector<double>(static_cast<std::size_t>(element_count(yt)), value); });
 }
 
 }  // extern "C"

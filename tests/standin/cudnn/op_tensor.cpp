@@ -102,9 +102,9 @@ cudnnStatus_t cudnnOpTensor(cudnnHandle_t handle, const cudnnOpTensorDescriptor_
                 "aDesc " + describe(at) + " and bDesc " + describe(bt) + " must have the same data type");
   }
   if ((at.type == CUDNN_DATA_DOUBLE) != (ct.type == CUDNN_DATA_DOUBLE)) {
-    return fail(CUDNN_STATUS_BAD_PARAM, call,
-                "DOUBLE data must be DOUBLE in A, B and C alike (aDesc " + describe(at) + ", cDesc " + describe(ct) +
-                    ")");
+    return fail(
+        CUDNN_STATUS_BAD_PARAM, call,
+        "DOUBLE data must be DOUBLE in A, B and C alike (aDesc " + describe(at) + ", cDesc " + describe(ct) + ")");
   }
   if (cudnnStatus_t s = check_tensor(call, aDesc, "aDesc"); s != CUDNN_STATUS_SUCCESS) return s;
   if (cudnnStatus_t s = check_tensor(call, cDesc, "cDesc"); s != CUDNN_STATUS_SUCCESS) return s;

@@ -30,7 +30,8 @@ cudnnStatus_t cudnnPoolingForward(cudnnHandle_t handle, const cudnnPoolingDescri
   const Pooling pool = poolingDesc->value;
   const Tensor xt = xDesc->value, yt = yDesc->value;
   if (xt.nb != yt.nb || xt.type != yt.type || xt.dim[0] != yt.dim[0] || xt.dim[1] != yt.dim[1]) {
-    return fail(CUDNN_STATUS_BAD_PARAM, call, "xDesc " + describe(xt) + " and yDesc " + describe(yt) + " are incompatible");
+    return fail(CUDNN_STATUS_BAD_PARAM, call,
+                "xDesc " + describe(xt) + " and yDesc " + describe(yt) + " are incompatible");
   }
   if (xt.nb != 4) return fail(CUDNN_STATUS_NOT_SUPPORTED, call, "the stand-in implements 2-d pooling only");
   if (pool.pad[0] >= pool.window[0] || pool.pad[1] >= pool.window[1]) {
@@ -85,8 +86,8 @@ cudnnStatus_t cudnnPoolingForward(cudnnHandle_t handle, const cudnnPoolingDescri
           if (is_max) {
             result[o++] = saw_nan && keep_nan ? std::numeric_limits<double>::quiet_NaN() : best;
           } else {
-            const int count = pool.mode == CUDNN_POOLING_AVERAGE_COUNT_INCLUDE_PADDING ? pool.window[0] * pool.window[1]
-                                                                                       : inside;
+            const int count =
+                pool.mode == CUDNN_POOLING_AVERAGE_COUNT_INCLUDE_PADDING ? pool.window[0] * pool.window[1] : inside;
             result[o++] = sum / count;
           }
         }

@@ -46,14 +46,12 @@ bool same_strides(const Tensor& a, const Tensor& b) {
 }
 
 bool is_packed_nchw(const Tensor& t) {
-  return t.nb == 4 && t.stride[3] == 1 && t.stride[2] == t.dim[3] &&
-         t.stride[1] == std::int64_t{t.dim[2]} * t.dim[3] &&
+  return t.nb == 4 && t.stride[3] == 1 && t.stride[2] == t.dim[3] && t.stride[1] == std::int64_t{t.dim[2]} * t.dim[3] &&
          t.stride[0] == std::int64_t{t.dim[1]} * t.dim[2] * t.dim[3];
 }
 
 bool is_packed_nhwc(const Tensor& t) {
-  return t.nb == 4 && t.stride[1] == 1 && t.stride[3] == t.dim[1] &&
-         t.stride[2] == std::int64_t{t.dim[3]} * t.dim[1] &&
+  return t.nb == 4 && t.stride[1] == 1 && t.stride[3] == t.dim[1] && t.stride[2] == std::int64_t{t.dim[3]} * t.dim[1] &&
          t.stride[0] == std::int64_t{t.dim[1]} * t.dim[2] * t.dim[3];
 }
 
@@ -61,7 +59,9 @@ bool is_hw_packed(const Tensor& t) { return t.nb == 4 && t.stride[3] == 1 && t.s
 
 std::string describe(const Tensor& t) {
   std::ostringstream s;
-  s << (t.type == CUDNN_DATA_HALF ? "HALF" : t.type == CUDNN_DATA_FLOAT ? "FLOAT" : "type " + std::to_string(t.type))
+  s << (t.type == CUDNN_DATA_HALF    ? "HALF"
+        : t.type == CUDNN_DATA_FLOAT ? "FLOAT"
+                                     : "type " + std::to_string(t.type))
     << " [";
   for (int i = 0; i < t.nb; ++i) s << (i ? "," : "") << t.dim[i];
   s << "] strides [";
