@@ -92,7 +92,7 @@ int run(int argc, char** argv) {
     return kExitOk;
   }
   if (o.check) return run_check(o, std::cout, std::cerr);
-  if (!o.write_manifest.empty()) return run_write_manifest(o, model_path, std::cout, std::cerr);
+  if (!o.write_manifest.empty()) return run_write_manifest(o, std::cout, std::cerr);
 
   // The start-up check (the manifest, the digests of the model files it lists, then the environment
   // unless the CPU was asked for), the model and the backend: the Classifier's.

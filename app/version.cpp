@@ -2,7 +2,8 @@
 
 #include <ostream>
 
-#include "environment.h"
+#include "infer/environment.h"
+#include "infer/version.h"
 #include "manifest/probe.h"
 #include "model/cpu/cpu_backend.h"
 #include "model/errors.h"
@@ -20,13 +21,14 @@ std::string cudnn_or_none(int v) { return v > 0 ? cudnn_version_string(v) : "non
 }  // namespace
 
 void print_version(std::ostream& out, const std::filesystem::path& model_path) {
-  out << "infer " << INFER_VERSION << '\n';
-  out << "  built with:   " << INFER_COMPILER << ", C++" << __cplusplus / 100 % 100 << ", " << INFER_BUILD_TYPE << '\n';
+  const BuildInfo built = build_info();
+  out << "infer " << version_string() << '\n';
+  out << "  built with:   " << built.compiler << ", C++" << __cplusplus / 100 % 100 << ", " << INFER_BUILD_TYPE << '\n';
   out << "  GPU backend:  ";
-  if (std::string(INFER_CUDA_VERSION).empty()) {
+  if (built.cuda.empty()) {
     out << "not built (CUDA toolkit or cuDNN not found at configure time)\n";
   } else {
-    out << "built for CUDA " << INFER_CUDA_VERSION << ", cuDNN " << INFER_CUDNN_VERSION << '\n';
+    out << "built for CUDA " << built.cuda << ", cuDNN " << built.cudnn << '\n';
   }
   out << "  CPU backend:  " << cpu_libraries() << '\n';
   try {
@@ -46,7 +48,7 @@ void print_version(std::ostream& out, const std::filesystem::path& model_path) {
     out << "  run time:     GPU backend not loadable: " << e.what() << '\n';
   }
   // The project's CPU stand-in for NVIDIA's libraries (tests only) says so wherever it is loaded.
-  const manifest::MachineProbe& machine = manifest::probe_machine(build_info());
+  const manifest::MachineProbe& machine = manifest::probe_machine({built.cuda, built.cudnn, built.compiler});
   for (const manifest::LibraryProbe* lib : {&machine.libcuda, &machine.libnvml, &machine.cudart, &machine.cudnn}) {
     if (lib->standin.empty()) continue;
     out << "  STAND-IN:     " << lib->path << ": " << lib->standin << " -- not a GPU\n";

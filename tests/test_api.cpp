@@ -231,4 +231,38 @@ TEST(Api, NoticesSayWhatChanged) {
   EXPECT_EQ(fell_back, any.device() == std::string("cpu")) << any.backend();
 }
 
+// The environment check is `infer --check`'s: the same table and JSON, ok exactly when it exits 0.
+TEST(Api, TheEnvironmentCheckIsTheCommands) {
+  const infer::EnvironmentReport report = infer::check_environment();
+  const ProcessResult table = infer::test::run_process((exe_dir() / "infer").string(), {"--check"});
+  const ProcessResult json = infer::test::run_process((exe_dir() / "infer").string(), {"--check", "--json"});
+  EXPECT_EQ(table.exit_code, report.ok ? 0 : 5) << table.err;
+  EXPECT_EQ(report.table, table.out);
+  EXPECT_EQ(report.json, json.out);
+  EXPECT_EQ(report.ok, report.first_failure.empty()) << report.first_failure;
+  ASSERT_FALSE(report.items.empty());
+  const auto row = std::find_if(report.items.begin(), report.items.end(),
+                                [](const infer::EnvironmentItem& i) { return i.item == "driver.release"; });
+  ASSERT_NE(row, report.items.end());
+  EXPECT_NE(report.table.find(row->found), std::string::npos) << row->found;
+  const nlohmann::json parsed = nlohmann::json::parse(report.json);
+  EXPECT_EQ(parsed["items"].size(), report.items.size());
+  EXPECT_EQ(parsed["ok"].get<bool>(), report.ok);
+
+  TempDir dir;
+  EXPECT_THROW(infer::check_environment(dir / "absent.toml"), infer::InputError);
+}
+
+// A manifest written for this machine passes the check on it, and lists the model's two files.
+TEST(Api, AWrittenManifestPassesOnTheMachineThatWroteIt) {
+  TempDir dir;
+  const fs::path path = dir / "VERSIONS.toml";
+  const infer::WrittenManifest written = infer::write_environment_manifest(path);
+  EXPECT_TRUE(written.model_problem.empty()) << written.model_problem;
+  EXPECT_EQ(written.model_files.size(), 2u);  // the model TOML and its safetensors
+  const infer::EnvironmentReport report = infer::check_environment(path);
+  EXPECT_TRUE(report.ok) << report.table;
+  EXPECT_THROW(infer::write_environment_manifest(dir / "no" / "such" / "folder" / "V.toml"), infer::InputError);
+}
+
 }  // namespace

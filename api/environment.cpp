@@ -1,0 +1,70 @@
+// The environment check and manifest writer of <infer/environment.h>: the manifest module's
+// check, report and writer, behind the public types.
+#include "infer/environment.h"
+
+#include "infer/errors.h"
+#include "manifest/check.h"
+#include "manifest/report.h"
+#include "manifest/writer.h"
+#include "model/install_layout.h"
+#include "model/model_file.h"
+#include "setup.h"
+
+namespace infer {
+namespace {
+
+namespace fs = std::filesystem;
+
+EnvironmentItem public_item(const manifest::ReportRow& row) {
+  EnvironmentItem item;
+  item.item = row.item;
+  item.expected = row.expected;
+  item.found = row.found;
+  item.source = row.source;
+  item.status = manifest::to_string(row.status);
+  item.required = row.severity == manifest::Severity::Required;
+  item.fix = row.fix;
+  item.because = row.because;
+  item.notes = row.notes;
+  return item;
+}
+
+}  // namespace
+
+BuildInfo build_info() {
+  const manifest::BuildInfo b = api::build_info();
+  return {b.cuda, b.cudnn, b.compiler};
+}
+
+EnvironmentReport check_environment(const fs::path& manifest_path) {
+  const fs::path path = manifest_path.empty() ? shipped_file("VERSIONS.toml") : manifest_path;
+  const manifest::Manifest m = manifest::read_manifest(path);
+  const manifest::Report report = manifest::check(m, manifest::probe_machine(api::build_info()));
+  EnvironmentReport out;
+  out.manifest = path;
+  out.ok = report.ok;
+  for (const manifest::ReportRow& row : report.rows) out.items.push_back(public_item(row));
+  out.standins = report.standins;
+  if (const manifest::ReportRow* failed = report.first_failure()) out.first_failure = manifest::one_line(*failed);
+  out.table = manifest::format_table(report);
+  out.json = manifest::to_json(report);
+  return out;
+}
+
+WrittenManifest write_environment_manifest(const fs::path& path, const fs::path& model) {
+  const fs::path model_path = model.empty() ? shipped_file("weights/fashion.toml") : model;
+  WrittenManifest written;
+  written.model_files.push_back(fs::absolute(model_path));
+  try {
+    const fs::path weights = fs::absolute(load_model(model_path).weights_path);
+    if (weights != written.model_files.front()) written.model_files.push_back(weights);  // ONNX: one file
+  } catch (const InputError& e) {
+    written.model_problem = e.what();
+  }
+  const std::string text =
+      manifest::manifest_text(manifest::probe_machine(api::build_info()), path, written.model_files);
+  manifest::write_manifest(path, text);
+  return written;
+}
+
+}  // namespace infer

@@ -1,0 +1,65 @@
+// The environment check of `infer --check`, for programs: this machine's NVIDIA driver, GPUs, CUDA
+// runtime and cuDNN (probed through the libraries the loader would load), compared with a
+// VERSIONS.toml manifest; and a manifest written for this machine.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "infer/export.h"
+
+namespace infer {
+
+// One row of the report.
+struct EnvironmentItem {
+  std::string item;      // "cudnn.version", "driver.release", "model:weights/fashion.toml"
+  std::string expected;  // the manifest's constraint, as written
+  std::string found;     // the value found, or why there is none
+  std::string source;    // where it came from: the library file and call, the file
+  std::string status;    // "ok", "warn", "FAIL" or "unknown"
+  bool required = true;  // false: advisory, never makes the report fail
+  std::string fix;       // one line; empty when ok
+  std::string because;   // the item whose failure this one follows from; empty for a root cause
+  std::vector<std::string> notes;
+};
+
+struct EnvironmentReport {
+  std::filesystem::path manifest;
+  bool ok = false;  // every required item is ok (unknown is not)
+  std::vector<EnvironmentItem> items;
+  // "<path>: <what it is>" of each probed library that is infer's CPU stand-in for NVIDIA's
+  // (test infrastructure): with one loaded, nothing in the report describes a GPU.
+  std::vector<std::string> standins;
+  std::string first_failure;  // the root cause in one line ("cuda.runtime: not found ..."); empty when ok
+  std::string table;          // the report as `infer --check` prints it
+  std::string json;           // and as `infer --check --json` does
+};
+
+// What this library was compiled with: CUDA and cuDNN of its GPU module (empty without one), and
+// the compiler ("GNU 12.2.0").
+struct BuildInfo {
+  std::string cuda;
+  std::string cudnn;
+  std::string compiler;
+};
+INFER_API BuildInfo build_info();
+
+// Checks this machine and the model files the manifest lists against `manifest` (empty: the
+// VERSIONS.toml installed with the library). Probing runs the NVIDIA libraries in a child process
+// with a time limit, so a broken install gives a report, never a crash; the result is kept for the
+// process. Throws InputError when the manifest cannot be read or is invalid.
+INFER_API EnvironmentReport check_environment(const std::filesystem::path& manifest = {});
+
+// What write_environment_manifest wrote.
+struct WrittenManifest {
+  std::vector<std::filesystem::path> model_files;  // listed with their SHA-256
+  std::string model_problem;  // why the model's weights are not listed (it does not load); else empty
+};
+// Writes a manifest describing this machine to `path`, listing `model` (empty: the installed one)
+// and its weights with their SHA-256. Written to a temporary file and renamed: never half a file.
+// Throws InputError when `path` cannot be written.
+INFER_API WrittenManifest write_environment_manifest(const std::filesystem::path& path,
+                                                     const std::filesystem::path& model = {});
+
+}  // namespace infer
