@@ -163,10 +163,6 @@ bool winograd_shape(const Layer& layer) {
 std::vector<WinogradMemory> onednn_winograd_memory(const Layer& layer, int max_m) {
   if (!onednn_has_winograd() || !winograd_shape(layer)) return {};
   const dnnl::engine engine(dnnl::engine::kind::cpu, 0);
-  const Conv2dAttrs& a = layer.conv();
-  const auto md = [](dnnl::memory::dims dims) {
-    return dnnl::memory::desc(dims, dnnl::memory::data_type::f32, dnnl::memory::format_tag::any);
-  };
   dnnl::primitive_attr attr;
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
   std::vector<WinogradMemory> out(static_cast<std::size_t>(std::max(max_m, 1)));
@@ -174,17 +170,10 @@ std::vector<WinogradMemory> onednn_winograd_memory(const Layer& layer, int max_m
   WinogradMemory so_far;
   for (int m = 1; m <= max_m; ++m) {
     try {
-      const dnnl::convolution_forward::primitive_desc pd({dnnl::prop_kind::forward_inference,
-                                                          dnnl::algorithm::convolution_winograd,
-                                                          md({m, layer.in.c, layer.in.h, layer.in.w}),
-                                                          md({a.out_channels, layer.in.c, 3, 3}),
-                                                          md({a.out_channels}),
-                                                          md({m, layer.out.c, layer.out.h, layer.out.w}),
-                                                          {1, 1},
-                                                          {0, 0},
-                                                          {a.pad_h, a.pad_w},
-                                                          {a.pad_h, a.pad_w}},
-                                                         attr, engine);
+      const dnnl::memory::desc dst({m, layer.out.c, layer.out.h, layer.out.w}, dnnl::memory::data_type::f32,
+                                   dnnl::memory::format_tag::any);
+      const dnnl::convolution_forward::primitive_desc pd(
+          cpu::convolution_desc(layer, m, dnnl::algorithm::convolution_winograd, dst), attr, engine);
       so_far.scratchpad = std::max<std::uint64_t>(so_far.scratchpad, pd.scratchpad_desc().get_size());
       if (std::find(layouts.begin(), layouts.end(), pd.weights_desc()) == layouts.end()) {
         layouts.push_back(pd.weights_desc());
@@ -200,22 +189,21 @@ std::vector<WinogradMemory> onednn_winograd_memory(const Layer& layer, int max_m
 
 bool onednn_has_winograd() {
   static const bool has = [] {
-    // A small convolution of the accepted shape, asked for by algorithm: oneDNN declines (throws)
-    // where it has no Winograd kernel.
+    // A small convolution of the accepted shape (16 to 16 channels, 3x3, 8x8, padding 1) on two
+    // samples, asked for by algorithm: oneDNN declines (throws) where it has no Winograd kernel.
+    Layer probe;
+    probe.kind = LayerKind::Conv2d;
+    Conv2dAttrs a;
+    a.out_channels = 16;
+    a.kernel_h = a.kernel_w = 3;
+    a.pad_h = a.pad_w = 1;
+    probe.attrs = a;
+    probe.in = probe.out = Dims{16, 8, 8};
     const dnnl::engine engine(dnnl::engine::kind::cpu, 0);
-    const auto md = [](dnnl::memory::dims dims) {
-      return dnnl::memory::desc(dims, dnnl::memory::data_type::f32, dnnl::memory::format_tag::any);
-    };
     try {
-      const dnnl::convolution_forward::primitive_desc pd({dnnl::prop_kind::forward_inference,
-                                                          dnnl::algorithm::convolution_winograd,
-                                                          md({2, 16, 8, 8}),
-                                                          md({16, 16, 3, 3}),
-                                                          md({2, 16, 8, 8}),
-                                                          {1, 1},
-                                                          {1, 1},
-                                                          {1, 1}},
-                                                         engine);
+      const dnnl::memory::desc dst({2, 16, 8, 8}, dnnl::memory::data_type::f32, dnnl::memory::format_tag::any);
+      const dnnl::convolution_forward::primitive_desc pd(
+          cpu::convolution_desc(probe, 2, dnnl::algorithm::convolution_winograd, dst), engine);
       return true;
     } catch (const dnnl::error&) {
       return false;

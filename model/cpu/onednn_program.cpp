@@ -115,6 +115,21 @@ memory OnednnStorage::constant(std::size_t layer, int arg, const std::vector<flo
   return dst;
 }
 
+memory::dims convolution_weight_dims(const Layer& layer) {
+  const Conv2dAttrs& a = layer.conv();
+  const int k = layer.out.c, g = a.groups;
+  return g == 1 ? memory::dims{k, layer.in.c, a.kernel_h, a.kernel_w}
+                : memory::dims{g, k / g, layer.in.c / g, a.kernel_h, a.kernel_w};
+}
+
+dnnl::convolution_forward::desc convolution_desc(const Layer& layer, int m, algorithm alg, const memory::desc& dst) {
+  const Conv2dAttrs& a = layer.conv();
+  return dnnl::convolution_forward::desc(kInference, alg, any(m, layer.in),
+                                         memory::desc(convolution_weight_dims(layer), kF32, Tag::any),
+                                         memory::desc({layer.out.c}, kF32, Tag::x), dst, {a.stride_h, a.stride_w},
+                                         {a.dilation_h - 1, a.dilation_w - 1}, {a.pad_h, a.pad_w}, {a.pad_h, a.pad_w});
+}
+
 OnednnProgram::OnednnProgram(const Network& network, OnednnStorage& storage, dnnl::stream& stream, int m,
                              std::size_t count, bool winograd)
     : network_(network), storage_(storage), stream_(stream), m_(m), count_(count), winograd_(winograd) {
@@ -315,18 +330,11 @@ std::size_t OnednnProgram::plan_convolution(std::size_t i) {
              {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, w}, {DNNL_ARG_BIAS, b}, {DNNL_ARG_DST, dst}});
     acts_[last + 1] = memory(plain(m_, layer.out), engine, dst.get_data_handle());
   } else {
-    const Conv2dAttrs& a = layer.conv();
-    const int g = a.groups;
-    const memory::dims w_dims = g == 1 ? memory::dims{k, layer.in.c, a.kernel_h, a.kernel_w}
-                                       : memory::dims{g, k / g, layer.in.c / g, a.kernel_h, a.kernel_w};
-    // Symmetric padding: oneDNN's output size is PyTorch's floor division then.
+    const int g = layer.conv().groups;
+    const memory::dims w_dims = convolution_weight_dims(layer);
     const bool winograd = winograd_ && winograd_shape(layer);
     const auto conv_pd = [&](const memory::desc& dst, const dnnl::primitive_attr& at) {
-      const auto desc = [&](algorithm alg) {
-        return dnnl::convolution_forward::desc(
-            kInference, alg, any(m_, layer.in), memory::desc(w_dims, kF32, Tag::any), bias_md, dst,
-            {a.stride_h, a.stride_w}, {a.dilation_h - 1, a.dilation_w - 1}, {a.pad_h, a.pad_w}, {a.pad_h, a.pad_w});
-      };
+      const auto desc = [&](algorithm alg) { return convolution_desc(layer, m_, alg, dst); };
       if (winograd) {
         try {
           return dnnl::convolution_forward::primitive_desc(desc(algorithm::convolution_winograd), at, engine);

@@ -16,6 +16,16 @@
 
 namespace infer::cpu {
 
+// A Conv2d layer's weights as oneDNN dimensions: {out, in, kh, kw}, or {groups, out/groups,
+// in/groups, kh, kw} for a grouped convolution.
+dnnl::memory::dims convolution_weight_dims(const Layer& layer);
+// The descriptor of a Conv2d layer's convolution on m samples by `alg`: source and weights in the
+// layouts oneDNN prefers (format_tag::any), a bias, symmetric padding (so that the output size is
+// PyTorch's floor division), the destination `dst`. The program, the memory plan and the Winograd
+// probe (onednn_backend.cpp) all describe convolutions with it.
+dnnl::convolution_forward::desc convolution_desc(const Layer& layer, int m, dnnl::algorithm alg,
+                                                 const dnnl::memory::desc& dst);
+
 // Memory shared by every program of one backend; programs run one at a time, so they share it
 // all: one buffer per key (an activation and which copy of it), the weights of each layer in each
 // layout a primitive wanted, and one scratchpad for every primitive (oneDNN's user scratchpad
