@@ -528,7 +528,7 @@ TEST(Cli, ThreadsSetTheCpuBackendsThreadCount) {
   const ProcessResult version = infer({"--threads", "1", "--version"});
   ASSERT_EQ(version.exit_code, 0) << version.err;
   EXPECT_NE(version.out.find("oneDNN"), std::string::npos) << version.out;
-  EXPECT_NE(version.out.find(", 1 threads; plain kernels:"), std::string::npos) << version.out;
+  EXPECT_NE(version.out.find(", 1 thread; plain kernels:"), std::string::npos) << version.out;
   const ProcessResult one = infer({"--device", "cpu", "--json", "--threads", "1", kSamples});
   const ProcessResult two = infer({"--device", "cpu", "--json", "--threads", "2", kSamples});
   ASSERT_EQ(one.exit_code, 0) << one.err;

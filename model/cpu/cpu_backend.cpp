@@ -11,6 +11,7 @@
 
 #include "../fold.h"
 #include "ops.h"
+#include "threads.h"
 #include "workers.h"
 
 namespace infer {
@@ -57,7 +58,7 @@ class PlainBackend final : public Backend {
   }
 
   std::string description() const override {
-    return "cpu: plain kernels, " + std::string(openblas_get_config()) + ", " + std::to_string(threads_) + " threads";
+    return "cpu: plain kernels, " + std::string(openblas_get_config()) + ", " + cpu::threads_string(threads_);
   }
   const char* device() const override { return "cpu"; }
   int max_batch() const override { return max_batch_; }

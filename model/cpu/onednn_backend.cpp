@@ -52,7 +52,7 @@ std::string isa_name(dnnl::cpu_isa isa) {
 std::string onednn_name() {
   const dnnl_version_t* v = dnnl_version();
   return "oneDNN " + std::to_string(v->major) + "." + std::to_string(v->minor) + "." + std::to_string(v->patch) + ", " +
-         isa_name(dnnl::get_effective_cpu_isa()) + ", " + std::to_string(cpu::onednn_threads()) + " threads";
+         isa_name(dnnl::get_effective_cpu_isa()) + ", " + cpu::threads_string(cpu::onednn_threads());
 }
 
 bool all_finite(const float* v, std::size_t n) {
@@ -146,7 +146,7 @@ class OnednnBackend final : public Backend {
 
 std::string cpu_libraries() {
   return onednn_name() + "; plain kernels: " + openblas_get_config() + ", " +
-         std::to_string(openblas_get_num_threads()) + " threads";
+         cpu::threads_string(openblas_get_num_threads());
 }
 
 std::unique_ptr<Backend> make_onednn_backend(const Network& network, int max_batch, bool winograd) {

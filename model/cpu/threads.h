@@ -4,7 +4,12 @@
 // build's clang has no OpenMP runtime of its own).
 #pragma once
 
+#include <string>
+
 namespace infer::cpu {
+
+// "1 thread", "2 threads": how the backends' descriptions say it.
+inline std::string threads_string(int n) { return std::to_string(n) + (n == 1 ? " thread" : " threads"); }
 
 // Sets both thread counts to n >= 1.
 void set_threads(int n);
