@@ -7,6 +7,7 @@
 # 1. tools/package.sh: the infer, infer-dev and infer-gpu .debs and the .tar.gz, built with the
 #    "package" preset (build-package/: installed under /usr, libdir lib/x86_64-linux-gnu). BUILD_DIR
 #    is a build with the tests (tools/build.sh), whose CPU stand-in (standin/lib) step 3 uses.
+#    No file in them holds a path of this machine's source or build trees (`strings`).
 # 2. In the root: `apt-get install ./infer_*.deb`, which brings the Debian libraries it declares
 #    (from the mirror the root's apt uses), then
 #    - infer --check: the report, exit 0 (the machine fits VERSIONS.toml) or 5 (it does not: no
@@ -51,6 +52,14 @@ t=$SECONDS
 "$root_dir/tools/package.sh" >"$work/package.txt" 2>"$work/package.log" || { cat "$work/package.log" >&2; say "tools/package.sh failed"; exit 1; }
 sed 's/^/  /' "$work/package.txt" >&2
 packages="$root_dir/build-package/packages"
+# No file in a package holds a path of this machine's source or build trees.
+mkdir -p "$work/contents"
+for deb in "$packages"/*.deb; do dpkg-deb -x "$deb" "$work/contents"; done
+tar -xzf "$packages"/infer-*-Linux.tar.gz -C "$work/contents"
+while IFS= read -r -d '' file; do
+  if strings -a "$file" | grep -qF "$root_dir"; then red "${file#"$work/contents"/} (packaged) holds the path $root_dir"; fi
+done < <(find "$work/contents" -type f -print0)
+say "no packaged file holds $root_dir ($(find "$work/contents" -type f | wc -l) files)"
 timed "tools/package.sh" "SECONDS - t"
 
 # --- 2. infer.deb in a minimal root ---------------------------------------------------------------
