@@ -20,8 +20,14 @@ CodeLocation code_location();
 
 // A file shipped with infer, by its path relative to the source root ("weights/fashion.toml",
 // "VERSIONS.toml"): <data dir>/<relative>, data dir = share/infer beside the binary's install
-// folder. The file need not exist: the caller reports a missing one, naming this path.
+// folder. The file need not exist: the caller reports a missing one, naming this path. Throws
+// InputError when the running executable's path cannot be read (/proc not mounted): there is no
+// fallback to a folder relative to the working directory.
 std::filesystem::path shipped_file(const std::filesystem::path& relative);
+// The model and the manifest used when none is named: shipped_file("weights/fashion.toml") and
+// shipped_file("VERSIONS.toml").
+std::filesystem::path default_model_path();
+std::filesystem::path default_manifest_path();
 
 // Folders where the GPU module (libinfer_cudnn.so) may be, first to last: the install layout's
 // <libdir>/infer relative to the binary holding this code; then, relative to the running

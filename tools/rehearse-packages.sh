@@ -13,12 +13,15 @@
 #    - infer --check: the report, exit 0 (the machine fits VERSIONS.toml) or 5 (it does not: no
 #      NVIDIA driver there), never a crash;
 #    - infer on a sample: classified on the CPU (the notice says why not the GPU).
+# 2b. infer-dev.deb, with cmake and g++ from the mirror: examples/ configured with find_package(infer)
+#    against /usr, built, and run on the sample: it prints what infer prints.
 # 3. infer-gpu installed too, the CPU stand-in for the CUDA runtime and cuDNN (tests/standin, not a
 #    GPU) at /usr/local/cuda/lib64 (known to the loader through /etc/ld.so.conf.d, as NVIDIA's
 #    packages arrange) and the driver's libraries in /usr/lib/x86_64-linux-gnu, where the real ones
 #    go: infer --device gpu runs on it, so the packaged module is found where GNUInstallDirs put it
 #    (/usr/lib/x86_64-linux-gnu/infer) and finds NVIDIA's libraries where they are.
-# 4. The .tar.gz unpacked at another path: its infer classifies the sample (a relocated tree).
+# 4. The packages purged and the .tar.gz unpacked at another path: its infer classifies the sample
+#    with its own model (--version names it): a relocated tree.
 # Ends with GREEN or RED and the time of each part; exit 0 only if GREEN.
 set -euo pipefail
 root_dir="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -56,10 +59,12 @@ packages="$root_dir/build-package/packages"
 mkdir -p "$work/contents"
 for deb in "$packages"/*.deb; do dpkg-deb -x "$deb" "$work/contents"; done
 tar -xzf "$packages"/infer-*-Linux.tar.gz -C "$work/contents"
-while IFS= read -r -d '' file; do
-  if strings -a "$file" | grep -qF "$root_dir"; then red "${file#"$work/contents"/} (packaged) holds the path $root_dir"; fi
-done < <(find "$work/contents" -type f -print0)
-say "no packaged file holds $root_dir ($(find "$work/contents" -type f | wc -l) files)"
+if "$root_dir/tools/find-build-paths.sh" "$work/contents" "$root_dir" >"$work/paths.txt"; then
+  say "no packaged file holds $root_dir ($(find "$work/contents" -type f | wc -l) files)"
+else
+  cat "$work/paths.txt" >&2
+  red "packaged files hold $root_dir (above)"
+fi
 timed "tools/package.sh" "SECONDS - t"
 
 # --- 2. infer.deb in a minimal root ---------------------------------------------------------------
@@ -92,6 +97,27 @@ out="$(in_root "$root" infer "$sample" 2>&1)" || red "infer $sample failed in th
 echo "$out" | sed 's/^/  /' >&2
 [[ "$out" == *": Ankle boot 0."*"[cpu]"* ]] || red "infer did not classify $sample on the CPU"
 
+# --- 2b. infer-dev.deb: the example built against the installed package ----------------------------
+t=$SECONDS
+dev=("$root"/tmp/packages/infer-dev_*_amd64.deb)
+mkdir -p "$root/tmp/example"
+cp "$root_dir/examples/CMakeLists.txt" "$root_dir/examples/classify.cpp" "$root/tmp/example/"
+if apt_get install -y --no-install-recommends cmake make g++ "${dev[0]#"$root"}" >>"$work/apt.log" 2>&1 &&
+  in_root "$root" cmake -S /tmp/example -B /tmp/example/build >>"$work/example.log" 2>&1 &&
+  in_root "$root" cmake --build /tmp/example/build >>"$work/example.log" 2>&1; then
+  example="$(in_root "$root" /tmp/example/build/classify "$sample" 2>"$work/example.err")" || true
+  command="$(in_root "$root" infer "$sample" 2>/dev/null)" || true
+  if [[ -z "$example" || "$example" != "$command" ]]; then
+    cat "$work/example.err" >&2
+    red "the example built against infer-dev prints '$example' (its stderr above), infer '$command'"
+  fi
+  say "the example, built against infer-dev with find_package(infer), prints what infer prints: $example"
+else
+  tail -n 20 "$work/apt.log" "$work/example.log" >&2
+  red "building the example against infer-dev in the root failed (above)"
+fi
+timed "infer-dev and the example" "SECONDS - t"
+
 # --- 3. infer-gpu.deb, on the stand-in where NVIDIA's libraries go -----------------------------------
 gpu_deb=("$root"/tmp/packages/infer-gpu_*_amd64.deb)
 if [[ -f "${gpu_deb[0]}" && -f "$standin/libcudnn.so.9" ]]; then
@@ -113,6 +139,9 @@ else
 fi
 
 # --- 4. the tarball, relocated ----------------------------------------------------------------------
+# The packages are purged first, so that nothing under /usr can stand in for the tree's own files.
+in_root "$root" dpkg --purge infer-gpu infer-dev infer >>"$work/apt.log" 2>&1 || red "dpkg --purge infer-gpu infer failed"
+[[ ! -e "$root/usr/share/infer" ]] || red "/usr/share/infer is still there after the purge"
 mkdir -p "$root/opt/somewhere/else"
 tar -xzf "$root"/tmp/packages/infer-*-Linux.tar.gz -C "$root/opt/somewhere/else"
 tree=("$root"/opt/somewhere/else/infer-*-Linux)
@@ -124,6 +153,9 @@ else
     red "the tarball's infer failed: $out"
   echo "$out" | sed 's/^/  /' >&2
   [[ "$out" == *": Ankle boot 0."* ]] || red "the tarball's infer (at $tree) did not classify the sample"
+  model_line="$(in_root "$root" "$tree/bin/infer" --version 2>&1 | grep 'model:')" || true
+  [[ "$model_line" == *"$tree/share/infer/weights/fashion.toml"* ]] ||
+    red "the tarball's infer does not read its own model: $model_line"
 fi
 timed "total" "SECONDS - t0"
 
