@@ -94,8 +94,10 @@ struct Classifier::Impl {
   std::vector<float> top_scores;
 };
 
-Classifier::Classifier(const std::filesystem::path& model, const ClassifierOptions& options)
-    : impl_(std::make_unique<Impl>(model, options)) {}
+Classifier::Classifier(const std::filesystem::path& model, const ClassifierOptions& options) {
+  const std::lock_guard<std::mutex> lock(api::setup_mutex());
+  impl_ = std::make_unique<Impl>(model, options);
+}
 Classifier::~Classifier() = default;
 Classifier::Classifier(Classifier&&) noexcept = default;
 Classifier& Classifier::operator=(Classifier&&) noexcept = default;
@@ -107,7 +109,7 @@ std::vector<Prediction> Classifier::classify(const std::filesystem::path& image,
   return impl_->predictions(0, k);
 }
 
-std::vector<Classification> Classifier::classify(const std::vector<std::filesystem::path>& images, int k) {
+std::vector<Classification> Classifier::classify_batch(const std::vector<std::filesystem::path>& images, int k) {
   k = impl_->checked_k(k);
   Impl& m = *impl_;
   std::vector<Classification> out(images.size());

@@ -37,7 +37,8 @@ BuildInfo build_info() {
 }
 
 EnvironmentReport check_environment(const fs::path& manifest_path) {
-  const fs::path path = manifest_path.empty() ? shipped_file("VERSIONS.toml") : manifest_path;
+  const std::lock_guard<std::mutex> lock(api::setup_mutex());
+  const fs::path path = manifest_path.empty() ? default_manifest_path() : manifest_path;
   const manifest::Manifest m = manifest::read_manifest(path);
   const manifest::Report report = manifest::check(m, manifest::probe_machine(api::build_info()));
   EnvironmentReport out;
@@ -52,7 +53,8 @@ EnvironmentReport check_environment(const fs::path& manifest_path) {
 }
 
 WrittenManifest write_environment_manifest(const fs::path& path, const fs::path& model) {
-  const fs::path model_path = model.empty() ? shipped_file("weights/fashion.toml") : model;
+  const std::lock_guard<std::mutex> lock(api::setup_mutex());
+  const fs::path model_path = model.empty() ? default_model_path() : model;
   WrittenManifest written;
   written.model_files.push_back(fs::absolute(model_path));
   try {

@@ -56,13 +56,18 @@ std::unique_ptr<Backend> cpu_fallback(const ClassifierOptions& o, const Network&
 
 manifest::BuildInfo build_info() { return {INFER_CUDA_VERSION, INFER_CUDNN_VERSION, INFER_COMPILER}; }
 
+std::mutex& setup_mutex() {
+  static std::mutex m;
+  return m;
+}
+
 void notify(const ClassifierOptions& options, const Notice& notice) {
   if (options.notice) options.notice(notice);
 }
 
 std::optional<manifest::Manifest> manifest_to_verify(const ClassifierOptions& o) {
   if (!o.verify) return std::nullopt;
-  const fs::path path = o.manifest.empty() ? shipped_file("VERSIONS.toml") : o.manifest;
+  const fs::path path = o.manifest.empty() ? default_manifest_path() : o.manifest;
   std::error_code ec;
   if (o.manifest.empty() && !fs::exists(path, ec)) {
     Notice n;
@@ -76,7 +81,7 @@ std::optional<manifest::Manifest> manifest_to_verify(const ClassifierOptions& o)
 }
 
 LoadedModel load_verified_model(const fs::path& model, const manifest::Manifest* m) {
-  const fs::path path = model.empty() ? shipped_file("weights/fashion.toml") : model;
+  const fs::path path = model.empty() ? default_model_path() : model;
   if (!m) return load_model(path);
   return load_model(path, [m](const fs::path& file) {
     const manifest::ModelFile* listed = m->model_file(file);

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <memory>
+#include <mutex>
 #include <optional>
 
 #include "infer/classifier.h"
@@ -37,6 +38,11 @@ int batch_within_memory_limit(const ClassifierOptions& options, const LoadedMode
 // GpuUnavailableError or GpuError instead. The network must outlive the backend.
 std::unique_ptr<Backend> choose_backend(const ClassifierOptions& options, const Network& network, int batch,
                                         const manifest::Manifest* manifest);
+
+// Held while a Classifier is built and while the environment is checked or written: the probe's
+// cache and the child processes of isolated.h (the probe, the GPU module's trial load) are not for
+// two threads at once.
+std::mutex& setup_mutex();
 
 // Calls options.notice, if set.
 void notify(const ClassifierOptions& options, const Notice& notice);

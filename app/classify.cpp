@@ -39,7 +39,7 @@ RunCounts classify_all(const Options& options, Classifier& classifier, std::ostr
       taken.push_back(&in);
       if (in.error.empty()) paths.emplace_back(in.path);
     }
-    const std::vector<Classification> results = classifier.classify(paths, options.top_k);
+    const std::vector<Classification> results = classifier.classify_batch(paths, options.top_k);
     std::size_t slot = 0;
     for (const Input* in : taken) {
       const std::string error = in->error.empty() ? results[slot].error : in->path + ": " + in->error;

@@ -13,7 +13,6 @@
 #include "infer/classifier.h"
 #include "memory_limit.h"
 #include "model/cpu/threads.h"
-#include "model/install_layout.h"
 #include "model/printable.h"
 #include "options.h"
 #include "version.h"
@@ -78,7 +77,6 @@ int run(int argc, char** argv) {
   ParseResult parsed = parse_options(argc, argv);
   if (parsed.exit_code) return *parsed.exit_code;
   const Options& o = parsed.options;
-  const fs::path model_path = o.model.empty() ? shipped_file("weights/fashion.toml") : fs::path(o.model);
 
   if (o.threads > 0) {
     cpu::set_threads(o.threads);
@@ -88,7 +86,7 @@ int run(int argc, char** argv) {
     cpu::set_threads(1);
   }
   if (o.version) {
-    print_version(std::cout, model_path);
+    print_version(std::cout, o.model);
     return kExitOk;
   }
   if (o.check) return run_check(o, std::cout, std::cerr);

@@ -8,6 +8,7 @@
 #include "model/cpu/cpu_backend.h"
 #include "model/errors.h"
 #include "model/gpu_backend.h"
+#include "model/install_layout.h"
 #include "model/model_file.h"
 #include "model/nvidia_versions.h"
 
@@ -20,7 +21,7 @@ std::string cudnn_or_none(int v) { return v > 0 ? cudnn_version_string(v) : "non
 
 }  // namespace
 
-void print_version(std::ostream& out, const std::filesystem::path& model_path) {
+void print_version(std::ostream& out, const std::string& model) {
   const BuildInfo built = build_info();
   out << "infer " << version_string() << '\n';
   out << "  built with:   " << built.compiler << ", C++" << __cplusplus / 100 % 100 << ", " << INFER_BUILD_TYPE << '\n';
@@ -54,8 +55,9 @@ void print_version(std::ostream& out, const std::filesystem::path& model_path) {
     out << "  STAND-IN:     " << lib->path << ": " << lib->standin << " -- not a GPU\n";
   }
   try {
-    const LoadedModel model = load_model(model_path);
-    const Network& net = model.network;
+    const std::filesystem::path model_path = model.empty() ? default_model_path() : std::filesystem::path(model);
+    const LoadedModel loaded = load_model(model_path);
+    const Network& net = loaded.network;
     out << "  model:        " << net.name() << " (" << model_path.string() << "), input " << to_string(net.input().dims)
         << ", " << net.output_dims().size() << " classes, " << net.layers().size() << " layers\n";
   } catch (const InputError& e) {

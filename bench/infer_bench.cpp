@@ -83,7 +83,7 @@ struct Result {
 
 int main(int argc, char** argv) {
   const Clock::time_point start = Clock::now();
-  std::string model_path = infer::shipped_file("weights/fashion.toml").string();
+  std::string model_path = infer::default_model_path().string();
   std::string data_dir = infer::test::fashion_mnist_dir();
   std::string device = "cpu";
   std::vector<int> batches{1, 64, 1024};

@@ -28,6 +28,10 @@ set(CPACK_DEBIAN_RUNTIME_DESCRIPTION "Image classification with CNNs, and a chec
  infer classifies images with a CNN model (its own format or ONNX) on the CPU, and on an NVIDIA GPU
  through cuDNN when the infer-gpu package and NVIDIA's libraries are installed. `infer --check`
  compares the machine with the VERSIONS.toml it was validated on. Includes libinfer.so, the C++ API.")
+# libinfer.so.0.1's shlibs file and the ldconfig trigger, so that a package built against it gets
+# its dependency from dpkg-shlibdeps as on any Debian library.
+set(CPACK_DEBIAN_RUNTIME_PACKAGE_GENERATE_SHLIBS ON)
+set(CPACK_DEBIAN_PACKAGE_GENERATE_SHLIBS_POLICY "=")
 set(CPACK_DEBIAN_RUNTIME_PACKAGE_SUGGESTS "infer-gpu (= ${PROJECT_VERSION}), infer-dev (= ${PROJECT_VERSION})")
 
 set(CPACK_DEBIAN_DEV_PACKAGE_NAME infer-dev)

@@ -25,7 +25,7 @@ int main(int argc, char** argv) {
     infer::Classifier classifier(model, options);
     const std::string tag = classifier.device() == std::string("cpu") ? "cpu" : classifier.backend();
     int failed = 0;
-    const std::vector<infer::Classification> results = classifier.classify(images, 3);
+    const std::vector<infer::Classification> results = classifier.classify_batch(images, 3);
     for (std::size_t i = 0; i < images.size(); ++i) {
       if (!results[i].ok()) {
         std::cerr << "classify: " << results[i].error << '\n';
@@ -44,5 +44,8 @@ int main(int argc, char** argv) {
   } catch (const infer::Error& e) {  // the model, the manifest, the GPU under Device::Gpu
     std::cerr << "classify: " << e.what() << '\n';
     return 3;
+  } catch (const std::exception& e) {  // out of memory, say
+    std::cerr << "classify: internal error: " << e.what() << '\n';
+    return 1;
   }
 }

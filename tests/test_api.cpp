@@ -71,7 +71,7 @@ TEST(Api, ClassifiesTheSamplesAsTheCommandDoes) {
 
   infer::Classifier classifier({}, on_cpu());  // the shipped model
   EXPECT_STREQ(classifier.device(), "cpu");
-  const std::vector<infer::Classification> batch = classifier.classify(files, 3);
+  const std::vector<infer::Classification> batch = classifier.classify_batch(files, 3);
   ASSERT_EQ(batch.size(), files.size());
   for (std::size_t i = 0; i < files.size(); ++i) {
     SCOPED_TRACE(files[i].string());
@@ -110,7 +110,8 @@ TEST(Api, ABadImageInABatchDoesNotStopTheOthers) {
   infer::ClassifierOptions o = on_cpu();
   o.max_batch = 2;  // the bad ones fall in different batches
   infer::Classifier classifier({}, o);
-  const std::vector<infer::Classification> r = classifier.classify({good[0], noise, good[1], missing, good[2]}, 2);
+  const std::vector<infer::Classification> r =
+      classifier.classify_batch({good[0], noise, good[1], missing, good[2]}, 2);
   ASSERT_EQ(r.size(), 5u);
   for (std::size_t i : {0u, 2u, 4u}) EXPECT_TRUE(r[i].ok()) << r[i].error;
   EXPECT_EQ(r[1].error.rfind(noise.string() + ": ", 0), 0u) << r[1].error;

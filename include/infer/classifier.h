@@ -7,12 +7,19 @@
 // Errors are thrown, as the types of <infer/errors.h>: setting up throws InputError (the model, the
 // manifest, a model file whose SHA-256 the manifest contradicts), OptionError, GpuUnavailableError
 // and GpuError (Device::Gpu only; Device::Auto falls back to the CPU with a notice instead). After
-// that, one image's InputError is thrown by classify(path) and returned, not thrown, by the batch
-// classify(paths), so that one bad image does not stop the others; GpuError (the GPU failing
+// that, one image's InputError is thrown by classify(path) and returned, not thrown, by
+// classify_batch(paths), so that one bad image does not stop the others; GpuError (the GPU failing
 // mid-run) is always thrown. The library prints nothing: notices go to ClassifierOptions::notice.
 //
-// A Classifier is movable, not copyable, and not thread-safe: give each thread its own, or lock.
-// Everything it needs is allocated when it is built; classifying allocates only the results.
+// Threads. A Classifier is movable, not copyable, and not thread-safe: give each thread its own, or
+// lock. A moved-from Classifier may only be destroyed or assigned to. Building one (and
+// check_environment) probes NVIDIA's libraries in a child process (fork), under one lock for the
+// whole process: build Classifiers while no other thread is inside the library, e.g. before
+// starting the threads that classify.
+//
+// Memory. The backend's buffers (weights, activations, workspace, for max_batch() images) are
+// allocated when the Classifier is built, once; classifying allocates only each image's decoded
+// pixels and the results.
 #pragma once
 
 #include <cstddef>
@@ -56,8 +63,8 @@ struct ClassifierOptions {
   // The memory the model may plan for (parameters, activations, workspace at max_batch); a larger
   // batch is made smaller with a BatchReduced notice. 0: no limit.
   std::uint64_t max_memory = std::uint64_t{4} << 30;
-  // CPU threads (oneDNN's OpenMP and OpenBLAS). 0 leaves their default, every core. The setting is
-  // per process: the last Classifier built decides.
+  // CPU threads (oneDNN's OpenMP and OpenBLAS), a setting of the whole process: n > 0 sets it (the
+  // last Classifier built with n > 0 decides); 0 leaves it as it is (at first, every core).
   int threads = 0;
   // Check the environment manifest first: the model files it lists must match their SHA-256, and
   // (unless Device::Cpu) the machine must match it for the GPU to be used.
@@ -107,7 +114,7 @@ class INFER_API Classifier {
   // at output_size(). Throws InputError for the image, OptionError for k < 1, GpuError.
   std::vector<Prediction> classify(const std::filesystem::path& image, int k = 5);
   // Each image in order, in batches of max_batch(): an unreadable one gets its error in place.
-  std::vector<Classification> classify(const std::vector<std::filesystem::path>& images, int k = 5);
+  std::vector<Classification> classify_batch(const std::vector<std::filesystem::path>& images, int k = 5);
   // The k best classes of one preprocessed sample (input_size() floats, C x H x W, normalised).
   std::vector<Prediction> classify(const float* sample, int k = 5);
 

@@ -47,8 +47,10 @@ INFER_API BuildInfo build_info();
 
 // Checks this machine and the model files the manifest lists against `manifest` (empty: the
 // VERSIONS.toml installed with the library). Probing runs the NVIDIA libraries in a child process
-// with a time limit, so a broken install gives a report, never a crash; the result is kept for the
-// process. Throws InputError when the manifest cannot be read or is invalid.
+// (fork) with a time limit, so a broken install gives a report, never a crash; the result is kept
+// for the process. Calls are serialised with the construction of Classifiers (one lock for the
+// process); as for those, make them while no other thread is inside the library. Throws InputError
+// when the manifest cannot be read or is invalid.
 INFER_API EnvironmentReport check_environment(const std::filesystem::path& manifest = {});
 
 // What write_environment_manifest wrote.

@@ -1,5 +1,4 @@
-// The errors the library throws, all derived from infer::Error (itself a std::runtime_error). The
-// engine throws them too; only app/ turns them into messages and exit codes (README, "Exit codes").
+// The errors the library throws, all derived from infer::Error (itself a std::runtime_error).
 // Part of the public API (<infer/errors.h>). what() is one line ("<file>: <problem>" for a file's
 // errors), except a GpuUnavailableError for Device::Gpu on a machine that fails its manifest check,
 // which adds the check's table below its first line.
@@ -35,17 +34,10 @@ class INFER_API InputError : public Error {
 };
 
 // A path the user named is not a regular file: a directory, a FIFO, a device, a socket. Such a
-// path is refused without being opened for reading (input_file.h).
+// path is refused without being opened for reading.
 class INFER_API NotRegularFileError : public InputError {
  public:
   using InputError::InputError;
-};
-
-// A network description that is inconsistent (shapes that do not chain, a weight of the wrong
-// shape). Thrown while building a Network; the model loader rethrows it as an InputError.
-class INFER_API ModelError : public Error {
- public:
-  using Error::Error;
 };
 
 // The GPU backend cannot be used on this machine: no driver, no device, the backend library or
