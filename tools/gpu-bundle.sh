@@ -13,7 +13,8 @@
 #           libraries (the machine's driver, CUDA and wheels) and never the CPU stand-in.
 #   share/infer, share/infer-tests   the build's copies: the model, VERSIONS.toml, samples, test data
 #   share/fashion-mnist              the Fashion-MNIST test files (t10k-*.gz)
-#   tools/  gpu-check.sh, bench_peers.py and infer_model.py (the benchmark step)
+#   tools/  gpu-check.sh, bench_peers.py and infer_model.py (the benchmark step),
+#           torchvision_conformance.py (the ONNX conformance data, made on the machine)
 #
 # The binaries find lib/ through their RUNPATH $ORIGIN/../lib (CMakeLists.txt); the bundled
 # libraries get RUNPATH $ORIGIN here (patchelf), because a library's own dependencies
@@ -41,8 +42,8 @@ done
 
 rm -rf "$bundle" "$bundle.tar.gz"
 mkdir -p "$bundle"/{bin,lib,share/fashion-mnist,tools}
-exes=(infer infer-bench infer_gpu_tests infer_gpu_accuracy_tests infer_accuracy_tests infer_cudnn_plan_tests
-      infer_cudnn_views_tests)   # those built; the optional ones exist only with CUDA or in newer trees
+exes=(infer infer-bench infer_gpu_tests infer_gpu_accuracy_tests infer_gpu_conformance_tests infer_accuracy_tests
+      infer_cudnn_plan_tests infer_cudnn_views_tests)   # those built; the optional ones exist only with CUDA or in newer trees
 for f in "${exes[@]}"; do
   [[ -x "$build/bin/$f" ]] && cp "$build/bin/$f" "$bundle/bin/"
 done
@@ -54,7 +55,8 @@ cp -r "$build/share/infer" "$build/share/infer-tests" "$bundle/share/"
   if cmp -s "$f" "../infer/$f"; then ln -sf "$(realpath --relative-to="$(dirname "$f")" "../infer/$f")" "$f"; fi
 done)
 cp "$data"/t10k-images-idx3-ubyte.gz "$data"/t10k-labels-idx1-ubyte.gz "$bundle/share/fashion-mnist/"
-cp "$root/tools/gpu-check.sh" "$root/tools/bench_peers.py" "$root/tools/infer_model.py" "$bundle/tools/"
+cp "$root/tools/gpu-check.sh" "$root/tools/bench_peers.py" "$root/tools/infer_model.py" \
+   "$root/tools/torchvision_conformance.py" "$bundle/tools/"
 
 # The libraries to carry: what the binaries resolve to here, by soname, less the system's own and
 # NVIDIA's. ldd lists the whole closure (libopenblas's libgfortran too).

@@ -6,11 +6,16 @@
 #   tools/gpu-check.sh [ROOT]     ROOT: a bundle or a build folder (bin/, share/infer, share/infer-tests);
 #                                 default: the bundle this script is in, else <source>/build
 #
-# Steps, each under `timeout`, all within 8 minutes ($INFER_GPU_CHECK_BUDGET_S seconds, below): infer --version, infer --check, infer --device
-# gpu on a sample, the cuDNN plan tests, the GPU-vs-CPU backend tests, the 10k-image accuracy
-# through --device gpu in fp32, tf32 and fp16, and the benchmark against PyTorch on the GPU
-# (tools/bench_peers.py; needs python3 with a CUDA PyTorch: without one it is "not run", not a
-# failure). It ends with the summary table, one row per step. Exit 0 only if every step ran and passed.
+# Steps, each under `timeout`, all within 8 minutes ($INFER_GPU_CHECK_BUDGET_S seconds, below):
+#   infer --version; infer --check (where it fails, the later steps use this machine's own manifest,
+#   infer --write-manifest, and say so); infer --device gpu on a sample; the cuDNN plan tests; the
+#   GPU-vs-CPU backend tests; the 10k-image accuracy through --device gpu in fp32, tf32 and fp16;
+#   torchvision's architectures exported to ONNX against ONNX Runtime on the GPU backend (the data
+#   made in the background by tools/torchvision_conformance.py where python3 has torch, torchvision
+#   and onnxruntime, or given as $INFER_CONFORMANCE_DIR), and `infer --model X.onnx` on the samples,
+#   --device cpu against gpu; the benchmark against PyTorch on the GPU (tools/bench_peers.py).
+# A step whose Python packages are missing is "not run", not a failure. It ends with the summary
+# table, one row per step. Exit 0 only if every step ran and passed.
 #
 # Logs: every step's output in $OUT when set, else ./gpu-check-logs-<date>-<time>, plus the whole
 # run in gpu-check.log and the table in summary.txt there.
@@ -132,30 +137,41 @@ print("\n".join(site.getsitepackages() + [site.getusersitepackages()] + sys.path
     [[ -d "$d" ]] && echo "$d"
   done
 }
-libdirs=()
+libdirs=() tail_libdirs=()
 add_libdir() { local d; for d in "${libdirs[@]}"; do [[ "$d" == "$1" ]] && return; done; libdirs+=("$1"); }
 if [[ -n "${INFER_CUDA_LIB_DIRS:-}" ]]; then
   IFS=: read -r -a override <<<"$INFER_CUDA_LIB_DIRS"
   for d in "${override[@]}"; do [[ -n "$d" ]] && add_libdir "$d"; done
   echo "INFER_CUDA_LIB_DIRS: ${libdirs[*]}"
 fi
-for pair in "libcudart.so.13:nvidia/cu13/lib" "libcudnn.so.9:nvidia/cudnn/lib"; do
+# cuBLAS(Lt) too: cuDNN's sub-libraries load it themselves, through their own paths and the loader's
+# (ldconfig, LD_LIBRARY_PATH), never through libinfer_cudnn.so's RUNPATH.
+in_ldconfig() { command -v ldconfig >/dev/null && ldconfig -p 2>/dev/null | grep -q " $1 "; }
+for pair in "libcudart.so.13:nvidia/cu13/lib" "libcudnn.so.9:nvidia/cudnn/lib" "libcublasLt.so.13:nvidia/cu13/lib"; do
   soname="${pair%%:*}" sub="${pair#*:}"
-  if [[ -n "${INFER_CUDA_LIB_DIRS:-}" ]] || loader_has "$soname"; then continue; fi
+  if [[ -n "${INFER_CUDA_LIB_DIRS:-}" ]]; then continue; fi
+  if [[ "$soname" == libcublas* ]]; then in_ldconfig "$soname" && continue
+  elif loader_has "$soname"; then continue; fi
   found=""
   while IFS= read -r d; do
     if [[ -n "$d" && -e "$d/$sub/$soname" ]]; then found="$d/$sub"; break; fi
   done < <(site_dirs)
-  if [[ -n "$found" ]]; then
+  [[ -z "$found" && "$soname" == libcublas* && -e /usr/local/cuda/lib64/$soname ]] && found=/usr/local/cuda/lib64
+  if [[ -n "$found" && "$soname" == libcublas* ]]; then
+    # last on the path: only for what nothing before it has (a wheel's folder holds a libcudart too)
+    tail_libdirs+=("$found")
+    echo "$soname: not in ldconfig's cache; cuDNN's sub-libraries get $found's, last on LD_LIBRARY_PATH"
+  elif [[ -n "$found" ]]; then
     add_libdir "$found"
     echo "$soname: not in the loader's paths; using the CUDA 13 wheel's copy in $found"
   else
-    echo "$soname: not in the loader's paths and no CUDA 13 wheel found (pip nvidia-cuda-runtime / nvidia-cudnn-cu13)"
+    echo "$soname: not in the loader's paths and no CUDA 13 wheel found (pip nvidia-cuda-runtime / nvidia-cudnn-cu13 / nvidia-cublas)"
   fi
 done
-if ((${#libdirs[@]})); then
+if ((${#libdirs[@]} + ${#tail_libdirs[@]})); then
   joined="$(IFS=:; echo "${libdirs[*]}")"
-  export LD_LIBRARY_PATH="$joined${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  export LD_LIBRARY_PATH="$joined${LD_LIBRARY_PATH:+${joined:+:}$LD_LIBRARY_PATH}"
+  for d in "${tail_libdirs[@]}"; do LD_LIBRARY_PATH="${LD_LIBRARY_PATH:+$LD_LIBRARY_PATH:}$d"; done
   echo "LD_LIBRARY_PATH=$LD_LIBRARY_PATH"
 fi
 
@@ -164,6 +180,28 @@ for d in "${FASHION_MNIST_DIR:-}" "$root/share/fashion-mnist" /usr/share/dataset
   if [[ -n "$d" && -f "$d/t10k-images-idx3-ubyte.gz" ]]; then data="$d"; break; fi
 done
 if [[ -n "$data" ]]; then export FASHION_MNIST_DIR="$data"; echo "Fashion-MNIST: $data"; fi
+
+# The torchvision conformance data (tools/torchvision_conformance.py: ONNX exports of torchvision's
+# architectures with random weights, and ONNX Runtime's outputs on 100 inputs at 224x224): given
+# through $INFER_CONFORMANCE_DIR (the rehearsal), else made here in the background while the first
+# steps run, where python3 has torch, torchvision and onnxruntime; too large to travel in a bundle.
+conf_dir="" conf_pid="" conf_note=""
+if [[ -n "${INFER_CONFORMANCE_DIR:-}" && -f "$INFER_CONFORMANCE_DIR/conformance.json" ]]; then
+  conf_dir="$INFER_CONFORMANCE_DIR" conf_note="given: $conf_dir"
+elif [[ -f "$here/torchvision_conformance.py" ]] && command -v python3 >/dev/null; then
+  conf_dir="${TMPDIR:-/tmp}/infer-conformance-224" conf_note="made here: $conf_dir"
+  (
+    if ! timeout 60 python3 -c 'import torch, torchvision, onnxruntime' 2>/dev/null; then
+      echo "python3 lacks torch, torchvision or onnxruntime" >"$logs/conformance-data.log"; echo missing >"$logs/conformance-data.rc"
+    else
+      timeout 300 env PYTHONUNBUFFERED=1 python3 "$here/torchvision_conformance.py" "$conf_dir" --size 224 --count 100 \
+        >"$logs/conformance-data.log" 2>&1
+      echo $? >"$logs/conformance-data.rc"
+    fi
+  ) &
+  conf_pid=$!
+fi
+echo "torchvision conformance data: ${conf_note:-none (no python3 or no tools/torchvision_conformance.py)}"
 
 # --- infer itself ---------------------------------------------------------------------------
 section "infer --version"
@@ -178,9 +216,31 @@ run_step "infer --check" 30 check.log "$bin/infer" --check
 if ((step_rc == 0)); then row "infer --check" "ok" "every required item holds"
 else row "infer --check" "FAIL" "exit $step_rc: $(grep -m1 '^result:' "$logs/check.log" | cut -c1-90)"; fi
 
+# A machine that does not match VERSIONS.toml (another cuDNN, say) still gets its GPU path tested:
+# the later steps run against this machine's own manifest (infer --write-manifest, which passes on
+# the machine that wrote it), as tests/accuracy.h's INFER_TEST_MANIFEST. The FAIL above stands.
+infer_manifest=()
+if ((step_rc != 0)); then
+  machine_manifest="$logs/machine-VERSIONS.toml"
+  run_step "machine manifest" 30 machine-manifest.log "$bin/infer" --write-manifest "$machine_manifest"
+  # It can still fail here: a cuDNN older than the one infer was built with breaks cuDNN's own
+  # compatibility rule (runtime_compatible). The rules become advisory in this copy, said below.
+  if ((step_rc == 0)) && ! "$bin/infer" --check --manifest "$machine_manifest" >/dev/null 2>&1; then
+    sed -i -E 's/^([a-z_]+) = "required"/\1 = "advisory"   # required in the written file; fails here/' "$machine_manifest"
+    echo "gpu-check: this machine fails its own manifest's rules (below); they are advisory in $machine_manifest"
+    "$bin/infer" --check --manifest "$machine_manifest" | grep -iE 'fail|warn' || true
+  fi
+  if ((step_rc == 0)); then
+    infer_manifest=(--manifest "$machine_manifest")
+    export INFER_TEST_MANIFEST="$machine_manifest"
+    echo "gpu-check: the later steps run with --manifest $machine_manifest (this machine's own), not VERSIONS.toml"
+    row "  (this machine's manifest)" "note" "later steps use infer --write-manifest's, not VERSIONS.toml"
+  fi
+fi
+
 section "infer --device gpu on a sample"
 sample="$root/share/infer/samples/ankle-boot.png"
-run_step "sample" 60 sample.log "$bin/infer" --device gpu "$sample"
+run_step "sample" 60 sample.log "$bin/infer" "${infer_manifest[@]}" --device gpu "$sample"
 tag="$(grep -o '\[[^]]*\]$' "$logs/sample.log" | tail -n1)"
 grep -qi 'stand-in' "$logs/sample.log" && standin=1
 if ((step_rc == 0)) && grep -q ': Ankle boot 0\.' "$logs/sample.log"; then
@@ -211,6 +271,55 @@ run_suite "cuDNN plan tests" 60 plan-tests.log "$bin/infer_cudnn_plan_tests"
 run_suite "GPU vs CPU backend tests" 180 gpu-tests.log "$bin/infer_gpu_tests"
 run_suite "10k accuracy, --device gpu" 180 accuracy.log "$bin/infer_gpu_accuracy_tests"
 
+# --- torchvision architectures through the ONNX import, on the GPU ---------------------------
+# tests/test_gpu_conformance.cpp against ONNX Runtime (the derived bound on one input, top-1 on all),
+# then `infer --model X.onnx` itself on the bundled samples, --device cpu against --device gpu.
+conf_ready=0
+if [[ -n "$conf_pid" ]]; then
+  section "torchvision conformance data"
+  echo "waiting for the background export (log $logs/conformance-data.log)"
+  wait "$conf_pid"
+  cat "$logs/conformance-data.log"
+  conf_rc="$(cat "$logs/conformance-data.rc" 2>/dev/null || echo "?")"
+  if [[ "$conf_rc" == 0 ]]; then conf_ready=1
+  elif [[ "$conf_rc" == missing ]]; then
+    row "torchvision conformance" "not run" "python3 lacks torch, torchvision or onnxruntime"
+  else row "torchvision conformance" "FAIL" "tools/torchvision_conformance.py exit $conf_rc (conformance-data.log)"; fi
+elif [[ -n "$conf_dir" ]]; then conf_ready=1
+else row "torchvision conformance" "not run" "no python3 with torch, torchvision, onnxruntime; no INFER_CONFORMANCE_DIR"; fi
+if ((conf_ready)); then
+  export INFER_CONFORMANCE_DIR="$conf_dir"
+  run_suite "torchvision vs ONNX Runtime" 180 conformance.log "$bin/infer_gpu_conformance_tests"
+  grep '^\[ conformance \]' "$logs/conformance.log" | sed 's/^\[ conformance \] /  /' >"$logs/conformance-table.txt"
+
+  section "infer --model X.onnx, --device cpu and gpu"
+  : >"$logs/onnx-cli.log"
+  models="$(grep -oE '"name": *"[^"]+"' "$conf_dir/conformance.json" | sed -E 's/.*"([^"]+)"$/\1/')"
+  samples="$root/share/infer/samples"
+  agree=0 total=0 cli_fail=""
+  # top1 FILE: "index score" of each image's best class, in infer's order (sorted paths)
+  top1() { sed -E 's/.*"top":\[\{"index":([0-9]+),"label":"[^"]*","score":([-0-9.eE+]+).*/\1 \2/' "$1"; }
+  for name in $models; do
+    for dev in cpu gpu; do
+      run_step "onnx $name $dev" 60 "onnx-$name-$dev.log" "$bin/infer" "${infer_manifest[@]}" --model "$conf_dir/$name.onnx" \
+        --device "$dev" --json --top-k 1 "$samples"
+      ((step_rc == 0)) || cli_fail+=" $name/$dev(exit $step_rc)"
+      grep '^{' "$logs/onnx-$name-$dev.log" >"$logs/onnx-$name-$dev.json" || true
+    done
+    n=$(paste -d' ' <(top1 "$logs/onnx-$name-cpu.json") <(top1 "$logs/onnx-$name-gpu.json") |
+        awk -v m="$name" '{ d = $2 - $4; if (d < 0) d = -d; if (d > worst) worst = d; t++; a += ($1 == $3) }
+                          END { printf "%s: top-1 %d/%d agree, max |cpu - gpu| of the best score %.3g\n", m, a, t, worst
+                                print a, t > "/dev/stderr" }' 2>"$logs/onnx-$name.count" | tee -a "$logs/onnx-cli.log")
+    echo "$n"
+    read -r a t <"$logs/onnx-$name.count" || { a=0; t=0; }
+    agree=$((agree + a)) total=$((total + t))
+    rm -f "$logs/onnx-$name-cpu.json" "$logs/onnx-$name-gpu.json" "$logs/onnx-$name.count"
+  done
+  if [[ -n "$cli_fail" ]]; then row "infer --model X.onnx" "FAIL" "exit:$cli_fail"
+  elif ((total == 0 || agree != total)); then row "infer --model X.onnx" "FAIL" "top-1 cpu vs gpu $agree/$total (onnx-cli.log)"
+  else row "infer --model X.onnx" "ok" "$(wc -w <<<"$models") models x samples: top-1 cpu = gpu $agree/$total"; fi
+fi
+
 # --- benchmark: ours and PyTorch on this GPU, per precision ---------------------------------
 section "benchmark"
 bench_log="$logs/benchmark.log"
@@ -238,6 +347,10 @@ fi
   printf '| %-30s | %-12s | %s |\n' "step" "$( ((standin)) && echo "on STAND-IN" || echo "result")" "details"
   printf '|%s|%s|%s|\n' "--------------------------------" "--------------" "----------------------------------"
   printf '%s\n' "${rows[@]}"
+  if [[ -s "$logs/conformance-table.txt" ]]; then
+    section "torchvision architectures: infer on this GPU vs ONNX Runtime"
+    cat "$logs/conformance-table.txt" "$logs/onnx-cli.log" 2>/dev/null
+  fi
   if grep -q '^| gpu' "$bench_log"; then
     section "ours / PyTorch on this GPU (same run)"
     grep -E '^\| (device|---|gpu)|^targets|^- (met|MISSED)|^ours \(gpu' "$bench_log"

@@ -15,7 +15,8 @@
 #    puts them; minbase has no python3, so gpu-check.sh finds them by globbing), and the driver's
 #    libcuda.so.1 and libnvidia-ml.so.1 where a driver puts them (/usr/lib/x86_64-linux-gnu, then ldconfig).
 # 4. In the root: ldd of every bundled binary (nothing missing), infer --device cpu on a sample,
-#    then `chroot ROOT .../tools/gpu-check.sh` under a timeout, its logs copied out.
+#    then `chroot ROOT .../tools/gpu-check.sh` under a timeout, its logs copied out, with the
+#    build's torchvision conformance data at 64x64 as $INFER_CONFORMANCE_DIR (no python3 there).
 # Ends with GREEN or RED, the bundle size and the time of each part; exit 0 only if GREEN.
 # The stand-in (BUILD_DIR/standin/lib: libcudart.so.13, libcudnn.so.9, libcuda.so.1,
 # libnvidia-ml.so.1) is never put into the bundle, only into the rehearsal's root.
@@ -96,7 +97,17 @@ if ((have_standin)); then
   # The stand-in computes on this machine's CPU: the 10k-image accuracy alone takes minutes per
   # precision, so the check gets $INFER_REHEARSAL_BUDGET_S (default 25 minutes) instead of its 8.
   budget="${INFER_REHEARSAL_BUDGET_S:-1500}"
-  in_root "$root" env OUT=/var/tmp/gpu-check-logs INFER_GPU_CHECK_BUDGET_S="$budget" \
+  # The torchvision conformance data at 64x64 (the build's test fixture made it): the minimal root
+  # has no python3 to make it, as a GPU machine would.
+  conformance=()
+  if [[ -f "$build/conformance/64/conformance.json" ]]; then
+    mkdir -p "$root/var/tmp/infer-conformance-64"
+    cp "$build/conformance/64/"* "$root/var/tmp/infer-conformance-64/"
+    conformance=(INFER_CONFORMANCE_DIR=/var/tmp/infer-conformance-64)
+  else
+    verdict=RED; reasons+=("no $build/conformance/64 (the conformance test fixture's data): that step not rehearsed")
+  fi
+  in_root "$root" env OUT=/var/tmp/gpu-check-logs INFER_GPU_CHECK_BUDGET_S="$budget" "${conformance[@]}" \
     timeout --kill-after=10 $((budget + 60)) "$bundle/tools/gpu-check.sh" || rc=$?
   mkdir -p "$logs" && cp -r "$root/var/tmp/gpu-check-logs/." "$logs/" 2>/dev/null || true
   ((rc == 0)) || { verdict=RED; reasons+=("gpu-check.sh exit $rc in the root"); }

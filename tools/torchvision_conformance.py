@@ -61,6 +61,23 @@ def residual_module(torch):
     return Residual()
 
 
+def export(torch, model, sample, path):
+    """torch.onnx.export at opset 14 with a free batch dimension. PyTorch 2.9 and later export through
+    torch.export (dynamo=True) by default, whose graphs are another exporter's; the TorchScript
+    exporter, what Debian's PyTorch has, is asked for where the keyword exists, so that every
+    machine exports the same way. Where it is gone, the default exporter is used and said so."""
+    import inspect
+    kwargs = dict(opset_version=14, input_names=["x"], output_names=["y"], dynamic_axes={"x": {0: "N"}, "y": {0: "N"}})
+    if "dynamo" in inspect.signature(torch.onnx.export).parameters:
+        try:
+            torch.onnx.export(model, sample, path, dynamo=False, **kwargs)
+            return
+        except Exception as e:  # the TorchScript exporter removed or refusing: the default one
+            print(f"torch.onnx.export(dynamo=False) failed ({type(e).__name__}: {e}); using the default exporter",
+                  flush=True)
+    torch.onnx.export(model, sample, path, **kwargs)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("outdir")
@@ -120,8 +137,7 @@ def main():
                 model(images(8, gen))
         model.eval()
         onnx_path = os.path.join(args.outdir, name + ".onnx")
-        torch.onnx.export(model, images(1, gen), onnx_path, opset_version=14, input_names=["x"], output_names=["y"],
-                          dynamic_axes={"x": {0: "N"}, "y": {0: "N"}})
+        export(torch, model, images(1, gen), onnx_path)
         x = images(args.count, gen).numpy().astype(np.float32)
         session = ort.InferenceSession(onnx_path, providers=["CPUExecutionProvider"])
         y = np.concatenate([session.run(None, {"x": x[i:i + 10]})[0] for i in range(0, args.count, 10)])
