@@ -13,8 +13,8 @@
 #           libraries (the machine's driver, CUDA and wheels) and never the CPU stand-in.
 #   share/infer, share/infer-tests   the build's copies: the model, VERSIONS.toml, samples, test data
 #   share/fashion-mnist              the Fashion-MNIST test files (t10k-*.gz)
-#   tools/  gpu-check.sh, bench_peers.py and infer_model.py (the benchmark step),
-#           torchvision_conformance.py (the ONNX conformance data, made on the machine)
+#   tools/  gpu-check.sh, bench_peers.py (the benchmark step), torchvision_conformance.py (the ONNX
+#           conformance data, made on the machine), and the tools/ modules they import
 #
 # The binaries find lib/ through their RUNPATH $ORIGIN/../lib (CMakeLists.txt); the bundled
 # libraries get RUNPATH $ORIGIN here (patchelf), because a library's own dependencies
@@ -55,8 +55,20 @@ cp -r "$build/share/infer" "$build/share/infer-tests" "$bundle/share/"
   if cmp -s "$f" "../infer/$f"; then ln -sf "$(realpath --relative-to="$(dirname "$f")" "../infer/$f")" "$f"; fi
 done)
 cp "$data"/t10k-images-idx3-ubyte.gz "$data"/t10k-labels-idx1-ubyte.gz "$bundle/share/fashion-mnist/"
-cp "$root/tools/gpu-check.sh" "$root/tools/bench_peers.py" "$root/tools/infer_model.py" \
-   "$root/tools/torchvision_conformance.py" "$bundle/tools/"
+cp "$root/tools/gpu-check.sh" "$root/tools/bench_peers.py" "$root/tools/torchvision_conformance.py" "$bundle/tools/"
+# and the modules of tools/ that those import (`import X`, `from X import`), transitively: a missing
+# one is found only when the step runs on the device (bench_peers.py's isa_cap once was).
+added=1
+while ((added)); do
+  added=0
+  for py in "$bundle"/tools/*.py; do
+    for mod in $(sed -nE 's/^[[:space:]]*(from|import)[[:space:]]+([A-Za-z_][A-Za-z0-9_]*).*/\2/p' "$py" | sort -u); do
+      if [[ -f "$root/tools/$mod.py" && ! -f "$bundle/tools/$mod.py" ]]; then
+        cp "$root/tools/$mod.py" "$bundle/tools/"; added=1
+      fi
+    done
+  done
+done
 
 # The libraries to carry: what the binaries resolve to here, by soname, less the system's own and
 # NVIDIA's. ldd lists the whole closure (libopenblas's libgfortran too).
@@ -75,16 +87,27 @@ for f in "$bundle"/bin/* "$bundle"/lib/libinfer_cudnn.so; do
     fi
   done < <(ldd "$f" 2>/dev/null)
 done
+# set_runpath FILE RUNPATH. patchelf 0.14 (bookworm) overwrites the old RUNPATH string with 'X's
+# when it sets a new one, and the linker stores a symbol name that is a suffix of that string in
+# it: "read" inside ".../openblas-pthread" became "XXXX", and infer-bench failed to start on the
+# first GPU machine. Removing the RUNPATH first and then adding one appends a new string, leaving
+# the old bytes alone; the dynamic symbols' names must be the same afterwards.
+dynamic_symbols() { nm -D "$1" 2>/dev/null | awk '{print $NF}' | sort; }
+set_runpath() {
+  local before; before="$(dynamic_symbols "$1")"
+  patchelf --remove-rpath "$1" && patchelf --set-rpath "$2" "$1" || die "patchelf failed on $1"
+  [[ "$(dynamic_symbols "$1")" == "$before" ]] || die "setting the RUNPATH of $1 changed its dynamic symbols' names"
+}
 for soname in "${!wanted[@]}"; do
   path="${wanted[$soname]}"
   [[ "$path" == *standin* ]] && die "$soname resolves to the stand-in ($path): never bundled"
   cp -L "$path" "$bundle/lib/$soname"
   chmod u+w "$bundle/lib/$soname"
-  patchelf --set-rpath '$ORIGIN' "$bundle/lib/$soname"
+  set_runpath "$bundle/lib/$soname" '$ORIGIN'
 done
 # The executables: stripped, and RUNPATH only $ORIGIN/../lib (no folder of this build machine).
 strip --strip-unneeded "$bundle"/bin/*
-for f in "$bundle"/bin/*; do patchelf --set-rpath '$ORIGIN/../lib' "$f"; done
+for f in "$bundle"/bin/*; do set_runpath "$f" '$ORIGIN/../lib'; done
 git -C "$root" rev-parse --short HEAD >/dev/null 2>&1 &&
   echo "infer $(git -C "$root" describe --always --dirty 2>/dev/null), bundled $(date -u +%F)" >"$bundle/BUNDLE"
 
@@ -100,6 +123,19 @@ for f in "$bundle"/bin/* "$bundle"/lib/*; do
     fi
   done < <(ldd "$f")
 done
+
+# And each one starts from the bundle (--help, or the test list) with every symbol bound at start
+# (LD_BIND_NOW: lazily, "XXXX" failed only at the first read()): a binary the loader refuses is
+# found here, not on the device.
+for f in "$bundle"/bin/*; do
+  case "$(basename "$f")" in
+    infer | infer-bench) args=(--help) ;;
+    *) args=(--gtest_list_tests) ;;
+  esac
+  LD_BIND_NOW=1 "$f" "${args[@]}" >/dev/null 2>"$out/start-check.err" ||
+    die "$f ${args[*]} failed: $(head -c 300 "$out/start-check.err")"
+done
+rm -f "$out/start-check.err"
 
 (cd "$out" && tar czf infer-gpu-bundle.tar.gz infer-gpu-bundle)
 size_b=$(du -sb "$bundle" | cut -f1)
