@@ -430,31 +430,6 @@ Status status_of(Outcome o, Severity s) {
 
 }  // namespace
 
-const char* to_string(Status s) {
-  switch (s) {
-    case Status::Ok: return "ok";
-    case Status::Warn: return "warn";
-    case Status::Fail: return "FAIL";
-    case Status::Unknown: return "unknown";
-  }
-  return "unknown";
-}
-
-const ReportRow* Report::first_failure() const {
-  auto failing = [&](const std::string& item) {
-    return std::any_of(rows.begin(), rows.end(), [&](const ReportRow& r) {
-      return r.item == item && r.severity == Severity::Required && r.status != Status::Ok;
-    });
-  };
-  const ReportRow* first = nullptr;
-  for (const ReportRow& r : rows) {
-    if (r.severity != Severity::Required || r.status == Status::Ok) continue;
-    if (r.because.empty() || !failing(r.because)) return &r;
-    if (!first) first = &r;
-  }
-  return first;
-}
-
 Report check(const Manifest& manifest, const MachineProbe& machine, bool model_files) {
   Report report;
   report.manifest = manifest.path.string();

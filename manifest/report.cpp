@@ -8,6 +8,32 @@
 #include <nlohmann/json.hpp>
 
 namespace infer::manifest {
+
+const char* to_string(Status s) {
+  switch (s) {
+    case Status::Ok: return "ok";
+    case Status::Warn: return "warn";
+    case Status::Fail: return "FAIL";
+    case Status::Unknown: return "unknown";
+  }
+  return "unknown";
+}
+
+const ReportRow* Report::first_failure() const {
+  auto failing = [&](const std::string& item) {
+    return std::any_of(rows.begin(), rows.end(), [&](const ReportRow& r) {
+      return r.item == item && r.severity == Severity::Required && r.status != Status::Ok;
+    });
+  };
+  const ReportRow* first = nullptr;
+  for (const ReportRow& r : rows) {
+    if (r.severity != Severity::Required || r.status == Status::Ok) continue;
+    if (r.because.empty() || !failing(r.because)) return &r;
+    if (!first) first = &r;
+  }
+  return first;
+}
+
 namespace {
 
 constexpr std::size_t kColumns = 5;  // item, expected, found, source, status

@@ -1,12 +1,44 @@
-// Renders a Report for people (the table `infer --check` prints), for programs (JSON) and for the
-// one-line notice of the start-up check.
+// The result of a check (check.h): one row per manifest item; and its renderings for people (the
+// table `infer --check` prints), for programs (JSON) and for the one-line notice of the start-up check.
 #pragma once
 
 #include <string>
+#include <vector>
 
-#include "check.h"
+#include "manifest.h"
 
 namespace infer::manifest {
+
+enum class Status { Ok, Warn, Fail, Unknown };
+const char* to_string(Status s);  // "ok", "warn", "FAIL", "unknown"
+
+struct ReportRow {
+  std::string item;      // schema key ("cudnn.version") or "model:<path>"
+  std::string expected;  // the constraint as written
+  std::string found;     // the value found, or why there is none
+  std::string source;    // the library path, API or file it came from
+  Status status = Status::Unknown;
+  Severity severity = Severity::Required;
+  std::string fix;  // one line; empty when ok
+  // The item whose failure this row's failure follows from ("cudnn.sublibraries"), or empty when the
+  // row is a cause of its own. Such a row is never the first failure while its cause is not ok.
+  std::string because;
+  // Lines under the row: the consequences folded into this root cause, and what the libraries
+  // printed while they were probed (cuDNN's own messages), each one line.
+  std::vector<std::string> notes;
+};
+
+struct Report {
+  std::string manifest;
+  bool ok = true;  // every required row is ok (unknown counts as not ok)
+  std::vector<ReportRow> rows;
+  // "<path>: <identity>" of each probed library that is the project's CPU stand-in (tests only).
+  // Both renderings lead with them: with a stand-in loaded, nothing in the report describes a GPU.
+  std::vector<std::string> standins;
+  // The root cause: the first required row that is not ok and does not follow from another such
+  // row; nullptr when every required row is ok.
+  const ReportRow* first_failure() const;
+};
 
 // The table: item, expected, found, source, status. Column widths follow the content up to caps
 // that keep every table line within 160 characters; a longer cell continues on the next lines in

@@ -1,4 +1,4 @@
-// SHA-256 of a file, through OpenSSL's EVP interface (libcrypto, Debian's libssl-dev).
+// SHA-256 of a file: OpenSSL on Linux, BCrypt on Windows (sha256_hasher.h).
 #pragma once
 
 #include <filesystem>

@@ -14,7 +14,9 @@ namespace infer {
 
 // An open regular file. A FIFO, a device, a socket or a directory is refused before it is opened
 // for reading (opening a FIFO blocks until a writer comes; reading /dev/zero never ends), and again
-// after (O_NONBLOCK and fstat), so one swapped in between is refused too.
+// after (O_NONBLOCK and fstat), so one swapped in between is refused too. On Windows the same with
+// its calls (input_file_windows.cpp): a folder is refused before opening, and a handle that is not
+// a disk file (a console, NUL, a pipe) after.
 class InputFile {
  public:
   // Throws InputError(path, problem): "no such file", "permission denied", "symbolic link loop",
@@ -26,8 +28,8 @@ class InputFile {
   InputFile& operator=(const InputFile&) = delete;
   InputFile& operator=(InputFile&&) = delete;
 
+  // The path as given, UTF-8 on Windows, for messages.
   const std::string& name() const { return name_; }
-  int fd() const { return fd_; }
   // The size when the file was opened.
   std::uint64_t size() const { return size_; }
 
@@ -39,7 +41,9 @@ class InputFile {
 
  private:
   std::string name_;
-  int fd_ = -1;
+  // The open file: a POSIX descriptor (input_file_posix.cpp) or a Windows HANDLE
+  // (input_file_windows.cpp); -1 when there is none.
+  std::intptr_t handle_ = -1;
   std::uint64_t size_ = 0;
 };
 

@@ -36,8 +36,8 @@ inline ProcessResult classify_test_set(const std::string& device, double& accura
     EXPECT_TRUE(stbi_write_png(path.c_str(), 28, 28, 1, data.images.data() + static_cast<std::size_t>(i) * 784, 28));
     label_of[path] = data.labels[static_cast<std::size_t>(i)];
   }
-  std::vector<std::string> args = {"--json",   "--top-k",   "1",       "--batch", "256", "--device",
-                                   device,     "--precision", precision, dir.path().string()};
+  std::vector<std::string> args = {"--json",   "--top-k", "1",           "--batch", "256",
+                                   "--device", device,    "--precision", precision, dir.path().string()};
   // $INFER_TEST_MANIFEST: another environment manifest than the shipped VERSIONS.toml. The device
   // check (tools/gpu-check.sh) sets it to the machine's own when that machine fails the shipped one,
   // so that the GPU path is still measured there.

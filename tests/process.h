@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "temp_dir.h"
+
 namespace infer::test {
 
 struct ProcessResult {
@@ -20,51 +22,8 @@ struct ProcessResult {
   std::string err;
   long max_rss_kib = 0;  // the child's peak resident set size (getrusage's ru_maxrss)
   std::vector<std::string> out_lines() const { return lines(out); }
-  static std::vector<std::string> lines(const std::string& s) {
-    std::vector<std::string> v;
-    std::istringstream in(s);
-    for (std::string line; std::getline(in, line);) v.push_back(line);
-    return v;
-  }
+  static std::vector<std::string> lines(const std::string& s) { return split_lines(s); }
 };
-
-// A fresh temporary directory, removed with everything in it at the end of the scope.
-class TempDir {
- public:
-  TempDir() {
-    std::string tmpl = (std::filesystem::temp_directory_path() / "infer-test-XXXXXX").string();
-    if (!mkdtemp(tmpl.data())) throw std::runtime_error("mkdtemp failed");
-    path_ = tmpl;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  const std::filesystem::path& path() const { return path_; }
-  std::filesystem::path operator/(const std::string& name) const { return path_ / name; }
-
- private:
-  std::filesystem::path path_;
-};
-
-inline std::string slurp(const std::filesystem::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
-
-// The names in a folder, sorted: compared before and after a run to show nothing was left behind.
-inline std::vector<std::string> files_in(const std::filesystem::path& dir) {
-  std::vector<std::string> names;
-  for (const auto& e : std::filesystem::directory_iterator(dir)) names.push_back(e.path().filename().string());
-  std::sort(names.begin(), names.end());
-  return names;
-}
-
-inline void write_file(const std::filesystem::path& p, const std::string& bytes) {
-  std::ofstream(p, std::ios::binary) << bytes;
-}
 
 // Runs `exe args...` with stdout and stderr captured to files (no shell involved). extra_env
 // entries ("NAME=value") are added to the environment of the child.

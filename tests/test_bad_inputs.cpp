@@ -183,6 +183,10 @@ TEST_F(EndToEnd, SpecialOrOversizedModelWeightsAndManifestFilesAreRefused) {
   expect_failure({"--manifest", path("big.toml")}, 3, path("big.toml"),
                  "file is 600 MiB, over the limit of 4.0 MiB for a manifest");
   expect_failure({"--manifest", path("fifo.toml")}, 3, path("fifo.toml"), "is a FIFO, not a regular file");
+  // One byte over: both sizes round to 4.0 MiB, so the message gives them in bytes.
+  std::filesystem::resize_file(dir_ / "big.toml", (4ull << 20) + 1);
+  expect_failure({"--manifest", path("big.toml")}, 3, path("big.toml"),
+                 "file is 4194305 bytes, over the limit of 4194304 bytes for a manifest");
   std::filesystem::remove(dir_ / "tiny.safetensors");
   std::filesystem::create_symlink("/dev/zero", dir_ / "tiny.safetensors");
   expect_failure({"--model", path("tiny.toml")}, 3, path("tiny.safetensors"),

@@ -15,7 +15,7 @@
 #include "manifest/sha256.h"
 #include "model/errors.h"
 #include "model/printable.h"
-#include "process.h"
+#include "temp_dir.h"
 
 namespace infer::test {
 namespace {
@@ -294,7 +294,7 @@ TEST(ReportTable, LongCellsWrapInTheirColumnAndLinesStayWithinTheLimit) {
   const manifest::Report report = broken_machine_report();
   const std::string& long_found = report.rows[5].found;
   ASSERT_GE(long_found.size(), 300u);
-  const std::vector<std::string> lines = ProcessResult::lines(manifest::format_table(report));
+  const std::vector<std::string> lines = split_lines(manifest::format_table(report));
   ASSERT_GE(lines.size(), 2u);
   const std::string& head = lines[1];
   ASSERT_EQ(head.rfind("item", 0), 0u) << head;
@@ -358,7 +358,7 @@ TEST(ReportTable, NotesAndCausesAreRendered) {
   ASSERT_NE(fix, std::string::npos) << table;
   EXPECT_TRUE(fix < note1 && note1 < note2 && note2 < table.find("cudnn.single_copy ")) << table;
   // A note longer than a line continues under its first character, nothing lost.
-  const std::vector<std::string> lines = ProcessResult::lines(table.substr(note2));
+  const std::vector<std::string> lines = split_lines(table.substr(note2));
   ASSERT_GE(lines.size(), 2u);
   EXPECT_EQ(lines[1].find_first_not_of(' '), std::string("    note: ").size()) << table;
   EXPECT_EQ(without_spaces(lines[0].substr(10) + lines[1]), without_spaces(report.rows[5].notes[1]));

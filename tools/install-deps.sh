@@ -10,6 +10,9 @@
 #   tools/install-deps.sh --fuzz   the same as --sanitizers
 #   tools/install-deps.sh --bundle also patchelf and debootstrap, for tools/gpu-bundle.sh (RUNPATH of
 #                                  the bundled libraries) and tools/rehearse-bundle.sh (a minimal root)
+#   tools/install-deps.sh --windows
+#                                  also the mingw-w64 cross compiler (gcc 12, POSIX threads), its zlib
+#                                  and wine64, for the Windows build tested under wine (tools/windows.sh)
 #
 # The CUDA toolkit and cuDNN are not Debian packages here; they are expected at /usr/local/cuda
 # (the build works without them, CPU only).
@@ -38,7 +41,8 @@ for arg in "$@"; do
     --train) packages+=(python3-torch) ;;
     --sanitizers | --fuzz) packages+=(clang-14 libclang-rt-14-dev) ;;
     --bundle) packages+=(patchelf debootstrap) ;;
-    *) echo "install-deps: unknown option $arg (known: --train, --sanitizers, --fuzz, --bundle)" >&2; exit 2 ;;
+    --windows) packages+=(g++-mingw-w64-x86-64-posix binutils-mingw-w64-x86-64 libz-mingw-w64-dev wine64) ;;
+    *) echo "install-deps: unknown option $arg (known: --train, --sanitizers, --fuzz, --bundle, --windows)" >&2; exit 2 ;;
   esac
 done
 
