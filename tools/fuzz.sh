@@ -19,7 +19,7 @@ build="${FUZZ_BUILD_DIR:-$root/build-fuzz}"
 seconds="${1:-60}"
 shift || true
 targets=("$@")
-if ((${#targets[@]} == 0)); then targets=(fuzz_image fuzz_safetensors fuzz_model_toml fuzz_onnx fuzz_manifest fuzz_autotune_cache); fi
+if ((${#targets[@]} == 0)); then targets=(fuzz_image fuzz_safetensors fuzz_model_toml fuzz_onnx fuzz_manifest fuzz_autotune_cache fuzz_pe_file); fi
 jobs="${FUZZ_JOBS:-1}"
 
 declare -A max_len=([fuzz_image]=65536 [fuzz_safetensors]=65536 [fuzz_model_toml]=16384 [fuzz_onnx]=65536 [fuzz_manifest]=16384
