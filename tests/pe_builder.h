@@ -16,6 +16,7 @@ struct PeSpec {
   std::vector<std::string> imports;
   std::vector<std::string> delay_imports;
   bool with_version = true;
+  std::uint16_t machine = 0x8664;  // x64; 0x14c for an x86 DLL (the headers stay PE32+: only the field is read)
   std::uint16_t version[4] = {9, 19, 0, 56};
   std::map<std::string, std::string> strings;  // UTF-8 keys and values; ASCII keys
 };
@@ -162,7 +163,7 @@ class PeBuilder {
     file[0] = 'M', file[1] = 'Z';
     put32(file, 0x3c, 0x40);
     file[0x40] = 'P', file[0x41] = 'E';
-    put16(file, 0x44, 0x8664);  // x64
+    put16(file, 0x44, spec.machine);
     put16(file, 0x46, 1);       // one section
     put16(file, 0x54, 240);     // PE32+ optional header with 16 data directories
     put16(file, 0x56, 0x2022);  // executable image, large-address aware, DLL
