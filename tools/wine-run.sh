@@ -25,7 +25,9 @@ if [[ ! -f "$WINEPREFIX/system.reg" ]]; then
 fi
 case "${1:-}" in
   --server-start)
-    /usr/lib/wine/wineserver -p
+    # A server already up for this prefix (another run, a wine program open) makes -p fail; it is
+    # as good, and without one, wine starts its own at the next run.
+    /usr/lib/wine/wineserver -p 2>/dev/null || true
     # Start wine's services (winedevice.exe) now, with no pipe of ours: started by a test, they would
     # hold ctest's output pipe open for as long as the server lives, and ctest would wait forever.
     "$loader" cmd /c exit </dev/null >/dev/null 2>&1 || true
