@@ -23,7 +23,10 @@ if ((${#targets[@]} == 0)); then targets=(fuzz_image fuzz_safetensors fuzz_model
 jobs="${FUZZ_JOBS:-1}"
 
 declare -A max_len=([fuzz_image]=65536 [fuzz_safetensors]=65536 [fuzz_model_toml]=16384 [fuzz_onnx]=65536 [fuzz_manifest]=16384
-                     [fuzz_autotune_cache]=16384)
+                     [fuzz_autotune_cache]=16384 [fuzz_pe_file]=4096)
+for t in "${targets[@]}"; do
+  [[ -n "${max_len[$t]:-}" ]] || { echo "fuzz: no -max_len for $t: add it to max_len in tools/fuzz.sh" >&2; exit 2; }
+done
 
 "$root/tools/install-deps.sh" --fuzz
 cmake -S "$root" --preset fuzz -B "$build" >/dev/null   # CMakePresets.json: clang 14, libFuzzer, ASan + UBSan
