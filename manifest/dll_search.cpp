@@ -70,7 +70,7 @@ DllSearchOrder DllSearchOrder::altered(const fs::path& dll_dir, const fs::path& 
 std::optional<FoundDll> find_dll(const std::string& name, const DllSearchOrder& order) {
   if (is_api_set(name)) return std::nullopt;
   for (const SearchFolder& f : order.folders) {
-    if (const std::optional<fs::path> p = in_folder(f.path, name)) return FoundDll{*p, f.role};
+    if (const std::optional<fs::path> p = in_folder(f.path, name)) return FoundDll{*p, f.role, f.system};
   }
   return std::nullopt;
 }
@@ -105,7 +105,7 @@ LoadDiagnosis diagnose_load(const std::string& dll, const DllSearchOrder& order,
     std::optional<FoundDll> found;
     std::error_code ec;
     if (f.chain.size() == 1 && by_path) {
-      if (fs::is_regular_file(fs::u8path(dll), ec)) found = FoundDll{fs::u8path(dll), "the path given"};
+      if (fs::is_regular_file(fs::u8path(dll), ec)) found = FoundDll{fs::u8path(dll), "the path given", false};
     } else {
       found = find_dll(f.name, order);
     }
@@ -114,9 +114,7 @@ LoadDiagnosis diagnose_load(const std::string& dll, const DllSearchOrder& order,
       return d;
     }
     d.resolved.push_back(*found);
-    const bool system = std::any_of(order.folders.begin(), order.folders.end(),
-                                    [&](const SearchFolder& s) { return s.system && s.role == found->role; });
-    if (system) continue;  // Windows' own DLLs: their dependents are Windows' business
+    if (found->system) continue;  // Windows' own DLLs: their dependents are Windows' business
     PeFile pe;
     try {
       pe = read_pe_file(found->path);

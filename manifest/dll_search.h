@@ -45,7 +45,8 @@ struct DllSearchOrder {
 
 struct FoundDll {
   std::filesystem::path path;
-  std::string role;  // the role of the folder it was found in
+  std::string role;     // the role of the folder it was found in
+  bool system = false;  // that folder is one of Windows' own (SearchFolder::system)
 };
 
 // The first folder holding `name` (compared without case, as Windows' file systems do).

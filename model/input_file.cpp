@@ -1,6 +1,7 @@
 #include "input_file.h"
 
 #include <cstdio>
+#include <utility>
 
 #include "errors.h"
 
@@ -15,6 +16,12 @@ std::string format_bytes(std::uint64_t bytes) {
   char text[32];
   std::snprintf(text, sizeof text, v < 10.0 ? "%.1f %s" : "%.0f %s", v, units[unit]);
   return text;
+}
+
+// The same on every system: handle_ is -1 when there is none (the destructors test that).
+InputFile::InputFile(InputFile&& other) noexcept
+    : name_(std::move(other.name_)), handle_(other.handle_), size_(other.size_) {
+  other.handle_ = -1;
 }
 
 std::vector<unsigned char> InputFile::read_all(std::uint64_t max_bytes, std::string_view what) const {

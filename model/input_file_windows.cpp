@@ -72,11 +72,6 @@ InputFile::~InputFile() {
   if (handle_ != -1) CloseHandle(as_handle(handle_));
 }
 
-InputFile::InputFile(InputFile&& other) noexcept
-    : name_(std::move(other.name_)), handle_(other.handle_), size_(other.size_) {
-  other.handle_ = -1;
-}
-
 void InputFile::read_at(std::uint64_t offset, void* out, std::size_t count) const {
   auto* to = static_cast<unsigned char*>(out);
   while (count > 0) {
