@@ -1,15 +1,15 @@
 #include "check.h"
 #include "model/nvidia_versions.h"
 
-#include <fnmatch.h>
-
 #include <algorithm>
 #include <filesystem>
 
 #include "diagnosis.h"
 #include "facts.h"
+#include "glob.h"
 #include "model/errors.h"
 #include "nvidia_errors.h"
+#include "platform_words.h"
 #include "sha256.h"
 
 namespace infer::manifest {
@@ -72,7 +72,10 @@ std::string runtime_text(const MachineProbe& m) {
                           : "CUDA " + rv->to_string() + " (the build's; no runtime loaded)";
 }
 
+// facts.toml's driver floors are Linux releases; Windows drivers are numbered apart (not in facts
+// yet), so on Windows the driver's own cuDriverGetVersion decides.
 std::string floor_text(const MachineProbe& m) {
+  if (m.platform == Platform::Windows) return "";
   const std::optional<Version> rv = runtime_version(m);
   if (!rv) return "";
   const DriverFloor* f = facts().driver_floor_for(*rv);
@@ -97,14 +100,17 @@ Eval check_version(const Expectation& e, const std::optional<std::string>& value
 
 bool matches_any(const std::vector<std::string>& patterns, const std::string& value) {
   return std::any_of(patterns.begin(), patterns.end(),
-                     [&](const std::string& p) { return fnmatch(p.c_str(), value.c_str(), 0) == 0; });
+                     [&](const std::string& p) { return glob_match(p, value); });
 }
 
-// Other copies on the loader's path (LD_LIBRARY_PATH, the ldconfig cache) of the library and of
-// the given sub-libraries. Copies in Python environments are not on it and are named apart.
-Eval shadowing(const LibraryProbe& lib, const std::string& what, const std::vector<CudnnSublibrary>& subs = {}) {
-  const std::string source = "LD_LIBRARY_PATH, ldconfig -p; Python environments listed apart";
-  if (!lib.loaded) return unknown("not loaded (" + lib.soname + " not found)", "dlopen", "install " + what + " first");
+// Other copies on the loader's path (LD_LIBRARY_PATH and the ldconfig cache; Windows' DLL search
+// order) of the library and of the given sub-libraries. Copies in Python environments are not on
+// it and are named apart.
+Eval shadowing(const MachineProbe& m, const LibraryProbe& lib, const std::string& what,
+               const std::vector<CudnnSublibrary>& subs = {}) {
+  const PlatformWords& w = words(m.platform);
+  const std::string source = w.search_sources;
+  if (!lib.loaded) return unknown("not loaded (" + lib.soname + " not found)", w.load_call, "install " + what + " first");
   std::vector<std::string> others = lib.other_copies();
   for (const CudnnSublibrary& s : subs) others.insert(others.end(), s.other_copies.begin(), s.other_copies.end());
   std::vector<std::string> off_path;
@@ -115,8 +121,8 @@ Eval shadowing(const LibraryProbe& lib, const std::string& what, const std::vect
   if (others.empty()) return {Outcome::Holds, "one copy on the loader path: " + lib.path + aside, source, "", "", {}};
   return fails("loaded " + lib.path + "; also on the loader path: " + join(others, ", ") + aside, source,
                "keep one " + lib.soname + (subs.empty() ? "" : " and one of each sub-library") +
-                   " on the search path (a conda env or pip wheel can shadow the system copy): fix LD_LIBRARY_PATH or "
-                   "remove the extra copies");
+                   " on the search path (a conda env or pip wheel can shadow the system copy): fix " +
+                   w.path_variable + " or remove the extra copies");
 }
 
 // gpu.compute_capability, gpu.name, gpu.memory_mib over the GPUs CUDA uses.
@@ -178,12 +184,16 @@ struct Diagnoses {
 
 Eval evaluate(const Expectation& e, const MachineProbe& m, const Diagnoses& d) {
   const std::string& k = e.key;
+  const PlatformWords& w = words(m.platform);
+  const std::string nvml = m.libnvml.soname.empty() ? "NVML" : m.libnvml.soname;
   const std::string floor = floor_text(m);
   if (k == "system.os")
-    return holds_if(matches_any(e.patterns, m.os), m.os, "/etc/os-release",
+    return holds_if(matches_any(e.patterns, m.os), m.os, w.os_source,
                     "use the OS this deployment was validated on, or update the manifest");
   if (k == "system.arch")
-    return holds_if(matches_any(e.patterns, m.arch), m.arch, "uname", "use a machine of the validated architecture");
+    return holds_if(matches_any(e.patterns, m.arch), m.arch, w.arch_source, "use a machine of the validated architecture");
+  if (k == "system.glibc" && m.platform == Platform::Windows)
+    return unknown("no GNU C library on Windows", "", "remove system.glibc from a manifest for Windows");
   if (k == "system.glibc")
     return check_version(e, m.glibc, m.glibc, "gnu_get_libc_version", "use a system with a matching C library");
   if (k == "system.compiler") {
@@ -197,11 +207,10 @@ Eval evaluate(const Expectation& e, const MachineProbe& m, const Diagnoses& d) {
     if (!m.driver_release) {
       // libcuda answers, NVML does not: the release is unknown, but what libcuda says comes first.
       return follows(
-          unknown(std::string("unknown: libnvidia-ml.so.1 ") + (m.libnvml.error.empty() ? "unusable" : "not found") +
-                      " and no /proc/driver/nvidia/version",
-                  "libnvidia-ml.so.1: " + (m.libnvml.broken.empty() ? m.libnvml.error : m.libnvml.broken),
-                  "install the driver's NVML (libnvidia-ml.so.1), part of the driver; in a container add utility to "
-                  "NVIDIA_DRIVER_CAPABILITIES"),
+          unknown("unknown: " + nvml + (m.libnvml.error.empty() ? " unusable" : " not found") +
+                      (m.platform == Platform::Linux ? " and no /proc/driver/nvidia/version" : ""),
+                  nvml + ": " + (m.libnvml.broken.empty() ? m.libnvml.error : m.libnvml.broken),
+                  "install the driver's NVML (" + nvml + "), " + w.driver_libraries),
           "driver.cuda");
     }
     return check_version(
@@ -221,6 +230,18 @@ Eval evaluate(const Expectation& e, const MachineProbe& m, const Diagnoses& d) {
   if (k == "driver.runtime_compatible") {
     const std::optional<Version> rv = runtime_version(m);
     if (!rv) return unknown("no CUDA runtime found", "libcudart", "install the CUDA runtime");
+    if (m.platform == Platform::Windows) {
+      // No Windows floors in facts.toml: the driver's CUDA (cuDriverGetVersion) must reach the runtime's.
+      if (!m.driver_cuda) return unknown("cuDriverGetVersion failed", m.libcuda.path, "reinstall the NVIDIA driver");
+      const Version dc = Version::parse(cuda_version_string(*m.driver_cuda));
+      const bool ok = dc.parts()[0] >= rv->parts()[0];  // minor version compatibility within a major
+      return holds_if(ok,
+                      "driver " + driver_text(m) + "; " + runtime_text(m) + " needs a driver supporting CUDA " +
+                          std::to_string(rv->parts()[0]) + ".x",
+                      "cuDriverGetVersion (" + m.libcuda.path + ")",
+                      "upgrade the NVIDIA driver to one that supports CUDA " + rv->to_string() +
+                          ", or use a CUDA runtime this driver supports");
+    }
     const DriverFloor* f = facts().driver_floor_for(*rv);
     if (!f)
       return unknown("no driver floor known for CUDA " + rv->to_string(), "manifest/facts.toml",
@@ -243,11 +264,16 @@ Eval evaluate(const Expectation& e, const MachineProbe& m, const Diagnoses& d) {
   if (k == "gpu.count") {
     if (!m.cuda_device_count)
       return unknown(m.cuda_init_error.empty() ? "cuDeviceGetCount failed" : m.cuda_init_error,
-                     "cuInit (" + m.libcuda.path + ")", "check the driver installation (dmesg, nvidia kernel module)");
+                     "cuInit (" + m.libcuda.path + ")",
+                     m.platform == Platform::Windows
+                         ? "check the driver installation (Device Manager: the GPU and its driver's status)"
+                         : "check the driver installation (dmesg, nvidia kernel module)");
     std::string found = std::to_string(*m.cuda_device_count);
-    std::string fix =
-        "no GPU visible to CUDA: check that the GPU is attached (containers: --gpus all) and the nvidia kernel module "
-        "is loaded";
+    std::string fix = m.platform == Platform::Windows
+                          ? "no GPU visible to CUDA: check in Device Manager that the GPU is present and its NVIDIA "
+                            "driver has no error"
+                          : "no GPU visible to CUDA: check that the GPU is attached (containers: --gpus all) and the "
+                            "nvidia kernel module is loaded";
     if (m.cuda_visible_devices) {
       found += "; CUDA_VISIBLE_DEVICES='" + *m.cuda_visible_devices + "'";
       if (*m.cuda_device_count == 0) {
@@ -264,10 +290,8 @@ Eval evaluate(const Expectation& e, const MachineProbe& m, const Diagnoses& d) {
     if (!m.gpus_known) {
       const std::string why = !m.libnvml.broken.empty() ? m.libnvml.broken
                               : m.nvml_init             ? "nvmlInit_v2: " + nvml_return_name(*m.nvml_init)
-                                                        : "libnvidia-ml.so.1 not found (" + m.libnvml.error + ")";
-      return unknown("NVML unavailable: " + why, "libnvidia-ml.so.1",
-                     "install the driver's NVML (libnvidia-ml.so.1, part of the driver); in a container add utility to "
-                     "NVIDIA_DRIVER_CAPABILITIES");
+                                                        : nvml + " not found (" + m.libnvml.error + ")";
+      return unknown("NVML unavailable: " + why, nvml, "install the driver's NVML (" + nvml + "), " + w.driver_libraries);
     }
     if (m.gpus.empty())
       return unknown("no GPU visible to CUDA", "NVML (" + m.libnvml.path + ")",
@@ -296,38 +320,37 @@ Eval evaluate(const Expectation& e, const MachineProbe& m, const Diagnoses& d) {
   if (k == "cuda.runtime") {
     if (!m.cudart.broken.empty()) {
       return fails(m.cudart.broken, m.cudart.broken_file,
-                   detail::broken_fix(m.cudart.broken_file, "part of the CUDA runtime"));
+                   detail::broken_fix(m, m.cudart.broken_file, "part of the CUDA runtime"));
     }
     if (!m.cudart.loaded) {
-      const std::string install =
-          "install the CUDA runtime (" + m.cudart.soname +
-          ": CUDA toolkit, cuda-cudart package or pip nvidia-cuda-runtime) and put its lib folder on LD_LIBRARY_PATH";
-      const detail::Elsewhere other = detail::found_elsewhere(m.cudart, m.cudart_other_majors, install);
+      const std::string install = "install the CUDA runtime (" + m.cudart.soname + ": " + w.cudart_packages + ") and " +
+                                  w.put_on_path();
+      const detail::Elsewhere other = detail::found_elsewhere(m, m.cudart, m.cudart_other_majors, install);
       return fails("not found (" + m.cudart.soname + ")" + (other.found.empty() ? "" : "; " + other.found),
-                   "dlopen: " + m.cudart.error, other.fix.empty() ? install : other.fix);
+                   std::string(w.load_call) + ": " + m.cudart.error, other.fix.empty() ? install : other.fix);
     }
     return check_version(e, m.cudart_version, m.cudart_version.value_or("unknown"), m.cudart_version_source,
-                         "install the CUDA runtime " + e.want + " or put it first on LD_LIBRARY_PATH");
+                         "install the CUDA runtime " + e.want + " or put it first on " + w.path_variable);
   }
-  if (k == "cuda.single_copy") return shadowing(m.cudart, "the CUDA runtime");
-  if (k == "cudnn.single_copy") return shadowing(m.cudnn, "cuDNN", m.cudnn_sublibraries);
+  if (k == "cuda.single_copy") return shadowing(m, m.cudart, "the CUDA runtime");
+  if (k == "cudnn.single_copy") return shadowing(m, m.cudnn, "cuDNN", m.cudnn_sublibraries);
   const std::string cudnn_fix_install =
       "install cuDNN " + (m.build.cudnn.empty() ? std::string("9") : m.build.cudnn.substr(0, m.build.cudnn.find('.'))) +
       " for CUDA " + (m.build.cuda.empty() ? std::string("13") : m.build.cuda.substr(0, m.build.cuda.find('.'))) +
-      " (tarball, cudnn9-cuda-13 package or pip nvidia-cudnn-cu13) and put its lib folder on LD_LIBRARY_PATH";
+      " (" + w.cudnn_packages + ") and " + w.put_on_path();
   if (k.rfind("cudnn.", 0) == 0) {
     const std::optional<detail::Problem>& sub = d.sublibraries;
     if (k == "cudnn.sublibraries" && sub) return from_problem(*sub, k);
     // A damaged front library, or a nonsense answer: the first cuDNN row names the file.
     if (!m.cudnn.broken.empty()) {
-      Eval ev = fails(m.cudnn.broken, m.cudnn.broken_file, detail::broken_fix(m.cudnn.broken_file, "part of cuDNN"));
+      Eval ev = fails(m.cudnn.broken, m.cudnn.broken_file, detail::broken_fix(m, m.cudnn.broken_file, "part of cuDNN"));
       ev.notes = m.cudnn.output;
       return follows(ev, sub ? "cudnn.sublibraries" : k == "cudnn.version" ? "" : "cudnn.version");
     }
     if (!m.cudnn.loaded) {
-      const detail::Elsewhere other = detail::found_elsewhere(m.cudnn, m.cudnn_other_majors, cudnn_fix_install);
+      const detail::Elsewhere other = detail::found_elsewhere(m, m.cudnn, m.cudnn_other_majors, cudnn_fix_install);
       return follows(fails("not found (" + m.cudnn.soname + ")" + (other.found.empty() ? "" : "; " + other.found),
-                           "dlopen: " + m.cudnn.error, other.fix.empty() ? cudnn_fix_install : other.fix),
+                           std::string(w.load_call) + ": " + m.cudnn.error, other.fix.empty() ? cudnn_fix_install : other.fix),
                      k == "cudnn.version" ? "" : "cudnn.version");
     }
     if (sub && k != "cudnn.sublibraries") {
@@ -344,11 +367,12 @@ Eval evaluate(const Expectation& e, const MachineProbe& m, const Diagnoses& d) {
 // cudnn.version, cudnn.runtime_compatible, cudnn.cuda_major, cudnn.sublibraries for a cuDNN that loads.
 Eval evaluate_cudnn(const Expectation& e, const MachineProbe& m, const std::string& cudnn_fix_install) {
   const std::string& k = e.key;
+  const PlatformWords& w = words(m.platform);
   if (k == "cudnn.version") {
     const std::optional<std::string> v =
         m.cudnn_version ? std::optional<std::string>(cudnn_version_string(*m.cudnn_version)) : std::nullopt;
     return check_version(e, v, v.value_or("cudnnGetVersion missing"), "cudnnGetVersion (" + m.cudnn.path + ")",
-                         "install cuDNN " + e.want + " or put it first on LD_LIBRARY_PATH");
+                         "install cuDNN " + e.want + " or put it first on " + w.path_variable);
   }
   if (k == "cudnn.runtime_compatible") {
     if (m.build.cudnn.empty())
@@ -368,7 +392,7 @@ Eval evaluate_cudnn(const Expectation& e, const MachineProbe& m, const std::stri
             std::to_string(part(built, 1)) +
             " the backend was compiled with (rule: same major, minor >= compiled): install cuDNN >= " +
             std::to_string(part(built, 0)) + "." + std::to_string(part(built, 1)) + " and < " +
-            std::to_string(part(built, 0) + 1) + " or put it first on LD_LIBRARY_PATH";
+            std::to_string(part(built, 0) + 1) + " or put it first on " + w.path_variable;
     }
     return holds_if(ok, found, "cudnnGetVersion (" + m.cudnn.path + ") vs compile time", fix);
   }
@@ -409,9 +433,11 @@ Eval evaluate_cudnn(const Expectation& e, const MachineProbe& m, const std::stri
       if (!p.empty()) problems.push_back(s.soname + ": " + p);
     }
     const std::string found = problems.empty() ? "all " + std::to_string(m.cudnn_sublibraries.size()) + " next to " +
-                                                     m.cudnn.soname + " in " + dir.string() + ", version checks 0"
+                                                     m.cudnn.soname + " in " + dir.string() +
+                                                     (m.platform == Platform::Windows ? ", each loaded from there"
+                                                                                      : ", version checks 0")
                                                : join(problems, "; ");
-    return holds_if(problems.empty(), found, "files in " + dir.string() + ", cudnn*VersionCheck, dl_iterate_phdr",
+    return holds_if(problems.empty(), found, "files in " + dir.string() + ", cudnn*VersionCheck, " + w.loaded_from,
                     "install the complete cuDNN package into " + dir.string() +
                         " (every sub-library of the same release as " + m.cudnn.soname +
                         "); do not mix files from different installs");

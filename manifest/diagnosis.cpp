@@ -1,13 +1,17 @@
 #include "diagnosis.h"
 
 #include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <map>
 
 #include "facts.h"
+#ifndef _WIN32
 #include "library_files.h"
+#endif
 #include "model/nvidia_versions.h"
 #include "nvidia_errors.h"
+#include "platform_words.h"
 
 namespace infer::manifest::detail {
 namespace {
@@ -20,14 +24,32 @@ constexpr int kNvmlErrorLibRmVersionMismatch = 18;   // NVML_ERROR_LIB_RM_VERSIO
 
 std::string folder_of(const std::string& file) { return fs::path(file).parent_path().string(); }
 
+// Windows folders compare without case, and without a trailing separator.
+std::string folder_key(std::string s) {
+  while (s.size() > 1 && (s.back() == '\\' || s.back() == '/')) s.pop_back();
+  for (char& c : s) c = c == '/' ? '\\' : static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
 std::string canonical_folder(const std::string& file) {
   std::error_code ec;
   const fs::path c = fs::canonical(fs::path(file).parent_path(), ec);
   return ec ? folder_of(file) : c.string();
 }
 
-// The LD_LIBRARY_PATH entry that holds `file`, if any ("LD_LIBRARY_PATH entry 2 (/x)").
-std::string ld_library_path_entry(const std::string& file) {
+// The LD_LIBRARY_PATH (Linux) or PATH (Windows) entry that holds `file`, if any
+// ("LD_LIBRARY_PATH entry 2 (/x)", "PATH entry 1 (C:\\Tools)").
+std::string path_entry(const MachineProbe& m, const std::string& file) {
+  if (m.platform == Platform::Windows) {
+    const std::string dir = folder_key(folder_of(file));
+    for (std::size_t i = 0; i < m.path_entries.size(); ++i) {
+      if (folder_key(m.path_entries[i]) == dir) return "PATH entry " + std::to_string(i + 1) + " (" + m.path_entries[i] + ")";
+    }
+    return "";
+  }
+#ifdef _WIN32
+  return "";
+#else
   const std::string dir = canonical_folder(file);
   for (const SearchFolder& f : loader_folders(fs::path(file).filename().string())) {
     std::error_code ec;
@@ -35,6 +57,7 @@ std::string ld_library_path_entry(const std::string& file) {
     if (!ec && c.string() == dir && f.origin.rfind("LD_LIBRARY_PATH", 0) == 0) return f.origin + " (" + f.path + ")";
   }
   return "";
+#endif
 }
 
 std::string join(const std::vector<std::string>& v, const std::string& sep) {
@@ -45,25 +68,30 @@ std::string join(const std::vector<std::string>& v, const std::string& sep) {
 
 }  // namespace
 
-std::string broken_fix(const std::string& file, const std::string& what) {
-  const std::string entry = ld_library_path_entry(file);
+std::string broken_fix(const MachineProbe& m, const std::string& file, const std::string& what) {
+  const std::string entry = path_entry(m, file);
   std::string fix = "reinstall " + file + " from its package (" + what + ")";
-  if (!entry.empty()) fix += ", or remove " + folder_of(file) + " from LD_LIBRARY_PATH (it is " + entry + ")";
+  if (!entry.empty())
+    fix += ", or remove " + folder_of(file) + " from " + words(m.platform).path_variable + " (it is " + entry + ")";
   return fix;
 }
 
 std::optional<Problem> driver_problem(const MachineProbe& m, const std::string& floor) {
   const std::string with_floor = floor.empty() ? "" : " (" + floor + ")";
+  const bool windows = m.platform == Platform::Windows;
+  const std::string cuda_lib = m.libcuda.soname.empty() ? (windows ? "nvcuda.dll" : "libcuda.so.1") : m.libcuda.soname;
+  const std::string nvml_lib = m.libnvml.soname.empty() ? (windows ? "nvml.dll" : "libnvidia-ml.so.1") : m.libnvml.soname;
+  const std::string load_call = words(m.platform).load_call;
   if (!m.libcuda.broken.empty()) {
-    return Problem{"driver.cuda", "libcuda.so.1 is unusable: " + m.libcuda.broken, m.libcuda.broken_file,
-                   broken_fix(m.libcuda.broken_file, "it belongs to the NVIDIA driver"), m.libcuda.output};
+    return Problem{"driver.cuda", cuda_lib + " is unusable: " + m.libcuda.broken, m.libcuda.broken_file,
+                   broken_fix(m, m.libcuda.broken_file, "it belongs to the NVIDIA driver"), m.libcuda.output};
   }
   if (!m.libnvml.broken.empty()) {
-    return Problem{"driver.release", "libnvidia-ml.so.1 is unusable: " + m.libnvml.broken, m.libnvml.broken_file,
-                   broken_fix(m.libnvml.broken_file, "it belongs to the NVIDIA driver"), m.libnvml.output};
+    return Problem{"driver.release", nvml_lib + " is unusable: " + m.libnvml.broken, m.libnvml.broken_file,
+                   broken_fix(m, m.libnvml.broken_file, "it belongs to the NVIDIA driver"), m.libnvml.output};
   }
   if (m.cuda_init == kCudaErrorStubLibrary) {
-    const std::string entry = ld_library_path_entry(m.libcuda.path);
+    const std::string entry = path_entry(m, m.libcuda.path);
     return Problem{
         "driver.cuda",
         m.libcuda.path + " is the CUDA toolkit's stub library, not the driver (cuInit: " +
@@ -94,6 +122,16 @@ std::optional<Problem> driver_problem(const MachineProbe& m, const std::string& 
                    {}};
   }
   if (m.libcuda.loaded) return std::nullopt;
+  if (m.libnvml.loaded && windows) {
+    const std::string release = m.driver_release.value_or("?");
+    return Problem{"driver.cuda",
+                   "nvcuda.dll not found in System32, though the driver's NVML is (" + m.libnvml.path + ", driver " +
+                       release + ")",
+                   load_call + ": " + m.libcuda.error,
+                   "the driver's install is incomplete: reinstall the NVIDIA driver (release " + release +
+                       " or newer" + with_floor + "); nvcuda.dll is installed into System32 by the driver only",
+                   {}};
+  }
   if (m.libnvml.loaded) {
     const std::string release = m.driver_release.value_or("?");
     return Problem{
@@ -117,12 +155,13 @@ std::optional<Problem> driver_problem(const MachineProbe& m, const std::string& 
             *m.kernel_module_release,
         {}};
   }
-  return Problem{
-      "driver.release",
-      "not installed (libcuda.so.1 not found)",
-      "dlopen: " + m.libcuda.error,
-      "install the NVIDIA driver" + with_floor + "; libcuda.so.1 comes with the driver, not with the CUDA toolkit",
-      {}};
+  // Windows has no driver floors in facts.toml: its driver rows start at driver.cuda.
+  return Problem{windows ? "driver.cuda" : "driver.release",
+                 "not installed (" + cuda_lib + " not found" + (windows ? " in System32)" : ")"),
+                 load_call + ": " + m.libcuda.error,
+                 "install the NVIDIA driver" + with_floor + "; " + cuda_lib +
+                     " comes with the driver, not with the CUDA toolkit",
+                 {}};
 }
 
 std::optional<Problem> sublibrary_problem(const MachineProbe& m) {
@@ -130,7 +169,7 @@ std::optional<Problem> sublibrary_problem(const MachineProbe& m) {
   const std::string dir = canonical_folder(m.cudnn.path);
   const CudnnFiles* files = nullptr;
   for (const CudnnFiles& f : facts().cudnn_files) {
-    if (f.os == "linux" && f.main == m.cudnn.soname) files = &f;
+    if (f.os == words(m.platform).name && f.main == m.cudnn.soname) files = &f;
   }
   // The release of the install: the most common own version among the sub-libraries in its folder.
   std::map<long, int> votes;
@@ -157,8 +196,8 @@ std::optional<Problem> sublibrary_problem(const MachineProbe& m) {
     if (s.problem.rfind("not a library", 0) == 0 || s.problem.find("crashed") != std::string::npos ||
         s.problem.find("did not finish") != std::string::npos) {
       const std::string file =
-          s.loaded_path.empty() ? fs::path(m.cudnn.path).parent_path().string() + "/" + s.soname : s.loaded_path;
-      add_root(s, s.problem, broken_fix(file, "part of cuDNN"));
+          s.loaded_path.empty() ? (fs::path(m.cudnn.path).parent_path() / s.soname).string() : s.loaded_path;
+      add_root(s, s.problem, broken_fix(m, file, "part of cuDNN"));
     } else if (!s.in_cudnn_dir) {
       add_root(s,
                "missing from " + dir +
@@ -169,7 +208,12 @@ std::optional<Problem> sublibrary_problem(const MachineProbe& m) {
     } else if (elsewhere) {
       const std::string entry = s.origin.empty() ? "" : " (" + s.origin + ")";
       add_root(s, "stray" + own + " loaded from " + folder_of(s.loaded_path) + entry + ", not the one in " + dir,
-               s.origin.rfind("LD_LIBRARY_PATH", 0) == 0
+               m.platform == Platform::Windows
+                   ? "remove " + s.loaded_path + ": it is " + s.soname + " of another cuDNN install, and Windows " +
+                         "loads cuDNN's sub-DLLs through the process's search order (" +
+                         (s.origin.empty() ? std::string("application folder, System32, PATH") : s.origin) +
+                         " comes before " + dir + "); or put " + dir + " first on PATH"
+               : s.origin.rfind("LD_LIBRARY_PATH", 0) == 0
                    ? "remove " + folder_of(s.loaded_path) + " from LD_LIBRARY_PATH: it holds " + s.soname +
                          " of another cuDNN install, which the loader takes before the one next to " + m.cudnn.soname
                    : "remove " + s.loaded_path +
@@ -209,7 +253,7 @@ std::optional<Problem> sublibrary_problem(const MachineProbe& m) {
                  fix, notes};
 }
 
-Elsewhere found_elsewhere(const LibraryProbe& lib, const std::vector<LibraryCopy>& other_majors,
+Elsewhere found_elsewhere(const MachineProbe& m, const LibraryProbe& lib, const std::vector<LibraryCopy>& other_majors,
                           const std::string& needed) {
   std::vector<std::string> parts;
   std::string fix;
@@ -218,7 +262,7 @@ Elsewhere found_elsewhere(const LibraryProbe& lib, const std::vector<LibraryCopy
     parts.push_back(lib.soname + (c.version.empty() ? "" : " " + c.version) + " is in " + folder_of(c.path) + " (" +
                     c.origin + "), which the loader does not search");
     if (fix.empty()) {
-      fix = "use it: export LD_LIBRARY_PATH=" + folder_of(c.path) + "${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}";
+      fix = "use it: " + words(m.platform).prepend(folder_of(c.path));
     }
   }
   for (const LibraryCopy& c : other_majors) {

@@ -30,15 +30,15 @@ std::optional<Problem> sublibrary_problem(const MachineProbe& m);
 
 // When `lib` did not load: what else was found ("found libcudnn.so.8 8.9.6 at /x (LD_LIBRARY_PATH
 // entry 1)", "libcudnn.so.9 9.19.0 is in /venv/.../nvidia/cudnn/lib (virtualenv /venv), which the
-// loader does not search") and the fix it makes possible (an exact LD_LIBRARY_PATH line), else "".
+// loader does not search") and the fix it makes possible (an exact LD_LIBRARY_PATH or PATH line), else "".
 struct Elsewhere {
   std::string found;
   std::string fix;
 };
-Elsewhere found_elsewhere(const LibraryProbe& lib, const std::vector<LibraryCopy>& other_majors,
+Elsewhere found_elsewhere(const MachineProbe& m, const LibraryProbe& lib, const std::vector<LibraryCopy>& other_majors,
                           const std::string& needed);
 
 // The fix for a library file that crashed, hung or is not a library.
-std::string broken_fix(const std::string& file, const std::string& what);
+std::string broken_fix(const MachineProbe& m, const std::string& file, const std::string& what);
 
 }  // namespace infer::manifest::detail

@@ -35,7 +35,7 @@ std::optional<fs::path> in_folder(const fs::path& folder, const std::string& nam
   return std::nullopt;
 }
 
-DllSearchOrder order_from(const SearchFolder& first, const fs::path& windows_dir, const fs::path& current_dir,
+DllSearchOrder order_from(const DllFolder& first, const fs::path& windows_dir, const fs::path& current_dir,
                           const std::vector<fs::path>& path_entries) {
   DllSearchOrder o;
   o.folders.push_back(first);
@@ -69,7 +69,7 @@ DllSearchOrder DllSearchOrder::altered(const fs::path& dll_dir, const fs::path& 
 
 std::optional<FoundDll> find_dll(const std::string& name, const DllSearchOrder& order) {
   if (is_api_set(name)) return std::nullopt;
-  for (const SearchFolder& f : order.folders) {
+  for (const DllFolder& f : order.folders) {
     if (const std::optional<fs::path> p = in_folder(f.path, name)) return FoundDll{*p, f.role, f.system};
   }
   return std::nullopt;

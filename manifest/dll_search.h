@@ -24,14 +24,14 @@
 
 namespace infer::manifest {
 
-struct SearchFolder {
+struct DllFolder {
   std::filesystem::path path;
   std::string role;     // "the application's folder", "System32", "PATH entry 3", ...
   bool system = false;  // System32, System, the Windows folder: their DLLs' dependents are not followed
 };
 
 struct DllSearchOrder {
-  std::vector<SearchFolder> folders;
+  std::vector<DllFolder> folders;
 
   // The standard order. `path_entries`: PATH split at ';', empty entries removed.
   static DllSearchOrder standard(const std::filesystem::path& application_dir, const std::filesystem::path& windows_dir,
@@ -46,7 +46,7 @@ struct DllSearchOrder {
 struct FoundDll {
   std::filesystem::path path;
   std::string role;     // the role of the folder it was found in
-  bool system = false;  // that folder is one of Windows' own (SearchFolder::system)
+  bool system = false;  // that folder is one of Windows' own (DllFolder::system)
 };
 
 // The first folder holding `name` (compared without case, as Windows' file systems do).

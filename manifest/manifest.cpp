@@ -269,4 +269,16 @@ Manifest read_manifest(const fs::path& path) {
   return m;
 }
 
+int wanted_cudnn_major(const Manifest& m) {
+  const Expectation* e = m.find("cudnn.version");
+  if (!e || !e->constraint) return 0;
+  for (const std::uint64_t major : {9u, 8u}) {
+    for (std::uint64_t minor = 0; minor < 100; ++minor) {
+      if (e->constraint->allows(Version({major, minor, 0})) || e->constraint->allows(Version({major, minor, 99})))
+        return static_cast<int>(major);
+    }
+  }
+  return 0;
+}
+
 }  // namespace infer::manifest

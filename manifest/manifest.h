@@ -64,4 +64,9 @@ struct Manifest {
 // InputFile for the other reasons a file is refused: not a regular file, over 4 MiB, ...).
 Manifest read_manifest(const std::filesystem::path& path);
 
+// The cuDNN major the manifest's cudnn.version allows (the newest of 9, 8), for a build without
+// the GPU backend, which has no compiled-in one; 0 when the manifest has no cudnn.version or it
+// allows neither.
+int wanted_cudnn_major(const Manifest& m);
+
 }  // namespace infer::manifest

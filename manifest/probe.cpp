@@ -15,14 +15,6 @@
 
 namespace infer::manifest {
 
-std::vector<std::string> LibraryProbe::other_copies() const {
-  std::vector<std::string> out;
-  for (const LibraryCopy& c : copies) {
-    if (c.on_loader_path) out.push_back(c.path);
-  }
-  return out;
-}
-
 namespace detail {
 namespace {
 

@@ -1,6 +1,8 @@
 // What this machine has, read from the system itself: dlopen/dlsym of the real NVIDIA libraries
 // (libcuda.so.1, libnvidia-ml.so.1, libcudart.so.N, libcudnn.so.N and its sub-libraries) in child
-// processes, /proc/driver/nvidia/version, uname, glibc. Never nvidia-smi. Nothing here throws,
+// processes, /proc/driver/nvidia/version, uname, glibc (probe.cpp, Linux); LoadLibraryExW of
+// nvcuda.dll, nvml.dll, cudart64_N.dll, cudnn64_N.dll and its sub-DLLs in child processes, their
+// VERSIONINFO and import tables, CUDA_PATH (probe_windows.cpp, Windows). Never nvidia-smi. Nothing here throws,
 // aborts, crashes or hangs because a library is missing or broken: every value is optional and
 // carries its source or the reason it is unknown.
 //
@@ -12,6 +14,8 @@
 #include <string>
 #include <vector>
 
+#include "platform_words.h"
+
 namespace infer::manifest {
 
 // What the GPU backend was compiled with (filled in by app/ from its build definitions).
@@ -19,6 +23,9 @@ struct BuildInfo {
   std::string cuda;      // CUDA toolkit, e.g. "13.0.88"; empty when built without the GPU backend
   std::string cudnn;     // cuDNN headers, e.g. "9.19.0"; empty likewise
   std::string compiler;  // e.g. "GNU 12.2.0"
+  // The cuDNN major to probe when `cudnn` is empty (a build without the GPU backend): the
+  // manifest's (wanted_cudnn_major()); 0 means 9.
+  int cudnn_major = 0;
 };
 
 // A file with a library's name that the loader does not take, or another major of it.
@@ -74,7 +81,9 @@ struct CudnnSublibrary {
 
 struct MachineProbe {
   // System.
-  std::string os, arch, glibc;
+  Platform platform = kThisPlatform;  // whose loader the library fields describe
+  std::string os, arch, glibc;        // glibc: Linux only
+  std::vector<std::string> path_entries;  // Windows: PATH's entries in order (the loader searches them last)
   // Driver.
   LibraryProbe libcuda, libnvml;
   std::optional<int> driver_cuda;             // cuDriverGetVersion, e.g. 12020
@@ -109,5 +118,11 @@ struct MachineProbe {
 // deadline (model/isolated.h): about 50-100 ms with cuDNN present. The result is cached within the
 // process after the first call with the same BuildInfo.
 const MachineProbe& probe_machine(const BuildInfo& build);
+
+#ifdef _WIN32
+// Windows: the probe's children are this program started again (model/isolated.h). A program
+// that probes calls this first in wmain(); in a child it runs the probe job and ends the process.
+void run_probe_child_if_asked(int argc, wchar_t** argv);
+#endif
 
 }  // namespace infer::manifest

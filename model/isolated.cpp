@@ -1,6 +1,6 @@
 #include "isolated.h"
 
-#include "printable.h"
+#include "isolated_records.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -140,33 +140,9 @@ void install_fault_handlers() {
 
 // ---- The parent. ----
 
-std::string escape(const std::string& s) {
-  std::string out;
-  for (const char c : s) {
-    if (c == '\\')
-      out += "\\\\";
-    else if (c == '\n')
-      out += "\\n";
-    else if (c == '\t')
-      out += "\\t";
-    else
-      out += c;
-  }
-  return out;
-}
-
-std::string unescape(const std::string& s) {
-  std::string out;
-  for (std::size_t i = 0; i < s.size(); ++i) {
-    if (s[i] != '\\' || i + 1 == s.size()) {
-      out += s[i];
-      continue;
-    }
-    const char c = s[++i];
-    out += c == 'n' ? '\n' : c == 't' ? '\t' : c;
-  }
-  return out;
-}
+using detail::escape;
+using detail::output_lines;
+using detail::parse_records;
 
 struct Child {
   pid_t pid = -1;
@@ -174,49 +150,6 @@ struct Child {
   std::string records, output;
   bool reaped = false;
 };
-
-void parse_records(const std::string& text, IsolatedResult& r) {
-  std::size_t start = 0;
-  while (start < text.size()) {
-    std::size_t end = text.find('\n', start);
-    if (end == std::string::npos) end = text.size();
-    const std::string line = text.substr(start, end - start);
-    start = end + 1;
-    const std::size_t tab = line.find('\t');
-    if (tab == std::string::npos) continue;
-    const std::string key = line.substr(0, tab);
-    // What a damaged library returned can be any bytes: keep it one line of valid UTF-8.
-    const std::string value = printable_utf8(unescape(line.substr(tab + 1)));
-    if (key == "step")
-      r.step = value;
-    else if (key == "fault")
-      r.fault_file = value;
-    else
-      r.records.emplace_back(key, value);
-  }
-}
-
-// The printable lines of what the child printed; at most 20 of at most 300 characters.
-std::vector<std::string> output_lines(const std::string& text) {
-  std::vector<std::string> lines;
-  std::size_t start = 0;
-  while (start < text.size() && lines.size() < 20) {
-    std::size_t end = text.find('\n', start);
-    if (end == std::string::npos) end = text.size();
-    std::string line;
-    for (std::size_t i = start; i < end && line.size() < 300; ++i) {
-      const unsigned char c = static_cast<unsigned char>(text[i]);
-      if (c >= 0x20 && c < 0x7f)
-        line += static_cast<char>(c);
-      else if (c == '\t')
-        line += ' ';
-    }
-    while (!line.empty() && line.back() == ' ') line.pop_back();
-    if (!line.empty()) lines.push_back(line);
-    start = end + 1;
-  }
-  return lines;
-}
 
 const char* signal_name(int sig) {
   switch (sig) {
@@ -283,20 +216,6 @@ bool start_child(const ChildBody& body, Child& c, std::string& error) {
 void ChildChannel::put(const std::string& key, const std::string& value) const {
   const std::string line = key + '\t' + escape(value) + '\n';
   write_all(fd_, line.data(), line.size());
-}
-
-std::string IsolatedResult::value(const std::string& key) const {
-  for (auto it = records.rbegin(); it != records.rend(); ++it) {
-    if (it->first == key) return it->second;
-  }
-  return "";
-}
-
-bool IsolatedResult::has(const std::string& key) const {
-  for (const auto& r : records) {
-    if (r.first == key) return true;
-  }
-  return false;
 }
 
 std::string IsolatedResult::failure() const {
@@ -382,15 +301,6 @@ std::vector<IsolatedResult> run_isolated(const std::vector<ChildBody>& bodies, s
 
 IsolatedResult run_isolated(const ChildBody& body, std::chrono::milliseconds timeout) {
   return run_isolated(std::vector<ChildBody>{body}, timeout).front();
-}
-
-std::chrono::milliseconds probe_timeout() {
-  if (const char* v = std::getenv("INFER_PROBE_TIMEOUT_MS"); v && *v) {
-    char* end = nullptr;
-    const long ms = std::strtol(v, &end, 10);
-    if (end && *end == '\0' && ms > 0) return std::chrono::milliseconds(ms);
-  }
-  return std::chrono::seconds(10);
 }
 
 }  // namespace infer

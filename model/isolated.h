@@ -2,7 +2,8 @@
 // their name) in a child process with a deadline, so that a library that crashes, hangs, calls
 // exit() or prints while it is loaded cannot take the caller down or write around its output.
 //
-// The child is a fork() of the caller: it runs `body` and sends text records back through a pipe;
+// On Linux (isolated.cpp) the child is a fork() of the caller; on Windows (isolated_windows.cpp)
+// it is the program started again with a job name (below). On Linux: it runs `body` and sends text records back through a pipe;
 // its stdout and stderr are captured line by line. A fault (SIGSEGV, SIGBUS, SIGILL, SIGFPE) is
 // attributed to the mapped file that holds the faulting address, read from /proc/self/maps by an
 // async-signal-safe handler in the child.
@@ -37,7 +38,7 @@ struct IsolatedResult {
   enum class End { Finished, Exited, Signalled, TimedOut, NotStarted };
   End end = End::NotStarted;
   int exit_code = 0;                                         // End::Exited: the status passed to exit()
-  int signal = 0;                                            // End::Signalled
+  int signal = 0;  // End::Signalled: the signal; on Windows the exception code (0xC0000005)
   std::string fault_file;                                    // the file holding the faulting address, when known
   std::string step;                                          // the last step the child announced
   std::vector<std::pair<std::string, std::string>> records;  // in the order sent, steps excluded
@@ -54,12 +55,33 @@ struct IsolatedResult {
   std::string failure() const;
 };
 
+#ifdef _WIN32
+// Windows has no fork(): a child is this program started again as
+//   "<this .exe>" --infer-probe-child <record handle> <job> <args...>
+// and runs a job found by name. Its main() must call run_child_if_asked() first. A crash is an
+// exception code (0xC0000005 ...) as exit status, attributed to the module holding the faulting
+// address by an unhandled-exception filter in the child.
+struct ChildCall {
+  std::string job;
+  std::vector<std::string> args;  // UTF-8
+};
+using ChildJob = void (*)(const ChildChannel&, const std::vector<std::string>& args);
+using ChildJobFinder = ChildJob (*)(const std::string& name);  // nullptr for an unknown name
+
+// Runs each call in its own child, all at once, and waits for every one (at most `timeout` from
+// the start; a child still running then is terminated). Results are in the order of `calls`.
+std::vector<IsolatedResult> run_isolated(const std::vector<ChildCall>& calls, std::chrono::milliseconds timeout);
+// When this process was started as a child (argv[1] is --infer-probe-child): runs the job and
+// ends the process; never returns then. Otherwise returns at once.
+void run_child_if_asked(int argc, wchar_t** argv, ChildJobFinder find);
+#else
 using ChildBody = std::function<void(const ChildChannel&)>;
 
 // Runs each body in its own child, all at once, and waits for every one (at most `timeout` from
 // the start; a child still running then is killed). Results are in the order of `bodies`.
 std::vector<IsolatedResult> run_isolated(const std::vector<ChildBody>& bodies, std::chrono::milliseconds timeout);
 IsolatedResult run_isolated(const ChildBody& body, std::chrono::milliseconds timeout);
+#endif
 
 // The deadline for probing libraries: INFER_PROBE_TIMEOUT_MS when set to a positive number (tests
 // of hanging libraries shorten it), else 10 s (cuInit on a machine with many GPUs can take seconds).

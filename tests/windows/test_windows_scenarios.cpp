@@ -1,0 +1,356 @@
+// infer.exe --check on Windows machines made of fake NVIDIA DLLs (fakes/, with version resources),
+// run under wine: the install guide's failures (a missing cudnn_ops_infer64_8.dll, an older
+// cudnn64_9.dll earlier on PATH, a sub-DLL from another folder, CUDA_PATH at a toolkit the driver
+// does not support, cuDNN 8 where 9 is needed, a conda copy), a crashing DLL, and a healthy machine
+// under a non-ASCII folder. Each test builds its folders, gives infer.exe its own PATH, CUDA_PATH
+// and CONDA_PREFIX, and reads the --json report.
+//
+// The driver's fakes (nvcuda.dll, nvml.dll) are copied into System32 for the test and removed
+// after: ctest runs these tests one at a time (RESOURCE_LOCK wine_system32).
+#include <windows.h>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "tests/temp_dir.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+
+const fs::path kFakes = fs::u8path(INFER_FAKE_SCENARIO_DIR);
+const std::vector<std::string> kCudnn9Subs = {
+    "cudnn_graph64_9.dll",     "cudnn_ops64_9.dll",
+    "cudnn_cnn64_9.dll",       "cudnn_adv64_9.dll",
+    "cudnn_heuristic64_9.dll", "cudnn_engines_precompiled64_9.dll",
+    "cudnn_engines_runtime_compiled64_9.dll"};
+const std::vector<std::string> kCudnn8Subs = {"cudnn_ops_infer64_8.dll", "cudnn_ops_train64_8.dll",
+                                              "cudnn_cnn_infer64_8.dll", "cudnn_cnn_train64_8.dll",
+                                              "cudnn_adv_infer64_8.dll", "cudnn_adv_train64_8.dll"};
+
+fs::path system32() {
+  wchar_t buf[MAX_PATH];
+  const UINT n = GetSystemDirectoryW(buf, MAX_PATH);
+  return fs::path(std::wstring(buf, n));
+}
+
+// A Windows manifest: what a deployment of the CUDA 13 / cuDNN 9 backend needs.
+std::string manifest_text(const std::string& cudnn_version = ">=9.19, <10", const std::string& cuda_major = "13") {
+  return "schema = 1\n"
+         "[system]\narch = \"x86_64\"\n"
+         "[driver]\ncuda = \">=13.0\"\nruntime_compatible = \"required\"\n"
+         "[gpu]\ncount = \">=1\"\ncompute_capability = \">=7.5\"\n"
+         "[cuda]\nruntime = \"13.*\"\nsingle_copy = \"advisory\"\n"
+         "[cudnn]\nversion = \"" + cudnn_version + "\"\ncuda_major = \"" + cuda_major +
+         "\"\nsublibraries = \"required\"\nsingle_copy = \"advisory\"\n";
+}
+
+struct Result {
+  DWORD exit_code = 0;
+  nlohmann::json report;
+  std::string out;
+  std::map<std::string, nlohmann::json> items;
+  const nlohmann::json& item(const std::string& key) const {
+    static const nlohmann::json none = nlohmann::json::object();
+    const auto it = items.find(key);
+    return it == items.end() ? none : it->second;
+  }
+  std::string status(const std::string& key) const { return item(key).value("status", "absent"); }
+  std::string found(const std::string& key) const { return item(key).value("found", ""); }
+  std::string fix(const std::string& key) const { return item(key).value("fix", ""); }
+};
+
+class Scenario : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    install_driver();
+    fs::create_directories(dir_.path());
+  }
+  void TearDown() override {
+    std::error_code ec;
+    fs::remove(system32() / "nvcuda.dll", ec);
+    fs::remove(system32() / "nvml.dll", ec);
+  }
+
+  static void install_driver() {
+    fs::copy_file(kFakes / "driver" / "nvcuda.dll", system32() / "nvcuda.dll", fs::copy_options::overwrite_existing);
+    fs::copy_file(kFakes / "driver" / "nvml.dll", system32() / "nvml.dll", fs::copy_options::overwrite_existing);
+  }
+
+  // A folder of this test.
+  fs::path folder(const std::string& utf8_name) {
+    const fs::path p = (dir_.path() / fs::u8path(utf8_name)).make_preferred();
+    fs::create_directories(p);
+    return p;
+  }
+  // cuDNN `release` ("9.19.0", "9.1.0", "8.9.7") into `to`, without the sub-DLLs in `skip`.
+  static void install_cudnn(const fs::path& to, const std::string& release, const std::vector<std::string>& skip = {}) {
+    const fs::path from = kFakes / ("cudnn-" + release);
+    const bool eight = release.rfind("8.", 0) == 0;
+    const std::string front = eight ? "cudnn64_8.dll" : "cudnn64_9.dll";
+    fs::copy_file(from / front, to / front, fs::copy_options::overwrite_existing);
+    for (const std::string& sub : eight ? kCudnn8Subs : kCudnn9Subs) {
+      if (std::find(skip.begin(), skip.end(), sub) == skip.end())
+        fs::copy_file(from / "sub.dll", to / sub, fs::copy_options::overwrite_existing);
+    }
+  }
+  static void install_cudart(const fs::path& to) {
+    fs::copy_file(kFakes / "cudart-13.0.96" / "cudart64_13.dll", to / "cudart64_13.dll",
+                  fs::copy_options::overwrite_existing);
+  }
+
+  // Runs infer.exe --check --json with PATH = `path` then System32 and the Windows folder, and
+  // the other variables given ("" removes one).
+  Result check(const std::vector<fs::path>& path, std::map<std::wstring, std::wstring> vars = {},
+               const std::string& manifest = manifest_text()) {
+    // An empty manifest text: infer.exe's default, the VERSIONS.toml beside it.
+    const fs::path manifest_file = dir_.path() / "VERSIONS.toml";
+    if (!manifest.empty()) std::ofstream(manifest_file, std::ios::binary) << manifest;
+    std::wstring path_value;
+    for (const fs::path& p : path) path_value += p.wstring() + L";";
+    path_value += system32().wstring() + L";" + system32().parent_path().wstring();
+    vars[L"PATH"] = path_value;
+    for (const wchar_t* v : {L"CUDA_PATH", L"CONDA_PREFIX", L"VIRTUAL_ENV"}) vars.emplace(v, L"");
+    // The environment block: this process's, with `vars` replaced.
+    std::map<std::wstring, std::wstring> env;
+    if (LPWCH block = GetEnvironmentStringsW()) {
+      for (const wchar_t* p = block; *p; p += wcslen(p) + 1) {
+        const std::wstring e(p);
+        const std::size_t eq = e.find(L'=', 1);
+        if (eq != std::wstring::npos) env[e.substr(0, eq)] = e.substr(eq + 1);
+      }
+      FreeEnvironmentStringsW(block);
+    }
+    for (auto it = env.begin(); it != env.end();) {  // names compare without case
+      bool replaced = false;
+      for (const auto& [k, v] : vars) replaced = replaced || _wcsicmp(k.c_str(), it->first.c_str()) == 0;
+      it = replaced ? env.erase(it) : std::next(it);
+    }
+    for (const auto& [k, v] : vars) {
+      if (!v.empty()) env[k] = v;
+    }
+    std::wstring block;
+    for (const auto& [k, v] : env) block += k + L"=" + v + L'\0';
+    block += L'\0';
+
+    const fs::path out_file = dir_.path() / "out.json";
+    SECURITY_ATTRIBUTES sa{sizeof sa, nullptr, TRUE};
+    HANDLE out = CreateFileW(out_file.c_str(), GENERIC_WRITE, FILE_SHARE_READ, &sa, CREATE_ALWAYS,
+                             FILE_ATTRIBUTE_NORMAL, nullptr);
+    EXPECT_NE(out, INVALID_HANDLE_VALUE);
+    const fs::path exe = fs::u8path(INFER_EXE);
+    std::wstring line = L"\"" + exe.wstring() + L"\" --check --json";
+    if (!manifest.empty()) line += L" --manifest \"" + manifest_file.wstring() + L"\"";
+    STARTUPINFOW si{};
+    si.cb = sizeof si;
+    si.dwFlags = STARTF_USESTDHANDLES;
+    si.hStdOutput = out;
+    si.hStdError = out;
+    si.hStdInput = INVALID_HANDLE_VALUE;
+    PROCESS_INFORMATION pi{};
+    Result r;
+    const BOOL started = CreateProcessW(exe.c_str(), line.data(), nullptr, nullptr, TRUE, CREATE_UNICODE_ENVIRONMENT,
+                                        block.data(), nullptr, &si, &pi);
+    CloseHandle(out);
+    EXPECT_TRUE(started) << "CreateProcessW " << GetLastError();
+    if (!started) return r;
+    EXPECT_EQ(WaitForSingleObject(pi.hProcess, 60000), WAIT_OBJECT_0);
+    GetExitCodeProcess(pi.hProcess, &r.exit_code);
+    CloseHandle(pi.hProcess);
+    CloseHandle(pi.hThread);
+    std::ifstream in(out_file, std::ios::binary);
+    std::stringstream text;
+    text << in.rdbuf();
+    r.out = text.str();
+    r.report = nlohmann::json::parse(r.out, nullptr, false);
+    EXPECT_FALSE(r.report.is_discarded()) << r.out;
+    if (r.report.is_object()) {
+      for (const nlohmann::json& i : r.report["items"]) r.items[i.value("item", "")] = i;
+    }
+    return r;
+  }
+
+  infer::test::TempDir dir_;
+};
+
+std::string show(const Result& r) { return r.out; }
+
+// The baseline: everything in one folder with a non-ASCII name on PATH, the driver in System32.
+TEST_F(Scenario, AHealthyMachineUnderANonAsciiFolderPasses) {
+  const fs::path bin = folder("données-cuDNN/bin");
+  install_cudnn(bin, "9.19.0");
+  install_cudart(bin);
+  const Result r = check({bin});
+  EXPECT_EQ(r.exit_code, 0u) << show(r);
+  EXPECT_EQ(r.report.value("ok", false), true) << show(r);
+  EXPECT_EQ(r.status("cudnn.version"), "ok") << show(r);
+  EXPECT_NE(r.item("cudnn.version").value("source", "").find("données-cuDNN"), std::string::npos) << show(r);
+  EXPECT_EQ(r.found("cuda.runtime"), "13.0") << show(r);
+  EXPECT_NE(r.found("gpu.compute_capability").find("9.0"), std::string::npos) << show(r);
+}
+
+// The manifest shipped beside infer.exe (VERSIONS.windows.toml) holds on a healthy machine.
+TEST_F(Scenario, TheShippedWindowsManifestHoldsOnAHealthyMachine) {
+  const fs::path bin = folder("cudnn/bin");
+  install_cudnn(bin, "9.19.0");
+  install_cudart(bin);
+  const Result r = check({bin}, {}, "");
+  EXPECT_EQ(r.exit_code, 0u) << show(r);
+  EXPECT_NE(r.report.value("manifest", "").find("VERSIONS.toml"), std::string::npos) << show(r);
+  EXPECT_EQ(r.status("cudnn.sublibraries"), "ok") << show(r);
+}
+
+// The guide's failure: cuDNN 8 installed without cudnn_ops_infer64_8.dll.
+TEST_F(Scenario, MissingCudnnOpsInfer64_8IsTheRootCause) {
+  const fs::path bin = folder("cudnn8/bin");
+  install_cudnn(bin, "8.9.7", {"cudnn_ops_infer64_8.dll"});
+  install_cudart(bin);
+  const Result r = check({bin}, {}, manifest_text(">=8.9, <9", "12"));
+  EXPECT_EQ(r.exit_code, 5u) << show(r);
+  EXPECT_EQ(r.status("cudnn.version"), "ok") << show(r);
+  EXPECT_EQ(r.status("cudnn.sublibraries"), "FAIL") << show(r);
+  EXPECT_NE(r.found("cudnn.sublibraries").find("cudnn_ops_infer64_8.dll: missing from"), std::string::npos) << show(r);
+  EXPECT_NE(r.fix("cudnn.sublibraries").find("reinstall the complete cuDNN package"), std::string::npos) << show(r);
+}
+
+// An older cudnn64_9.dll (9.1, with its own sub-DLLs) earlier on PATH than the 9.19 install.
+TEST_F(Scenario, AnOlderCudnnEarlierOnPathIsNamedWithItsVersion) {
+  const fs::path old_bin = folder("old/bin"), bin = folder("cudnn/bin");
+  install_cudnn(old_bin, "9.1.0");
+  install_cudnn(bin, "9.19.0");
+  install_cudart(bin);
+  const Result r = check({old_bin, bin});
+  EXPECT_EQ(r.exit_code, 5u) << show(r);
+  EXPECT_EQ(r.status("cudnn.version"), "FAIL") << show(r);
+  EXPECT_NE(r.found("cudnn.version").find("9.1.0"), std::string::npos) << show(r);
+  EXPECT_NE(r.item("cudnn.version").value("source", "").find((old_bin / "cudnn64_9.dll").u8string()), std::string::npos)
+      << show(r);
+  EXPECT_NE(r.fix("cudnn.version").find("first on PATH"), std::string::npos) << show(r);
+  EXPECT_EQ(r.status("cudnn.single_copy"), "warn") << show(r);
+  EXPECT_NE(r.found("cudnn.single_copy").find((bin / "cudnn64_9.dll").u8string()), std::string::npos) << show(r);
+  EXPECT_EQ(r.out.find("LD_LIBRARY_PATH"), std::string::npos) << show(r);
+}
+
+// A stray cudnn_graph64_9.dll (9.1) in a folder earlier on PATH: cuDNN takes it, not its own.
+TEST_F(Scenario, ASubDllFromAnotherFolderIsTheStrayOne) {
+  const fs::path stray = folder("tools"), bin = folder("cudnn/bin");
+  fs::copy_file(kFakes / "cudnn-9.1.0" / "sub.dll", stray / "cudnn_graph64_9.dll");
+  install_cudnn(bin, "9.19.0");
+  install_cudart(bin);
+  const Result r = check({stray, bin});
+  EXPECT_EQ(r.exit_code, 5u) << show(r);
+  EXPECT_EQ(r.status("cudnn.sublibraries"), "FAIL") << show(r);
+  const std::string found = r.found("cudnn.sublibraries");
+  EXPECT_NE(found.find("cudnn_graph64_9.dll: stray 9.1.0 loaded from " + stray.u8string()), std::string::npos)
+      << show(r);
+  EXPECT_NE(found.find("PATH entry 1"), std::string::npos) << show(r);
+  EXPECT_NE(r.fix("cudnn.sublibraries").find("remove " + (stray / "cudnn_graph64_9.dll").u8string()),
+            std::string::npos)
+      << show(r);
+  // The front answered with the stray graph DLL's version: the version row follows from it.
+  EXPECT_EQ(r.item("cudnn.version").value("because", ""), "cudnn.sublibraries") << show(r);
+}
+
+// CUDA_PATH at a CUDA 13 toolkit (its bin on PATH, as the installer does) with a driver that
+// supports CUDA 12.4 only.
+TEST_F(Scenario, CudaPathAtAToolkitTheDriverDoesNotSupport) {
+  const fs::path toolkit = folder("NVIDIA GPU Computing Toolkit/CUDA/v13.0");
+  const fs::path tbin = folder("NVIDIA GPU Computing Toolkit/CUDA/v13.0/bin"), cudnn = folder("cudnn/bin");
+  install_cudart(tbin);
+  install_cudnn(cudnn, "9.19.0");
+  const Result r = check({tbin, cudnn}, {{L"CUDA_PATH", toolkit.wstring()}, {L"CUDA_PATH_V13_0", toolkit.wstring()},
+                                         {L"INFER_FAKE_DRIVER_CUDA", L"12040"}});
+  EXPECT_EQ(r.exit_code, 5u) << show(r);
+  EXPECT_EQ(r.status("driver.cuda"), "FAIL") << show(r);
+  EXPECT_NE(r.fix("driver.cuda").find("supports CUDA up to 12.4"), std::string::npos) << show(r);
+  EXPECT_EQ(r.status("driver.runtime_compatible"), "FAIL") << show(r);
+  EXPECT_NE(r.found("driver.runtime_compatible").find("CUDA runtime 13.0"), std::string::npos) << show(r);
+  EXPECT_EQ(r.status("cuda.runtime"), "ok") << show(r);
+}
+
+// CUDA_PATH names a toolkit whose bin folder is not on PATH: found there, with the PATH line.
+TEST_F(Scenario, ARuntimeOnlyUnderCudaPathGetsThePathLine) {
+  const fs::path toolkit = folder("CUDA/v13.0"), tbin = folder("CUDA/v13.0/bin"), cudnn = folder("cudnn/bin");
+  install_cudart(tbin);
+  install_cudnn(cudnn, "9.19.0");
+  const Result r = check({cudnn}, {{L"CUDA_PATH", toolkit.wstring()}});
+  EXPECT_EQ(r.status("cuda.runtime"), "FAIL") << show(r);
+  EXPECT_NE(r.found("cuda.runtime").find("CUDA_PATH"), std::string::npos) << show(r);
+  EXPECT_NE(r.fix("cuda.runtime").find("set PATH=" + tbin.u8string() + ";%PATH%"), std::string::npos) << show(r);
+}
+
+// Only cuDNN 8 on PATH where the manifest needs 9.
+TEST_F(Scenario, Cudnn8WhereNineIsNeededIsNamed) {
+  const fs::path bin = folder("cudnn8/bin");
+  install_cudnn(bin, "8.9.7");
+  install_cudart(bin);
+  const Result r = check({bin});
+  EXPECT_EQ(r.exit_code, 5u) << show(r);
+  EXPECT_EQ(r.status("cudnn.version"), "FAIL") << show(r);
+  EXPECT_NE(r.found("cudnn.version").find("found cudnn64_8.dll (8.9.7.29) at " + (bin / "cudnn64_8.dll").u8string()),
+            std::string::npos)
+      << show(r);
+  EXPECT_NE(r.fix("cudnn.version").find("cannot replace it: install cuDNN 9"), std::string::npos) << show(r);
+}
+
+// cuDNN only in a conda environment's Library\bin, which is not on PATH.
+TEST_F(Scenario, ACondaCopyOffPathGetsThePathLine) {
+  const fs::path conda = folder("miniconda3/envs/dl"), lib = folder("miniconda3/envs/dl/Library/bin");
+  const fs::path cudart = folder("cuda/bin");
+  install_cudnn(lib, "9.19.0");
+  install_cudart(cudart);
+  const Result r = check({cudart}, {{L"CONDA_PREFIX", conda.wstring()}});
+  EXPECT_EQ(r.status("cudnn.version"), "FAIL") << show(r);
+  EXPECT_NE(r.found("cudnn.version").find("conda env"), std::string::npos) << show(r);
+  EXPECT_NE(r.found("cudnn.version").find("9.19.0.56"), std::string::npos) << show(r);
+  EXPECT_NE(r.fix("cudnn.version").find("set PATH=" + lib.u8string() + ";%PATH%"), std::string::npos) << show(r);
+}
+
+// A conda copy earlier on PATH shadows the system one: named on single_copy.
+TEST_F(Scenario, ACondaCopyOnPathShadowingAnotherIsNamed) {
+  const fs::path conda = folder("miniconda3/envs/dl"), lib = folder("miniconda3/envs/dl/Library/bin");
+  const fs::path system = folder("cudnn/bin");
+  install_cudnn(lib, "9.19.0");
+  install_cudnn(system, "9.19.0");
+  install_cudart(system);
+  const Result r = check({lib, system}, {{L"CONDA_PREFIX", conda.wstring()}});
+  EXPECT_EQ(r.status("cudnn.version"), "ok") << show(r);
+  EXPECT_EQ(r.status("cudnn.single_copy"), "warn") << show(r);
+  EXPECT_NE(r.found("cudnn.single_copy").find("loaded " + (lib / "cudnn64_9.dll").u8string()), std::string::npos)
+      << show(r);
+}
+
+// A cudnn64_9.dll that faults when called: infer.exe survives and names the DLL.
+TEST_F(Scenario, ACrashingCudnnIsNamedAndInferSurvives) {
+  const fs::path bin = folder("cudnn/bin");
+  install_cudnn(bin, "9.19.0");
+  install_cudart(bin);
+  const Result r = check({bin}, {{L"INFER_FAKE_CRASH", L"cudnn64_9.dll"}});
+  EXPECT_EQ(r.exit_code, 5u) << show(r);
+  EXPECT_EQ(r.status("cudnn.version"), "FAIL") << show(r);
+  EXPECT_NE(r.found("cudnn.version").find("crashed with an access violation (0xC0000005) in"), std::string::npos)
+      << show(r);
+  EXPECT_NE(r.found("cudnn.version").find("cudnn64_9.dll"), std::string::npos) << show(r);
+}
+
+// No driver in System32: the driver is the root cause, in Windows' words.
+TEST_F(Scenario, NoDriverInSystem32IsTheRootCause) {
+  TearDown();
+  const fs::path bin = folder("cudnn/bin");
+  install_cudnn(bin, "9.19.0");
+  install_cudart(bin);
+  const Result r = check({bin});
+  EXPECT_EQ(r.exit_code, 5u) << show(r);
+  EXPECT_EQ(r.status("driver.cuda"), "FAIL") << show(r);
+  EXPECT_NE(r.found("driver.cuda").find("nvcuda.dll not found in System32"), std::string::npos) << show(r);
+  EXPECT_EQ(r.item("gpu.count").value("because", ""), "driver.cuda") << show(r);
+}
+
+}  // namespace
