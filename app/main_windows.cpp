@@ -1,10 +1,11 @@
 // `infer.exe`, the Windows build (cross-compiled with mingw-w64, see README "Windows"): the
-// environment check, `infer --check`, against VERSIONS.toml. Classification and --write-manifest
-// are the Linux build's so far. Arguments arrive as UTF-16 (wmain) and are handled as UTF-8;
-// output is UTF-8.
+// environment check against VERSIONS.toml, and a manifest written for this machine.
+// Classification is the Linux build's so far. Arguments arrive as UTF-16 (wmain) and are handled
+// as UTF-8; output is UTF-8.
 //
 //   infer --check [--manifest FILE] [--json]   exit 0 every required item holds, 5 not, 3 the
 //                                              manifest is invalid, 2 bad command line
+//   infer --write-manifest FILE                exit 0, or 3 when FILE cannot be written
 //   infer --version
 #include <windows.h>
 
@@ -19,6 +20,7 @@
 #include "manifest/manifest.h"
 #include "manifest/probe.h"
 #include "manifest/report.h"
+#include "manifest/writer.h"
 #include "model/errors.h"
 #include "model/printable.h"
 
@@ -29,10 +31,12 @@ using namespace infer;
 
 constexpr char kUsage[] =
     "usage: infer --check [--manifest FILE] [--json]\n"
+    "       infer --write-manifest FILE\n"
     "       infer --version\n"
     "The Windows build checks this machine's NVIDIA driver, CUDA runtime and cuDNN against a\n"
-    "VERSIONS.toml (default: the one next to infer.exe). Exit status: 0 every required item holds,\n"
-    "5 one does not, 3 the manifest is invalid, 2 bad command line.\n";
+    "VERSIONS.toml (default: the one next to infer.exe), or writes one describing this machine.\n"
+    "Exit status: 0 every required item holds (or the manifest was written), 5 one does not,\n"
+    "3 the manifest is invalid or cannot be written, 2 bad command line.\n";
 
 fs::path exe_dir() {
   std::wstring p(32768, L'\0');
@@ -48,7 +52,7 @@ manifest::BuildInfo build_info() {
 
 int run(const std::vector<std::string>& args) {
   bool check = false, json = false, version = false;
-  std::string manifest_arg;
+  std::string manifest_arg, write_arg;
   for (std::size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
     if (a == "--check") {
@@ -64,15 +68,29 @@ int run(const std::vector<std::string>& args) {
       manifest_arg = args[++i];
     } else if (a.rfind("--manifest=", 0) == 0) {
       manifest_arg = a.substr(11);
+    } else if (a == "--write-manifest" && i + 1 < args.size()) {
+      write_arg = args[++i];
     } else {
-      std::cerr << "infer: unknown argument '" << printable_utf8(a) << "' (this Windows build has --check and "
-                << "--version; see infer --help)\n";
+      std::cerr << "infer: unknown argument '" << printable_utf8(a) << "' (this Windows build has --check, "
+                << "--write-manifest and --version; see infer --help)\n";
       return app::kExitUsage;
     }
   }
   if (version) {
     std::cout << "infer (Windows build: environment check only)\n  built with:   " << INFER_COMPILER
               << "\n  GPU backend:  not in this build\n";
+    return app::kExitOk;
+  }
+  if (!write_arg.empty()) {
+    const fs::path path = fs::u8path(write_arg);
+    try {
+      manifest::write_manifest(path, manifest::manifest_text(manifest::probe_machine(build_info()), path, {}));
+    } catch (const InputError& e) {
+      std::cerr << "infer: " << printable_utf8(e.what()) << '\n';
+      return app::kExitInvalidInput;
+    }
+    std::cout << "infer: wrote " << printable_utf8(write_arg) << " (check it with: infer --check --manifest "
+              << printable_utf8(write_arg) << ")\n";
     return app::kExitOk;
   }
   if (!check) {

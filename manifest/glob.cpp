@@ -21,8 +21,9 @@ bool bracket_matches(std::string_view pattern, std::size_t p, char c, std::size_
     if (lo == '\\' && p + 1 < pattern.size()) lo = pattern[++p];
     char hi = lo;
     if (p + 2 < pattern.size() && pattern[p + 1] == '-' && pattern[p + 2] != ']') {
-      hi = pattern[p + 2];
       p += 2;
+      hi = pattern[p];
+      if (hi == '\\' && p + 1 < pattern.size()) hi = pattern[++p];  // an escaped end: "[a-\\]]"
     }
     if (lo <= c && c <= hi) matched = true;
     ++p;

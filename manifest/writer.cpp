@@ -1,12 +1,6 @@
 #include "writer.h"
 #include "model/nvidia_versions.h"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <cstring>
 #include <ctime>
 #include <sstream>
 
@@ -47,83 +41,6 @@ std::string major_minor(const std::string& v) {
   return std::to_string(p->parts()[0]) + "." + std::to_string(p->parts()[1]);
 }
 
-// Where the manifest's bytes go: path itself, or the file its symlinks end at, so that a link
-// stays a link (a deployment may point VERSIONS.toml at a shared copy). A dangling link names
-// the file to create.
-fs::path final_target(const fs::path& path) {
-  fs::path p = fs::absolute(path);
-  for (int hops = 0; hops < 40; ++hops) {  // 40: the kernel's own limit on links followed (ELOOP)
-    std::error_code ec;
-    if (!fs::is_symlink(fs::symlink_status(p, ec))) return p;
-    const fs::path next = fs::read_symlink(p, ec);
-    if (ec) throw InputError(path.string(), "cannot write: cannot read the link: " + ec.message());
-    p = next.is_absolute() ? next : p.parent_path() / next;
-  }
-  throw InputError(path.string(), "cannot write: too many levels of symbolic links");
-}
-
-// A new file in the target's folder (so that rename is atomic), removed unless committed.
-class TempFile {
- public:
-  // mode as for open(2): a new manifest gets 0644 less the umask, as any file the user writes; a
-  // replacement starts private and gets the old file's mode before any byte is written.
-  TempFile(const fs::path& target, mode_t mode) {
-    for (int attempt = 0; attempt < 100 && fd_ < 0; ++attempt) {
-      name_ = (target.parent_path() /
-               ("." + target.filename().string() + ".tmp-" + std::to_string(getpid()) + "-" + std::to_string(attempt)))
-                  .string();
-      fd_ = open(name_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
-      if (fd_ < 0 && errno != EEXIST) break;
-    }
-  }
-  ~TempFile() {
-    if (fd_ >= 0) close(fd_);
-    if (!committed_) unlink(name_.c_str());
-  }
-  TempFile(const TempFile&) = delete;
-  TempFile& operator=(const TempFile&) = delete;
-
-  int fd() const { return fd_; }  // -1 when it could not be created (errno says why)
-  const std::string& name() const { return name_; }
-  void committed() { committed_ = true; }
-
-  bool write(const std::string& text) const {
-    std::size_t done = 0;
-    while (done < text.size()) {
-      const ssize_t n = ::write(fd_, text.data() + done, text.size() - done);
-      if (n < 0 && errno != EINTR) return false;
-      if (n > 0) done += static_cast<std::size_t>(n);
-    }
-    return true;
-  }
-  [[noreturn]] void fail(const fs::path& path) const {
-    throw InputError(path.string(), std::string("cannot write: ") + std::strerror(errno));
-  }
-
- private:
-  int fd_ = -1;
-  std::string name_;
-  bool committed_ = false;
-};
-
-// The rewritten manifest keeps the old one's mode (0640 stays 0640: a deployment may restrict who
-// reads it) and, where the user may set them, its owner and group. Only root may give a file away,
-// so fchown failing for others is expected and leaves the writer's ownership. fchmod comes last:
-// fchown may clear the set-user-ID and set-group-ID bits.
-bool keep_owner_and_mode(int fd, const struct stat& old) {
-  if (fchown(fd, old.st_uid, old.st_gid) != 0) (void)!fchown(fd, static_cast<uid_t>(-1), old.st_gid);
-  return fchmod(fd, old.st_mode & 07777) == 0;
-}
-
-// After rename the new name is durable only once the folder is synced; a failure here cannot undo
-// the rename, and the content itself was synced, so it is not an error.
-void sync_folder(const fs::path& dir) {
-  const int fd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) return;
-  fsync(fd);
-  close(fd);
-}
-
 }  // namespace
 
 std::string manifest_text(const MachineProbe& m, const fs::path& manifest_path,
@@ -137,8 +54,9 @@ std::string manifest_text(const MachineProbe& m, const fs::path& manifest_path,
       << "# Items marked \"not found when written\" are advisory: make them required (remove the severity)\n"
       << "# once you have checked them on a machine that has them. Schema: README.md, \"The environment manifest\".\n"
       << "schema = 1\n\n[system]\n";
-  out << item("os", m.os, false) << item("arch", m.arch, true)
-      << item("glibc", ">=" + m.glibc, false, "gnu_get_libc_version");
+  const bool windows = m.platform == Platform::Windows;
+  out << item("os", m.os, false) << item("arch", m.arch, true);
+  if (!windows) out << item("glibc", ">=" + m.glibc, false, "gnu_get_libc_version");
   if (!m.build.compiler.empty()) out << item("compiler", m.build.compiler, false);
 
   out << "\n[driver]\n";
@@ -147,8 +65,12 @@ std::string manifest_text(const MachineProbe& m, const fs::path& manifest_path,
   const DriverFloor* floor = rv ? facts().driver_floor_for(*rv) : nullptr;
   if (m.driver_release) {
     out << item("release", ">=" + *m.driver_release, true, "found: " + m.driver_release_source);
+  } else if (windows) {
+    // facts.toml's floors are Linux releases: nothing to offer for a Windows driver.
+    out << "# release: not found when written (" << (m.libnvml.loaded ? "NVML gave none" : m.libnvml.soname + " not found")
+        << "); add release = \">=...\" from a machine whose driver was checked\n";
   } else {
-    const std::string why = m.libcuda.loaded ? "release unreadable" : "libcuda.so.1 not found";
+    const std::string why = m.libcuda.loaded ? "release unreadable" : m.libcuda.soname + " not found";
     out << "# not found when written (" << why << "): the floor below is the driver this CUDA runtime needs\n";
     out << item("release", ">=" + (floor ? floor->min_driver.to_string() : std::string("0")), false);
   }
@@ -156,7 +78,7 @@ std::string manifest_text(const MachineProbe& m, const fs::path& manifest_path,
     out << item("cuda", ">=" + cuda_version_string(*m.driver_cuda), true, "cuDriverGetVersion");
     out << rule("runtime_compatible", true);
   } else {
-    out << "# not found when written (libcuda.so.1 not found)\n"
+    out << "# not found when written (" << m.libcuda.soname << " not found)\n"
         << item("cuda", ">=" + (rv ? major_minor(rv->to_string()) : std::string("0")), false)
         << rule("runtime_compatible", false, "not found when written");
   }
@@ -221,7 +143,8 @@ std::string manifest_text(const MachineProbe& m, const fs::path& manifest_path,
                 false);
   }
 
-  out << "\n# The model files and their SHA-256; the loader refuses a listed file whose digest differs.\n";
+  if (!model_files.empty())
+    out << "\n# The model files and their SHA-256; the loader refuses a listed file whose digest differs.\n";
   const fs::path dir = fs::absolute(manifest_path).parent_path();
   for (const fs::path& f : model_files) {
     std::error_code ec;
@@ -234,23 +157,6 @@ std::string manifest_text(const MachineProbe& m, const fs::path& manifest_path,
     out << "[[model.files]]\npath = " << quoted(rel) << "\nsha256 = " << quoted(sha256_file(f)) << "\n";
   }
   return out.str();
-}
-
-void write_manifest(const fs::path& path, const std::string& text) {
-  const fs::path target = final_target(path);
-  struct stat st {};
-  const bool exists = stat(target.c_str(), &st) == 0;
-  if (exists && !S_ISREG(st.st_mode)) {
-    throw InputError(path.string(), "cannot write: " + target.string() +
-                                        (S_ISDIR(st.st_mode) ? " is a directory" : " is not a regular file"));
-  }
-  TempFile tmp(target, exists ? 0600 : 0644);
-  if (tmp.fd() < 0) tmp.fail(path);
-  if (exists && !keep_owner_and_mode(tmp.fd(), st)) tmp.fail(path);
-  if (!tmp.write(text)) tmp.fail(path);
-  if (fsync(tmp.fd()) != 0 || std::rename(tmp.name().c_str(), target.c_str()) != 0) tmp.fail(path);
-  tmp.committed();
-  sync_folder(target.parent_path());
 }
 
 }  // namespace infer::manifest

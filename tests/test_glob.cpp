@@ -50,6 +50,10 @@ TEST(Glob, AgreesWithFnmatch) {
     for (int n = len(rng); n > 0; --n) p += pattern_chars[rng() % pattern_chars.size()];
     for (int n = len(rng); n > 0; --n) t += text_chars[rng() % text_chars.size()];
     if (!p.empty() && p.back() == '\\') continue;  // a trailing backslash: fnmatch's behaviour is unspecified
+    // An unclosed '[' is a malformed pattern, where glibc is not consistent ("[*" matches "[x",
+    // "[*-" does not match "[-"): compared only by the documented cases above.
+    const std::size_t open = p.rfind('[');
+    if (open != std::string::npos && p.find(']', open + 1) == std::string::npos) continue;
     const bool want = fnmatch(p.c_str(), t.c_str(), 0) == 0;
     ASSERT_EQ(glob_match(p, t), want) << "pattern '" << p << "' text '" << t << "'";
     ++checked;

@@ -113,6 +113,20 @@ class Scenario : public ::testing::Test {
     // An empty manifest text: infer.exe's default, the VERSIONS.toml beside it.
     const fs::path manifest_file = dir_.path() / "VERSIONS.toml";
     if (!manifest.empty()) std::ofstream(manifest_file, std::ios::binary) << manifest;
+    std::wstring arguments = L"--check --json";
+    if (!manifest.empty()) arguments += L" --manifest \"" + manifest_file.wstring() + L"\"";
+    Result r = run(path, std::move(vars), arguments);
+    r.report = nlohmann::json::parse(r.out, nullptr, false);
+    EXPECT_FALSE(r.report.is_discarded()) << r.out;
+    if (r.report.is_object()) {
+      for (const nlohmann::json& i : r.report["items"]) r.items[i.value("item", "")] = i;
+    }
+    return r;
+  }
+
+  // Runs infer.exe `arguments` in that environment; its stdout and stderr together in Result::out.
+  Result run(const std::vector<fs::path>& path, std::map<std::wstring, std::wstring> vars,
+             const std::wstring& arguments) {
     std::wstring path_value;
     for (const fs::path& p : path) path_value += p.wstring() + L";";
     path_value += system32().wstring() + L";" + system32().parent_path().wstring();
@@ -140,14 +154,13 @@ class Scenario : public ::testing::Test {
     for (const auto& [k, v] : env) block += k + L"=" + v + L'\0';
     block += L'\0';
 
-    const fs::path out_file = dir_.path() / "out.json";
+    const fs::path out_file = dir_.path() / "out.txt";
     SECURITY_ATTRIBUTES sa{sizeof sa, nullptr, TRUE};
     HANDLE out = CreateFileW(out_file.c_str(), GENERIC_WRITE, FILE_SHARE_READ, &sa, CREATE_ALWAYS,
                              FILE_ATTRIBUTE_NORMAL, nullptr);
     EXPECT_NE(out, INVALID_HANDLE_VALUE);
     const fs::path exe = fs::u8path(INFER_EXE);
-    std::wstring line = L"\"" + exe.wstring() + L"\" --check --json";
-    if (!manifest.empty()) line += L" --manifest \"" + manifest_file.wstring() + L"\"";
+    const std::wstring line = L"\"" + exe.wstring() + L"\" " + arguments;
     STARTUPINFOW si{};
     si.cb = sizeof si;
     si.dwFlags = STARTF_USESTDHANDLES;
@@ -156,7 +169,8 @@ class Scenario : public ::testing::Test {
     si.hStdInput = INVALID_HANDLE_VALUE;
     PROCESS_INFORMATION pi{};
     Result r;
-    const BOOL started = CreateProcessW(exe.c_str(), line.data(), nullptr, nullptr, TRUE, CREATE_UNICODE_ENVIRONMENT,
+    std::wstring command_line = line;
+    const BOOL started = CreateProcessW(exe.c_str(), command_line.data(), nullptr, nullptr, TRUE, CREATE_UNICODE_ENVIRONMENT,
                                         block.data(), nullptr, &si, &pi);
     CloseHandle(out);
     EXPECT_TRUE(started) << "CreateProcessW " << GetLastError();
@@ -169,11 +183,6 @@ class Scenario : public ::testing::Test {
     std::stringstream text;
     text << in.rdbuf();
     r.out = text.str();
-    r.report = nlohmann::json::parse(r.out, nullptr, false);
-    EXPECT_FALSE(r.report.is_discarded()) << r.out;
-    if (r.report.is_object()) {
-      for (const nlohmann::json& i : r.report["items"]) r.items[i.value("item", "")] = i;
-    }
     return r;
   }
 
@@ -351,6 +360,51 @@ TEST_F(Scenario, NoDriverInSystem32IsTheRootCause) {
   EXPECT_EQ(r.status("driver.cuda"), "FAIL") << show(r);
   EXPECT_NE(r.found("driver.cuda").find("nvcuda.dll not found in System32"), std::string::npos) << show(r);
   EXPECT_EQ(r.item("gpu.count").value("because", ""), "driver.cuda") << show(r);
+}
+
+// --write-manifest on a healthy machine, into a non-ASCII folder: the file passes --check there,
+// and has no Linux-only item.
+TEST_F(Scenario, AWrittenManifestPassesOnTheMachineThatWroteIt) {
+  const fs::path bin = folder("cudnn/bin"), out = folder("déploiement");
+  install_cudnn(bin, "9.19.0");
+  install_cudart(bin);
+  const fs::path file = out / "VERSIONS.toml";
+  const Result written = run({bin}, {}, L"--write-manifest \"" + file.wstring() + L"\"");
+  ASSERT_EQ(written.exit_code, 0u) << written.out;
+  EXPECT_NE(written.out.find("infer: wrote " + file.u8string()), std::string::npos) << written.out;
+  std::ifstream in(file, std::ios::binary);
+  std::stringstream text;
+  text << in.rdbuf();
+  EXPECT_NE(text.str().find("version = \">=9.19.0, <10\""), std::string::npos) << text.str();
+  EXPECT_EQ(text.str().find("glibc"), std::string::npos) << text.str();
+  const Result r = run({bin}, {}, L"--check --manifest \"" + file.wstring() + L"\"");
+  EXPECT_EQ(r.exit_code, 0u) << r.out;
+  EXPECT_EQ(fs::directory_iterator(out) == fs::directory_iterator(), false);
+  int files = 0;
+  for (const auto& e : fs::directory_iterator(out)) files += e.is_regular_file() ? 1 : 0;
+  EXPECT_EQ(files, 1) << "a temporary file was left beside the manifest";
+}
+
+// An existing manifest is replaced whole (ReplaceFileW); a folder as the target is refused with
+// exit 3, naming it, and leaves nothing behind.
+TEST_F(Scenario, WritingReplacesAFileAndRefusesAFolder) {
+  const fs::path out = folder("deploy"), bin = folder("cudnn/bin");
+  install_cudnn(bin, "9.19.0");
+  install_cudart(bin);
+  const fs::path file = out / "VERSIONS.toml";
+  std::ofstream(file, std::ios::binary) << std::string(100000, '#');  // longer than the new text
+  const Result replaced = run({bin}, {}, L"--write-manifest \"" + file.wstring() + L"\"");
+  ASSERT_EQ(replaced.exit_code, 0u) << replaced.out;
+  EXPECT_LT(fs::file_size(file), 100000u);
+  const fs::path dir = folder("deploy/a folder");
+  const Result refused = run({bin}, {}, L"--write-manifest \"" + dir.wstring() + L"\"");
+  EXPECT_EQ(refused.exit_code, 3u) << refused.out;
+  EXPECT_NE(refused.out.find(dir.u8string() + ": cannot write: " + dir.u8string() + " is a directory"),
+            std::string::npos)
+      << refused.out;
+  int entries = 0;
+  for (const auto& e : fs::directory_iterator(out)) entries += e.path().filename().u8string().rfind(".", 0) == 0;
+  EXPECT_EQ(entries, 0) << "a temporary file was left behind";
 }
 
 }  // namespace
