@@ -11,6 +11,7 @@
 #include <windows.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdint>
 #include <cstdlib>
 #include <filesystem>
@@ -161,7 +162,11 @@ void cudart_job(const ChildChannel& ch, const std::vector<std::string>& args) {
   if (auto f = symbol<GetVersion>(h, "cudaRuntimeGetVersion")) {
     ch.step("cudaRuntimeGetVersion");
     int v = 0;
-    if (f(&v) == 0) ch.put("version", std::to_string(v));
+    const int status = f(&v);
+    if (status == 0)
+      ch.put("version", std::to_string(v));
+    else
+      ch.put("version_error", std::to_string(status));
   }
 }
 
@@ -294,7 +299,23 @@ bool in_search_order(const fs::path& folder, const Folders& f) {
                      [&](const DllFolder& d) { return same_folder(d.path, folder); });
 }
 
+// "13.0.96" in a ProductName "NVIDIA CUDA 13.0.96 Runtime" (NVIDIA's CUDA DLLs put their release
+// there; their FileVersion is 6.14.11.13000), or "".
+std::string cuda_release_in(const std::string& product_name) {
+  for (std::size_t at = product_name.find("CUDA "); at != std::string::npos;
+       at = product_name.find("CUDA ", at + 1)) {
+    std::size_t end = at + 5;
+    while (end < product_name.size() && (std::isdigit(static_cast<unsigned char>(product_name[end])) ||
+                                         product_name[end] == '.'))
+      ++end;
+    if (const std::optional<Version> v = Version::try_parse(product_name.substr(at + 5, end - at - 5)))
+      return v->to_string();
+  }
+  return "";
+}
+
 // The version a DLL's VERSIONINFO states, without loading it; "" when it has none or is not a DLL.
+// A CUDA release in its ProductName comes first.
 std::string file_version(const fs::path& p, std::string* problem = nullptr) {
   try {
     const PeFile pe = read_pe_file(p);
@@ -302,7 +323,12 @@ std::string file_version(const fs::path& p, std::string* problem = nullptr) {
       if (problem) *problem = "is " + pe.machine_name() + ", not x64";
       return "";
     }
-    return pe.version ? pe.version->file_version() : "";
+    if (!pe.version) return "";
+    const auto product = pe.version->strings.find("ProductName");
+    if (product != pe.version->strings.end()) {
+      if (const std::string release = cuda_release_in(product->second); !release.empty()) return release;
+    }
+    return pe.version->file_version();
   } catch (const InputError& e) {
     if (problem) *problem = e.problem();
     return "";
@@ -457,6 +483,17 @@ void read_cudart(const IsolatedResult& r, const std::string& name, const Folders
   if (const auto v = number(r, "version")) {
     m.cudart_version = cuda_major_minor(*v);
     m.cudart_version_source = "cudaRuntimeGetVersion (" + m.cudart.path + ")";
+  } else if (m.cudart.loaded) {
+    // CUDA 13's cudaRuntimeGetVersion asks the driver first (cuGetProcAddress): without a usable
+    // nvcuda.dll it fails, but the DLL's version resource still says which runtime it is.
+    const std::optional<Version> v = Version::try_parse(file_version(wide(m.cudart.path)));
+    if (v && v->parts().size() >= 2) {
+      m.cudart_version = std::to_string(v->parts()[0]) + "." + std::to_string(v->parts()[1]);
+      m.cudart_version_source = "VERSIONINFO of " + m.cudart.path +
+                                (r.has("version_error")
+                                     ? " (cudaRuntimeGetVersion returned error " + r.value("version_error") + ")"
+                                     : std::string());
+    }
   }
   for (int major : {13, 12, 11}) {
     const std::string other = cudart_name(major);

@@ -174,7 +174,7 @@ const char* exception_name(DWORD code) {
     case 0xC000001D: return "an illegal instruction";
     case 0xC0000094: return "an integer division by zero";
     case 0xC00000FD: return "a stack overflow";
-    case 0xC0000409: return "a fail-fast exception (stack buffer overrun or abort)";
+    case 0xC0000409: return "a fail-fast exit (__fastfail: abort() or a detected stack buffer overrun)";
     case 0xC0000135: return "a DLL not found at start (STATUS_DLL_NOT_FOUND)";
     case 0xC0000139: return "an entry point not found (STATUS_ENTRYPOINT_NOT_FOUND)";
     case 0xC000007B: return "a bad executable image (STATUS_INVALID_IMAGE_FORMAT)";

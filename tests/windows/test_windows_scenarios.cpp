@@ -407,4 +407,53 @@ TEST_F(Scenario, WritingReplacesAFileAndRefusesAFolder) {
   EXPECT_EQ(entries, 0) << "a temporary file was left behind";
 }
 
+// NVIDIA's own files, from the PyPI wheels (the windows_fetch_real_* tests fetch them first).
+fs::path real_dll(const std::string& wheel, const std::string& member) {
+  const DWORD n = GetEnvironmentVariableW(L"INFER_REAL_WHEEL_DIR", nullptr, 0);
+  std::wstring root(n, L'\0');
+  root.resize(GetEnvironmentVariableW(L"INFER_REAL_WHEEL_DIR", root.data(), n));
+  return fs::path(root) / fs::u8path(wheel) / fs::u8path(member).make_preferred();
+}
+const char kCudnnWheel[] = "nvidia-cudnn-cu13-9.19.0.56-win_amd64";
+
+// NVIDIA's cudnn64_9.dll and cudnn_graph64_9.dll and cudart64_13.dll, with fakes for the five
+// sub-DLLs the check does not call (together 330 MB): the versions come from NVIDIA's code.
+TEST_F(Scenario, TheRealCudnn64_9FromTheWheelIsProbed) {
+  const fs::path front = real_dll(kCudnnWheel, "nvidia/cudnn/bin/cudnn64_9.dll");
+  ASSERT_TRUE(fs::exists(front)) << front.u8string() << " missing: the windows_fetch_real_nvidia_dlls test fetches it";
+  const fs::path bin = folder("real/bin");
+  install_cudnn(bin, "9.19.0");  // then NVIDIA's files over the fakes
+  fs::copy_file(front, bin / "cudnn64_9.dll", fs::copy_options::overwrite_existing);
+  fs::copy_file(real_dll(kCudnnWheel, "nvidia/cudnn/bin/cudnn_graph64_9.dll"), bin / "cudnn_graph64_9.dll",
+                fs::copy_options::overwrite_existing);
+  fs::copy_file(real_dll("nvidia-cuda-runtime-13.0.96-win_amd64", "nvidia/cu13/bin/x86_64/cudart64_13.dll"),
+                bin / "cudart64_13.dll");
+  const Result r = check({bin});
+  EXPECT_EQ(r.status("cudnn.version"), "ok") << show(r);
+  EXPECT_EQ(r.found("cudnn.version").rfind("9.19.0", 0), 0u) << show(r);
+  EXPECT_EQ(r.status("cudnn.cuda_major"), "ok") << show(r);
+  EXPECT_NE(r.found("cudnn.cuda_major").find("built with CUDA 13."), std::string::npos) << show(r);
+  EXPECT_EQ(r.status("cuda.runtime"), "ok") << show(r);
+  EXPECT_EQ(r.found("cuda.runtime"), "13.0") << show(r);
+  EXPECT_EQ(r.status("cudnn.sublibraries"), "ok") << show(r);
+}
+
+// NVIDIA's front without its graph DLL ends the process inside cudnnGetVersion (in a probe child
+// under wine: a fail-fast, 0xC0000409; issue 15 saw exit code 9 when run otherwise): infer.exe
+// survives, and the missing DLL is the root cause.
+TEST_F(Scenario, TheRealCudnn64_9WithoutItsGraphDllIsDiagnosed) {
+  const fs::path front = real_dll(kCudnnWheel, "nvidia/cudnn/bin/cudnn64_9.dll");
+  ASSERT_TRUE(fs::exists(front)) << front.u8string() << " missing: the windows_fetch_real_nvidia_dlls test fetches it";
+  const fs::path bin = folder("real/bin");
+  install_cudnn(bin, "9.19.0", {"cudnn_graph64_9.dll"});
+  fs::copy_file(front, bin / "cudnn64_9.dll", fs::copy_options::overwrite_existing);
+  install_cudart(bin);
+  const Result r = check({bin});
+  EXPECT_EQ(r.exit_code, 5u) << show(r);
+  EXPECT_EQ(r.status("cudnn.sublibraries"), "FAIL") << show(r);
+  EXPECT_NE(r.found("cudnn.sublibraries").find("cudnn_graph64_9.dll: missing from"), std::string::npos) << show(r);
+  EXPECT_NE(r.found("cudnn.version").find("while cudnnGetVersion"), std::string::npos) << show(r);
+  EXPECT_EQ(r.item("cudnn.version").value("because", ""), "cudnn.sublibraries") << show(r);
+}
+
 }  // namespace

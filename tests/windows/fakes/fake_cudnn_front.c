@@ -2,7 +2,8 @@
    (never NVIDIA's), behaving as issue 15 measured the real ones under wine:
    - cuDNN 9: cudnnGetVersion and cudnnGetCudartVersion are the graph sub-DLL's; the front loads
      cudnn_graph64_9.dll through the process's DLL search order (not from its own folder) and ends
-     the process with exit code 9 when that fails;
+     the process when that fails (exit code 9 as issue 15 measured; the real one in a probe child
+     under wine fails fast, 0xC0000409: test_windows_scenarios.cpp has both);
    - cuDNN 8: the front answers cudnnGetVersion itself; its sub-DLLs are loaded later (cudnnCreate),
      and a missing one stops the program with "Could not locate cudnn_ops_infer64_8.dll".
    FAKE_MAJOR, FAKE_VERSION_CODE (cudnnGetVersion's count) and FAKE_CUDART come from CMake. */
