@@ -349,6 +349,25 @@ TEST_F(Scenario, ACrashingCudnnIsNamedAndInferSurvives) {
   EXPECT_NE(r.found("cudnn.version").find("cudnn64_9.dll"), std::string::npos) << show(r);
 }
 
+// A cudnn64_9.dll that is not a DLL (a text file, as a failed download leaves) earlier on PATH:
+// LoadLibraryExW's error 193 comes back as the file and what it is, and the check goes on.
+TEST_F(Scenario, ACudnnThatIsNotADllIsNamedWithWhatItIs) {
+  const fs::path junk = folder("junk"), bin = folder("cudnn/bin");
+  std::ofstream(junk / "cudnn64_9.dll", std::ios::binary) << "version https://git-lfs.github.com/spec/v1\n";
+  install_cudnn(bin, "9.19.0");
+  install_cudart(bin);
+  const Result r = check({junk, bin});
+  EXPECT_EQ(r.exit_code, 5u) << show(r);
+  EXPECT_EQ(r.status("cudnn.version"), "FAIL") << show(r);
+  EXPECT_NE(r.found("cudnn.version").find("not a DLL for this program: " + (junk / "cudnn64_9.dll").u8string()),
+            std::string::npos)
+      << show(r);
+  EXPECT_NE(r.fix("cudnn.version").find("remove " + junk.u8string() + " from PATH (it is PATH entry 1"),
+            std::string::npos)
+      << show(r);
+  EXPECT_EQ(r.status("cuda.runtime"), "ok") << show(r);
+}
+
 // No driver in System32: the driver is the root cause, in Windows' words.
 TEST_F(Scenario, NoDriverInSystem32IsTheRootCause) {
   TearDown();
