@@ -72,13 +72,15 @@ std::string runtime_text(const MachineProbe& m) {
                           : "CUDA " + rv->to_string() + " (the build's; no runtime loaded)";
 }
 
-// facts.toml's driver floors are Linux releases; Windows drivers are numbered apart (not in facts
-// yet), so on Windows the driver's own cuDriverGetVersion decides.
+// The driver floor of the runtime on the probe's system (Windows drivers are numbered apart).
+const DriverFloor* floor_for(const MachineProbe& m, const Version& runtime) {
+  return facts().driver_floor_for(runtime, words(m.platform).name);
+}
+
 std::string floor_text(const MachineProbe& m) {
-  if (m.platform == Platform::Windows) return "";
   const std::optional<Version> rv = runtime_version(m);
   if (!rv) return "";
-  const DriverFloor* f = facts().driver_floor_for(*rv);
+  const DriverFloor* f = floor_for(m, *rv);
   if (!f) return "";
   return "CUDA " + rv->to_string() + " needs driver >= " + f->min_driver.to_string() +
          (f->verified ? "" : " (unverified fact)");
@@ -230,19 +232,7 @@ Eval evaluate(const Expectation& e, const MachineProbe& m, const Diagnoses& d) {
   if (k == "driver.runtime_compatible") {
     const std::optional<Version> rv = runtime_version(m);
     if (!rv) return unknown("no CUDA runtime found", "libcudart", "install the CUDA runtime");
-    if (m.platform == Platform::Windows) {
-      // No Windows floors in facts.toml: the driver's CUDA (cuDriverGetVersion) must reach the runtime's.
-      if (!m.driver_cuda) return unknown("cuDriverGetVersion failed", m.libcuda.path, "reinstall the NVIDIA driver");
-      const Version dc = Version::parse(cuda_version_string(*m.driver_cuda));
-      const bool ok = dc.parts()[0] >= rv->parts()[0];  // minor version compatibility within a major
-      return holds_if(ok,
-                      "driver " + driver_text(m) + "; " + runtime_text(m) + " needs a driver supporting CUDA " +
-                          std::to_string(rv->parts()[0]) + ".x",
-                      "cuDriverGetVersion (" + m.libcuda.path + ")",
-                      "upgrade the NVIDIA driver to one that supports CUDA " + rv->to_string() +
-                          ", or use a CUDA runtime this driver supports");
-    }
-    const DriverFloor* f = facts().driver_floor_for(*rv);
+    const DriverFloor* f = floor_for(m, *rv);
     if (!f)
       return unknown("no driver floor known for CUDA " + rv->to_string(), "manifest/facts.toml",
                      "add the row to manifest/facts.toml");

@@ -22,8 +22,9 @@ Facts load() {
   if (const toml::array* rows = root["cuda_driver"].as_array()) {
     for (const toml::node& n : *rows) {
       const toml::table& t = *n.as_table();
-      f.driver_floors.push_back({Version::parse(need_string(t, "cuda")), Version::parse(need_string(t, "min_driver")),
-                                 need_string(t, "source"), t["verified"].value_or(false)});
+      f.driver_floors.push_back({need_string(t, "os"), Version::parse(need_string(t, "cuda")),
+                                 Version::parse(need_string(t, "min_driver")), need_string(t, "source"),
+                                 t["verified"].value_or(false)});
     }
   }
   std::sort(f.driver_floors.begin(), f.driver_floors.end(),
@@ -76,9 +77,9 @@ Facts load() {
 
 }  // namespace
 
-const DriverFloor* Facts::driver_floor_for(const Version& cuda_runtime) const {
+const DriverFloor* Facts::driver_floor_for(const Version& cuda_runtime, const std::string& os) const {
   for (const DriverFloor& row : driver_floors) {
-    if (row.cuda.compare(cuda_runtime) <= 0) return &row;
+    if (row.os == os && row.cuda.compare(cuda_runtime) <= 0) return &row;
   }
   return nullptr;
 }

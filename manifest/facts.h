@@ -12,6 +12,7 @@
 namespace infer::manifest {
 
 struct DriverFloor {
+  std::string os;      // "linux" or "windows": their drivers are numbered apart
   Version cuda;        // runtime major.minor this row starts at
   Version min_driver;  // e.g. 580.65.06
   std::string source;
@@ -31,13 +32,13 @@ struct CudnnFiles {
 };
 
 struct Facts {
-  std::vector<DriverFloor> driver_floors;                   // sorted by cuda, newest first
+  std::vector<DriverFloor> driver_floors;                   // sorted by cuda, newest first (both systems)
   std::map<int, std::pair<Version, std::string>> cc_floor;  // CUDA major -> (min compute capability, source)
   std::map<int, std::vector<int>> cudnn_cuda_majors;        // cuDNN major -> CUDA majors it is built for
   std::vector<CudnnFiles> cudnn_files;
 
-  // The minimum driver for a CUDA runtime version (the newest row at or below it), if known.
-  const DriverFloor* driver_floor_for(const Version& cuda_runtime) const;
+  // The minimum driver on `os` for a CUDA runtime version (the newest row at or below it), if known.
+  const DriverFloor* driver_floor_for(const Version& cuda_runtime, const std::string& os = "linux") const;
   const CudnnFiles* cudnn_files_for(int major, const std::string& os) const;
 };
 

@@ -62,13 +62,9 @@ std::string manifest_text(const MachineProbe& m, const fs::path& manifest_path,
   out << "\n[driver]\n";
   const std::optional<Version> rv =
       m.cudart_version ? Version::try_parse(*m.cudart_version) : Version::try_parse(m.build.cuda);
-  const DriverFloor* floor = rv ? facts().driver_floor_for(*rv) : nullptr;
+  const DriverFloor* floor = rv ? facts().driver_floor_for(*rv, words(m.platform).name) : nullptr;
   if (m.driver_release) {
     out << item("release", ">=" + *m.driver_release, true, "found: " + m.driver_release_source);
-  } else if (windows) {
-    // facts.toml's floors are Linux releases: nothing to offer for a Windows driver.
-    out << "# release: not found when written (" << (m.libnvml.loaded ? "NVML gave none" : m.libnvml.soname + " not found")
-        << "); add release = \">=...\" from a machine whose driver was checked\n";
   } else {
     const std::string why = m.libcuda.loaded ? "release unreadable" : m.libcuda.soname + " not found";
     out << "# not found when written (" << why << "): the floor below is the driver this CUDA runtime needs\n";

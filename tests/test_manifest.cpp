@@ -83,6 +83,10 @@ TEST(Facts, DriverFloorsAndLibraryNamesAreCompiledIn) {
   EXPECT_EQ(f.driver_floor_for(Version::parse("12.8"))->min_driver.to_string(), "525.60.13");
   EXPECT_EQ(f.driver_floor_for(Version::parse("11.8"))->min_driver.to_string(), "450.80.02");
   EXPECT_EQ(f.driver_floor_for(Version::parse("10.2")), nullptr);
+  // Windows drivers are numbered apart: their own rows.
+  EXPECT_EQ(f.driver_floor_for(Version::parse("13.0"), "windows")->min_driver.to_string(), "580");
+  EXPECT_EQ(f.driver_floor_for(Version::parse("12.4"), "windows")->min_driver.to_string(), "525");
+  EXPECT_EQ(f.driver_floor_for(Version::parse("11.8"), "windows")->min_driver.to_string(), "452.39");
   EXPECT_EQ(f.cc_floor.at(13).first.to_string(), "7.5");
   const manifest::CudnnFiles* linux9 = f.cudnn_files_for(9, "linux");
   ASSERT_NE(linux9, nullptr);

@@ -45,7 +45,7 @@ fs::path system32() {
 std::string manifest_text(const std::string& cudnn_version = ">=9.19, <10", const std::string& cuda_major = "13") {
   return "schema = 1\n"
          "[system]\narch = \"x86_64\"\n"
-         "[driver]\ncuda = \">=13.0\"\nruntime_compatible = \"required\"\n"
+         "[driver]\nrelease = \">=580\"\ncuda = \">=13.0\"\nruntime_compatible = \"required\"\n"
          "[gpu]\ncount = \">=1\"\ncompute_capability = \">=7.5\"\n"
          "[cuda]\nruntime = \"13.*\"\nsingle_copy = \"advisory\"\n"
          "[cudnn]\nversion = \"" + cudnn_version + "\"\ncuda_major = \"" + cuda_major +
@@ -267,20 +267,27 @@ TEST_F(Scenario, ASubDllFromAnotherFolderIsTheStrayOne) {
   EXPECT_EQ(r.item("cudnn.version").value("because", ""), "cudnn.sublibraries") << show(r);
 }
 
-// CUDA_PATH at a CUDA 13 toolkit (its bin on PATH, as the installer does) with a driver that
-// supports CUDA 12.4 only.
+// CUDA_PATH at a CUDA 13 toolkit (its bin on PATH, as the installer does) with a driver of the
+// 566 branch, which supports CUDA 12.7 only.
 TEST_F(Scenario, CudaPathAtAToolkitTheDriverDoesNotSupport) {
   const fs::path toolkit = folder("NVIDIA GPU Computing Toolkit/CUDA/v13.0");
   const fs::path tbin = folder("NVIDIA GPU Computing Toolkit/CUDA/v13.0/bin"), cudnn = folder("cudnn/bin");
   install_cudart(tbin);
   install_cudnn(cudnn, "9.19.0");
   const Result r = check({tbin, cudnn}, {{L"CUDA_PATH", toolkit.wstring()}, {L"CUDA_PATH_V13_0", toolkit.wstring()},
-                                         {L"INFER_FAKE_DRIVER_CUDA", L"12040"}});
+                                         {L"INFER_FAKE_DRIVER_CUDA", L"12070"},
+                                         {L"INFER_FAKE_DRIVER_RELEASE", L"566.03"}});
   EXPECT_EQ(r.exit_code, 5u) << show(r);
   EXPECT_EQ(r.status("driver.cuda"), "FAIL") << show(r);
-  EXPECT_NE(r.fix("driver.cuda").find("supports CUDA up to 12.4"), std::string::npos) << show(r);
+  EXPECT_NE(r.fix("driver.cuda").find("supports CUDA up to 12.7"), std::string::npos) << show(r);
+  EXPECT_EQ(r.status("driver.release"), "FAIL") << show(r);
   EXPECT_EQ(r.status("driver.runtime_compatible"), "FAIL") << show(r);
-  EXPECT_NE(r.found("driver.runtime_compatible").find("CUDA runtime 13.0"), std::string::npos) << show(r);
+  EXPECT_NE(r.found("driver.runtime_compatible").find("driver 566.03 (supports CUDA 12.7); CUDA runtime 13.0 needs >= 580"),
+            std::string::npos)
+      << show(r);
+  EXPECT_NE(r.item("driver.runtime_compatible").value("source", "").find("minor-version-compatibility"),
+            std::string::npos)
+      << show(r);
   EXPECT_EQ(r.status("cuda.runtime"), "ok") << show(r);
 }
 
