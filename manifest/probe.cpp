@@ -59,16 +59,6 @@ std::string loaded_object(const std::string& file_name) {
   return s.found;
 }
 
-std::optional<long long> number(const IsolatedResult& r, const std::string& key) {
-  if (!r.has(key)) return std::nullopt;
-  const std::string v = r.value(key);
-  char* end = nullptr;
-  errno = 0;
-  const long long n = std::strtoll(v.c_str(), &end, 10);
-  if (v.empty() || *end != '\0' || errno == ERANGE) return std::nullopt;
-  return n;
-}
-
 std::string broken_text(const IsolatedResult& r, const std::string& file) {
   std::string text = r.failure();
   if (r.fault_file.empty() && !file.empty()) text = file + ": " + text;

@@ -158,7 +158,7 @@ void nvml_body(const ChildChannel& ch) {
 
 std::vector<GpuProbe> read_gpus(const IsolatedResult& r, const std::string& source) {
   std::vector<GpuProbe> gpus;
-  const std::optional<long long> count = number(r, "count");
+  const std::optional<long long> count = r.number("count");
   for (long long i = 0; count && i < *count && i < kMaxDevices; ++i) {
     const std::string p = "gpu" + std::to_string(i) + ".";
     if (!r.has(p + "name") && !r.has(p + "uuid")) continue;
@@ -166,7 +166,7 @@ std::vector<GpuProbe> read_gpus(const IsolatedResult& r, const std::string& sour
     g.name = r.value(p + "name");
     g.uuid = r.value(p + "uuid");
     if (r.has(p + "cc")) g.compute_capability = r.value(p + "cc");
-    if (const auto mib = number(r, p + "mib")) g.memory_mib = static_cast<std::uint64_t>(*mib);
+    if (const auto mib = r.number(p + "mib")) g.memory_mib = static_cast<std::uint64_t>(*mib);
     g.source = source + " " + std::to_string(i);
     gpus.push_back(std::move(g));
   }
@@ -233,8 +233,8 @@ std::vector<Job> driver_jobs() {
   std::vector<Job> jobs;
   jobs.push_back({cuda_body, [](const IsolatedResult& r, MachineProbe& m) {
                     read_library(r, "libcuda.so.1", m.libcuda);
-                    if (const auto v = number(r, "driver_cuda"); v && *v > 0) m.driver_cuda = static_cast<int>(*v);
-                    if (const auto rc = number(r, "init")) {
+                    if (const auto v = r.number("driver_cuda"); v && *v > 0) m.driver_cuda = static_cast<int>(*v);
+                    if (const auto rc = r.number("init")) {
                       m.cuda_init = static_cast<int>(*rc);
                       if (*rc != 0) {
                         const std::string text = r.value("init_text");
@@ -243,12 +243,12 @@ std::vector<Job> driver_jobs() {
                         if (*rc == 100) m.cuda_device_count = 0;  // CUDA_ERROR_NO_DEVICE
                       }
                     }
-                    if (const auto n = number(r, "count"); n && *n >= 0) m.cuda_device_count = static_cast<int>(*n);
+                    if (const auto n = r.number("count"); n && *n >= 0) m.cuda_device_count = static_cast<int>(*n);
                     m.gpus = read_gpus(r, "CUDA device");
                   }});
   jobs.push_back({nvml_body, [](const IsolatedResult& r, MachineProbe& m) {
                     read_library(r, "libnvidia-ml.so.1", m.libnvml);
-                    if (const auto rc = number(r, "init")) m.nvml_init = static_cast<int>(*rc);
+                    if (const auto rc = r.number("init")) m.nvml_init = static_cast<int>(*rc);
                     if (r.has("release")) {
                       m.driver_release = r.value("release");
                       m.driver_release_source = "nvmlSystemGetDriverVersion (" + m.libnvml.path + ")";

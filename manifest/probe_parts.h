@@ -31,8 +31,6 @@ std::string loaded_object(const std::string& file_name);
 // Fills lib from a child that ran child_open(soname): loaded, path, error, broken (not a library,
 // crashed, hung), output.
 void read_library(const IsolatedResult& r, const std::string& soname, LibraryProbe& lib);
-// The record as a number, when it is one.
-std::optional<long long> number(const IsolatedResult& r, const std::string& key);
 // "/x/libcudnn.so.9 crashed ..." style text for a child that did not finish, naming `file` when the
 // child could not tell which file it was in.
 std::string broken_text(const IsolatedResult& r, const std::string& file);

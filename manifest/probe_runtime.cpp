@@ -151,7 +151,7 @@ std::vector<Job> cudart_jobs(const MachineProbe& machine) {
                   [soname, major](const IsolatedResult& r, MachineProbe& m) {
                     read_library(r, soname, m.cudart);
                     if (!m.cudart.loaded || !m.cudart.broken.empty()) return;
-                    const auto v = number(r, "version");
+                    const auto v = r.number("version");
                     if (v && *v > 0 && !plausible_cuda(*v, major)) {
                       m.cudart.broken = m.cudart.path + " answered cudaRuntimeGetVersion() = " + std::to_string(*v) +
                                         ", not a CUDA " + std::to_string(major) + " version";
@@ -167,7 +167,7 @@ std::vector<Job> cudart_jobs(const MachineProbe& machine) {
                     }
                   }});
   auto version_of = [](const IsolatedResult& r) {
-    const auto v = number(r, "version");
+    const auto v = r.number("version");
     return v && *v > 0 && *v < 1000000 ? cuda_version_string(static_cast<int>(*v)) : std::string();
   };
   for (const int other : {major, major + 1, major - 1, major - 2}) {
@@ -206,7 +206,7 @@ std::vector<Job> cudnn_jobs(const MachineProbe& machine) {
                     m.cudnn_version_from = r.value("from");
                     if (!m.cudnn.broken.empty() && r.has("path") && !r.finished())
                       m.cudnn.loaded = true;  // loads, then fails
-                    const auto v = number(r, "version");
+                    const auto v = r.number("version");
                     if (r.has("version") && (!v || !plausible_cudnn(*v, major))) {
                       m.cudnn.broken = "cudnnGetVersion() = " + r.value("version") + " from " +
                                        (m.cudnn_version_from.empty() ? m.cudnn.path : m.cudnn_version_from) +
@@ -215,7 +215,7 @@ std::vector<Job> cudnn_jobs(const MachineProbe& machine) {
                     } else if (v) {
                       m.cudnn_version = static_cast<long>(*v);
                     }
-                    if (const auto c = number(r, "cudart"); c && *c > 0 && *c < 1000000)
+                    if (const auto c = r.number("cudart"); c && *c > 0 && *c < 1000000)
                       m.cudnn_cudart_version = static_cast<long>(*c);
                   }});
   // Each sub-library, in a child of its own: one that crashes or aborts leaves the others readable.
@@ -262,8 +262,8 @@ std::vector<Job> cudnn_jobs(const MachineProbe& machine) {
                         s.check_function = check_function;
                         s.loaded_path = r.value("loaded");
                         if (s.loaded_path.empty() && r.has("path")) s.loaded_path = r.value("path");
-                        if (const auto c = number(r, "check")) s.check = static_cast<int>(*c);
-                        if (const auto v = number(r, "own")) s.version = static_cast<long>(*v);
+                        if (const auto c = r.number("check")) s.check = static_cast<int>(*c);
+                        if (const auto v = r.number("own")) s.version = static_cast<long>(*v);
                         if (!r.finished()) {
                           s.problem = broken_text(r, s.loaded_path.empty() ? sub : s.loaded_path);
                         } else if (s.loaded_path.empty() && r.has("dlerror")) {
@@ -292,9 +292,9 @@ std::vector<Job> cudnn_jobs(const MachineProbe& machine) {
         [other_files](const ChildChannel& ch, const std::string& path) { copy_version_body(ch, path, other_files); },
         [copy_major](const IsolatedResult& r) {
           std::string version;
-          if (const auto v = number(r, "version"); v && plausible_cudnn(*v, copy_major)) {
+          if (const auto v = r.number("version"); v && plausible_cudnn(*v, copy_major)) {
             version = cudnn_version_string(static_cast<long>(*v));
-            if (const auto c = number(r, "cudart"); c && *c > 0 && *c < 1000000) {
+            if (const auto c = r.number("cudart"); c && *c > 0 && *c < 1000000) {
               version += " for CUDA " + cuda_version_string(static_cast<int>(*c));
             }
           }

@@ -49,15 +49,6 @@ std::string env(const wchar_t* name) {
 
 // ---- The checking process. ----
 
-std::optional<long long> number(const IsolatedResult& r, const std::string& key) {
-  if (!r.has(key)) return std::nullopt;
-  const std::string v = r.value(key);
-  char* end = nullptr;
-  const long long n = std::strtoll(v.c_str(), &end, 10);
-  if (v.empty() || *end != '\0') return std::nullopt;
-  return n;
-}
-
 struct Folders {
   DllSearchOrder order;                 // what LoadLibraryExW(name, nullptr, 0) searches
   std::vector<DllFolder> off_path;      // CUDA_PATH\bin, conda and pip folders: not searched
@@ -289,17 +280,17 @@ void read_driver(const IsolatedResult& r, const Folders& f, MachineProbe& m) {
   read_library(r, "nvcuda.dll", f, m.libcuda);
   // The loader's copies of nvcuda.dll outside System32 are never used: the runtime loads System32's.
   m.libcuda.copies.clear();
-  if (const auto v = number(r, "driver_cuda")) m.driver_cuda = static_cast<int>(*v);
-  if (const auto v = number(r, "cuda_init")) {
+  if (const auto v = r.number("driver_cuda")) m.driver_cuda = static_cast<int>(*v);
+  if (const auto v = r.number("cuda_init")) {
     m.cuda_init = static_cast<int>(*v);
     if (*v != 0) m.cuda_init_error = "cuInit: CUDA error " + std::to_string(*v);
   }
-  if (const auto v = number(r, "device_count")) m.cuda_device_count = static_cast<int>(*v);
+  if (const auto v = r.number("device_count")) m.cuda_device_count = static_cast<int>(*v);
   for (int i = 0; m.cuda_device_count && i < *m.cuda_device_count; ++i) {
     const std::string k = "gpu" + std::to_string(i) + ".";
     if (!r.has(k + "name")) continue;
     GpuProbe g{r.value(k + "name"), "", r.value(k + "cc"), std::nullopt, "CUDA device " + std::to_string(i)};
-    if (const auto mib = number(r, k + "mib")) g.memory_mib = static_cast<std::uint64_t>(*mib);
+    if (const auto mib = r.number(k + "mib")) g.memory_mib = static_cast<std::uint64_t>(*mib);
     m.gpus.push_back(std::move(g));
   }
   m.gpus_known = m.cuda_device_count.has_value();
@@ -312,7 +303,7 @@ void read_nvml(const IsolatedResult& r, const Folders& f, MachineProbe& m) {
     m.libnvml.loaded = true;
     m.libnvml.path = r.value("nvsmi.path");
   }
-  if (const auto v = number(r, "nvml_init")) m.nvml_init = static_cast<int>(*v);
+  if (const auto v = r.number("nvml_init")) m.nvml_init = static_cast<int>(*v);
   if (r.has("driver_release")) {
     m.driver_release = r.value("driver_release");
     m.driver_release_source = "nvmlSystemGetDriverVersion (" + m.libnvml.path + ")";
@@ -321,7 +312,7 @@ void read_nvml(const IsolatedResult& r, const Folders& f, MachineProbe& m) {
 
 void read_cudart(const IsolatedResult& r, const std::string& name, const Folders& f, MachineProbe& m) {
   read_library(r, name, f, m.cudart);
-  if (const auto v = number(r, "version")) {
+  if (const auto v = r.number("version")) {
     m.cudart_version = cuda_major_minor(*v);
     m.cudart_version_source = "cudaRuntimeGetVersion (" + m.cudart.path + ")";
   } else if (m.cudart.loaded) {
@@ -347,8 +338,8 @@ void read_cudart(const IsolatedResult& r, const std::string& name, const Folders
 
 void read_cudnn(const IsolatedResult& r, const CudnnFiles& files, const Folders& f, MachineProbe& m) {
   read_library(r, files.main, f, m.cudnn);
-  if (const auto v = number(r, "version")) m.cudnn_version = static_cast<long>(*v);
-  if (const auto v = number(r, "cudart_version")) m.cudnn_cudart_version = static_cast<long>(*v);
+  if (const auto v = r.number("version")) m.cudnn_version = static_cast<long>(*v);
+  if (const auto v = r.number("cudart_version")) m.cudnn_cudart_version = static_cast<long>(*v);
   if (files.major >= 9) m.cudnn_version_from = files.sublibraries.front();
   // A child that ended inside cudnnGetVersion: cuDNN 9 ends the process (exit 9) when its graph
   // sub-DLL is missing or foreign; the sub-DLL rows below say which.

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "probe_windows_parts.h"
+#include "windows_message.h"
 
 namespace infer::manifest::detail {
 namespace {
@@ -14,18 +15,8 @@ namespace fs = std::filesystem;
 
 // "error 126: The specified module could not be found."
 std::string error_text(DWORD code) {
-  wchar_t* buf = nullptr;
-  const DWORD n = FormatMessageW(
-      FORMAT_MESSAGE_ALLOCATE_BUFFER | FORMAT_MESSAGE_FROM_SYSTEM | FORMAT_MESSAGE_IGNORE_INSERTS, nullptr, code, 0,
-      reinterpret_cast<LPWSTR>(&buf), 0, nullptr);
-  std::string text = "error " + std::to_string(code);
-  if (n && buf) {
-    std::wstring w(buf, n);
-    while (!w.empty() && (w.back() == L'\n' || w.back() == L'\r' || w.back() == L' ')) w.pop_back();
-    text += ": " + utf8(fs::path(w));
-  }
-  if (buf) LocalFree(buf);
-  return text;
+  const std::string message = windows_message(code);
+  return "error " + std::to_string(code) + (message.empty() ? "" : ": " + message);
 }
 
 // Loads args[0] with LoadLibraryExW; records path or error. flags: args[1] ("system32" or "").

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "model/errors.h"
+#include "windows_message.h"
 #include "writer.h"
 
 namespace infer::manifest {
@@ -16,15 +17,11 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// "Path not found (error 3)".
 std::string windows_error(DWORD code) {
-  wchar_t* buf = nullptr;
-  const DWORD n = FormatMessageW(
-      FORMAT_MESSAGE_ALLOCATE_BUFFER | FORMAT_MESSAGE_FROM_SYSTEM | FORMAT_MESSAGE_IGNORE_INSERTS, nullptr, code, 0,
-      reinterpret_cast<LPWSTR>(&buf), 0, nullptr);
-  std::wstring w = n && buf ? std::wstring(buf, n) : L"";
-  if (buf) LocalFree(buf);
-  while (!w.empty() && (w.back() == L'\n' || w.back() == L'\r' || w.back() == L' ' || w.back() == L'.')) w.pop_back();
-  return (w.empty() ? std::string("Windows error") : fs::path(w).u8string()) + " (error " + std::to_string(code) + ")";
+  std::string message = windows_message(code);
+  while (!message.empty() && message.back() == '.') message.pop_back();
+  return (message.empty() ? std::string("Windows error") : message) + " (error " + std::to_string(code) + ")";
 }
 
 // A new file in the target's folder, removed unless committed.

@@ -218,22 +218,11 @@ void ChildChannel::put(const std::string& key, const std::string& value) const {
   write_all(fd_, line.data(), line.size());
 }
 
-std::string IsolatedResult::failure() const {
-  const std::string during = step.empty() ? "" : " while " + step;
-  switch (end) {
-    case End::Finished: return "";
-    case End::NotStarted: return "could not be run in a child process: " + start_error;
-    case End::TimedOut: return "did not finish within " + std::to_string(timeout_ms) + " ms" + during;
-    case End::Exited: return "ended the process with exit(" + std::to_string(exit_code) + ")" + during;
-    case End::Signalled: {
-      const char* name = signal_name(signal);
-      std::string s = std::string("crashed with ") + (name ? name : "signal " + std::to_string(signal));
-      if (const char* text = strsignal(signal)) s += std::string(" (") + text + ")";
-      if (!fault_file.empty()) s += " in " + fault_file;
-      return s + during;
-    }
-  }
-  return "";
+std::string detail::crash_text(int signal) {
+  const char* name = signal_name(signal);
+  std::string s = std::string("crashed with ") + (name ? name : "signal " + std::to_string(signal));
+  if (const char* text = strsignal(signal)) s += std::string(" (") + text + ")";
+  return s;
 }
 
 std::vector<IsolatedResult> run_isolated(const std::vector<ChildBody>& bodies, std::chrono::milliseconds timeout) {

@@ -15,6 +15,7 @@
 
 #include <chrono>
 #include <functional>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -50,6 +51,8 @@ struct IsolatedResult {
   // The last value sent for key, or "" (has() tells the two apart).
   std::string value(const std::string& key) const;
   bool has(const std::string& key) const;
+  // The last value sent for key as a whole decimal number; nullopt when absent or not one.
+  std::optional<long long> number(const std::string& key) const;
   // One line for a child that did not finish: "crashed with SIGBUS (bus error) in /x/libcudnn.so.9
   // while dlopen libcudnn.so.9", "did not finish within 10 s while cuInit", "called exit(3) while ...".
   std::string failure() const;

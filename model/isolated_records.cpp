@@ -1,5 +1,6 @@
 #include "isolated_records.h"
 
+#include <cerrno>
 #include <cstdlib>
 
 #include "printable.h"
@@ -78,6 +79,28 @@ std::vector<std::string> output_lines(const std::string& text) {
 }
 
 }  // namespace detail
+
+std::string IsolatedResult::failure() const {
+  const std::string during = step.empty() ? "" : " while " + step;
+  switch (end) {
+    case End::Finished: return "";
+    case End::NotStarted: return "could not be run in a child process: " + start_error;
+    case End::TimedOut: return "did not finish within " + std::to_string(timeout_ms) + " ms" + during;
+    case End::Exited: return "ended the process with exit(" + std::to_string(exit_code) + ")" + during;
+    case End::Signalled: return detail::crash_text(signal) + (fault_file.empty() ? "" : " in " + fault_file) + during;
+  }
+  return "";
+}
+
+std::optional<long long> IsolatedResult::number(const std::string& key) const {
+  if (!has(key)) return std::nullopt;
+  const std::string v = value(key);
+  char* end_of_number = nullptr;
+  errno = 0;
+  const long long n = std::strtoll(v.c_str(), &end_of_number, 10);
+  if (v.empty() || *end_of_number != '\0' || errno == ERANGE) return std::nullopt;
+  return n;
+}
 
 std::string IsolatedResult::value(const std::string& key) const {
   for (auto it = records.rbegin(); it != records.rend(); ++it) {

@@ -17,4 +17,8 @@ void parse_records(const std::string& text, IsolatedResult& r);
 // The printable lines of what the child printed; at most 20 of at most 300 characters.
 std::vector<std::string> output_lines(const std::string& text);
 
+// "crashed with SIGBUS (Bus error)", "crashed with an access violation (0xC0000005)": the
+// system's words for IsolatedResult::signal (isolated.cpp, isolated_windows.cpp).
+std::string crash_text(int signal);
+
 }  // namespace infer::detail

@@ -197,22 +197,10 @@ void ChildChannel::put(const std::string& key, const std::string& value) const {
   if (fd_ >= 0) _write(fd_, line.data(), static_cast<unsigned>(line.size()));
 }
 
-std::string IsolatedResult::failure() const {
-  const std::string during = step.empty() ? "" : " while " + step;
-  switch (end) {
-    case End::Finished: return "";
-    case End::NotStarted: return "could not be run in a child process: " + start_error;
-    case End::TimedOut: return "did not finish within " + std::to_string(timeout_ms) + " ms" + during;
-    case End::Exited: return "ended the process with exit(" + std::to_string(exit_code) + ")" + during;
-    case End::Signalled: {
-      const DWORD code = static_cast<DWORD>(signal);
-      const char* name = exception_name(code);
-      std::string s = std::string("crashed with ") + (name ? name : "exception") + " (" + hex(code) + ")";
-      if (!fault_file.empty()) s += " in " + fault_file;
-      return s + during;
-    }
-  }
-  return "";
+std::string detail::crash_text(int signal) {
+  const DWORD code = static_cast<DWORD>(signal);
+  const char* name = exception_name(code);
+  return std::string("crashed with ") + (name ? name : "exception") + " (" + hex(code) + ")";
 }
 
 void run_child_if_asked(int argc, wchar_t** argv, ChildJobFinder find) {

@@ -1,0 +1,20 @@
+#include "windows_message.h"
+
+#include <windows.h>
+
+#include <filesystem>
+
+namespace infer::manifest {
+
+std::string windows_message(unsigned long code) {
+  wchar_t* buf = nullptr;
+  const DWORD n = FormatMessageW(
+      FORMAT_MESSAGE_ALLOCATE_BUFFER | FORMAT_MESSAGE_FROM_SYSTEM | FORMAT_MESSAGE_IGNORE_INSERTS, nullptr, code, 0,
+      reinterpret_cast<LPWSTR>(&buf), 0, nullptr);
+  std::wstring w = n && buf ? std::wstring(buf, n) : L"";
+  if (buf) LocalFree(buf);
+  while (!w.empty() && (w.back() == L'\n' || w.back() == L'\r' || w.back() == L' ')) w.pop_back();
+  return std::filesystem::path(w).u8string();
+}
+
+}  // namespace infer::manifest

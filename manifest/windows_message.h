@@ -1,0 +1,11 @@
+// Windows' own text for a system error code (FormatMessageW), UTF-8, without the trailing line
+// break: "The specified module could not be found." for 126. "" when Windows has none. Windows only.
+#pragma once
+
+#include <string>
+
+namespace infer::manifest {
+
+std::string windows_message(unsigned long code);
+
+}  // namespace infer::manifest
