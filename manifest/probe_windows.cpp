@@ -177,7 +177,7 @@ std::vector<LibraryCopy> copies_of(const std::string& name, const Folders& f) {
     for (const LibraryCopy& c : out) {
       if (same_folder(wide(c.path).parent_path(), d.path)) return;
     }
-    LibraryCopy c{name, utf8(fs::weakly_canonical(file, ec)), d.role + (on_path ? "" : ""), on_path, "", ""};
+    LibraryCopy c{name, utf8(fs::weakly_canonical(file, ec)), d.role, on_path, "", ""};
     c.version = file_version(file, &c.problem);
     out.push_back(std::move(c));
   };
@@ -378,7 +378,6 @@ void read_cudnn(const IsolatedResult& r, const CudnnFiles& files, const Folders&
     if (other.os != "windows" || other.major == files.major) continue;
     for (LibraryCopy& c : copies_of(other.main, f)) {
       if (!c.on_loader_path) continue;
-      const fs::path other_dir = wide(c.path).parent_path();
       std::vector<std::string> missing;
       for (const std::string& sub : other.sublibraries) {
         if (!find_dll(sub, f.order)) missing.push_back(sub);
