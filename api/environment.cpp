@@ -40,7 +40,7 @@ EnvironmentReport check_environment(const fs::path& manifest_path) {
   const std::lock_guard<std::mutex> lock(api::setup_mutex());
   const fs::path path = manifest_path.empty() ? default_manifest_path() : manifest_path;
   const manifest::Manifest m = manifest::read_manifest(path);
-  const manifest::Report report = manifest::check(m, manifest::probe_machine(api::build_info()));
+  const manifest::Report report = manifest::check(m, manifest::probe_machine(api::build_info(m)));
   EnvironmentReport out;
   out.manifest = path;
   out.ok = report.ok;

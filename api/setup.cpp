@@ -33,7 +33,7 @@ GpuOptions gpu_options(const ClassifierOptions& o) {
   GpuOptions g;
   g.precision = o.precision;
   g.autotune = o.autotune;
-  g.autotune_cache = o.autotune_cache.string();
+  g.autotune_cache = o.autotune_cache.u8string();
   g.log = o.gpu_log;
   return g;
 }
@@ -56,6 +56,12 @@ std::unique_ptr<Backend> cpu_fallback(const ClassifierOptions& o, const Network&
 
 manifest::BuildInfo build_info() { return {INFER_CUDA_VERSION, INFER_CUDNN_VERSION, INFER_COMPILER}; }
 
+manifest::BuildInfo build_info(const manifest::Manifest& m) {
+  manifest::BuildInfo b = build_info();
+  b.cudnn_major = manifest::wanted_cudnn_major(m);
+  return b;
+}
+
 std::mutex& setup_mutex() {
   static std::mutex m;
   return m;
@@ -72,7 +78,7 @@ std::optional<manifest::Manifest> manifest_to_verify(const ClassifierOptions& o)
   if (o.manifest.empty() && !fs::exists(path, ec)) {
     Notice n;
     n.kind = Notice::Kind::NoManifest;
-    n.message = "no manifest at " + path.string() + "; the environment is not checked";
+    n.message = "no manifest at " + path.u8string() + "; the environment is not checked";
     n.path = path;
     notify(o, n);
     return std::nullopt;
@@ -89,8 +95,8 @@ LoadedModel load_verified_model(const fs::path& model, const manifest::Manifest*
     if (!listed || !fs::exists(file, ec)) return;  // not listed: fine; missing: the loader says so
     const std::string digest = manifest::sha256_file(file);
     if (digest != listed->sha256) {
-      throw InputError(file.string(),
-                       "SHA-256 is " + digest + " but " + m->path.string() + " (line " + std::to_string(listed->line) +
+      throw InputError(file.u8string(),
+                       "SHA-256 is " + digest + " but " + m->path.u8string() + " (line " + std::to_string(listed->line) +
                            ") lists " + listed->sha256 +
                            ": refusing this file (restore it, or update the manifest if the change is intended)");
     }
@@ -141,7 +147,7 @@ int batch_within_memory_limit(const ClassifierOptions& o, const LoadedModel& mod
         ", workspace " + bytes_string(plan.workspace_bytes) +
         (plan.winograd_bytes.empty() ? std::string()
                                      : ", Winograd convolutions " + bytes_string(plan.winograd_bytes[0]));
-    throw MemoryLimitError(model.toml_path.string(),
+    throw MemoryLimitError(model.toml_path.u8string(),
                            "the model needs " + bytes_string(one) + " of memory for one sample (" + breakdown +
                                "), more than the memory limit of " + bytes_string(o.max_memory),
                            one, o.max_memory, breakdown);
@@ -165,7 +171,7 @@ std::unique_ptr<Backend> choose_backend(const ClassifierOptions& o, const Networ
                                         const manifest::Manifest* m) {
   if (o.device == Device::Cpu) return make_cpu_backend(net, batch);
   if (m) {
-    const manifest::Report report = manifest::check(*m, manifest::probe_machine(build_info()), /*model_files=*/false);
+    const manifest::Report report = manifest::check(*m, manifest::probe_machine(build_info(*m)), /*model_files=*/false);
     if (const manifest::ReportRow* failed = report.first_failure()) {
       if (o.device == Device::Gpu) {
         throw GpuUnavailableError("the environment does not match " + report.manifest +

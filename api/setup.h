@@ -16,6 +16,9 @@ namespace infer::api {
 
 // What this library was compiled with (CUDA and cuDNN of its GPU module; empty without one).
 manifest::BuildInfo build_info();
+// The same, with the cuDNN major the manifest asks for where the build has no cuDNN of its own to
+// say it (the Windows build probes cudnn64_8.dll or cudnn64_9.dll accordingly).
+manifest::BuildInfo build_info(const manifest::Manifest& m);
 
 // The manifest to check against, or nothing (options.verify off, or no manifest named and none
 // shipped: then a NoManifest notice). Throws InputError when the manifest is invalid or a named one

@@ -1,7 +1,5 @@
 #include "classify.h"
 
-#include <unistd.h>
-
 #include <filesystem>
 #include <iostream>
 
@@ -28,7 +26,7 @@ RunCounts classify_all(const Options& options, Classifier& classifier, std::ostr
   Printer printer(options, classifier, out, err);
   RunCounts counts;
   const std::vector<Input> inputs = expand_inputs(options.inputs);
-  Progress progress(err, inputs.size(), &err == &std::cerr && isatty(STDERR_FILENO) == 1);
+  Progress progress(err, inputs.size(), &err == &std::cerr && stderr_is_terminal());
   std::size_t next = 0;
   while (next < inputs.size()) {
     progress.update(next);
@@ -37,7 +35,7 @@ RunCounts classify_all(const Options& options, Classifier& classifier, std::ostr
     while (next < inputs.size() && paths.size() < batch) {
       const Input& in = inputs[next++];
       taken.push_back(&in);
-      if (in.error.empty()) paths.emplace_back(in.path);
+      if (in.error.empty()) paths.push_back(arg_path(in.path));
     }
     const std::vector<Classification> results = classifier.classify_batch(paths, options.top_k);
     std::size_t slot = 0;

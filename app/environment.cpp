@@ -14,7 +14,7 @@ namespace fs = std::filesystem;
 int run_check(const Options& o, std::ostream& out, std::ostream& err) {
   EnvironmentReport report;
   try {
-    report = check_environment(o.manifest);
+    report = check_environment(arg_path(o.manifest));
   } catch (const InputError& e) {
     err << "infer: " << printable_utf8(e.what()) << '\n';
     return kExitInvalidInput;
@@ -24,9 +24,9 @@ int run_check(const Options& o, std::ostream& out, std::ostream& err) {
 }
 
 int run_write_manifest(const Options& o, std::ostream& out, std::ostream& err) {
-  const fs::path path = o.write_manifest;
+  const fs::path path = arg_path(o.write_manifest);
   try {
-    const WrittenManifest written = write_environment_manifest(path, o.model);
+    const WrittenManifest written = write_environment_manifest(path, arg_path(o.model));
     if (!written.model_problem.empty()) {
       err << "infer: notice: the model cannot be loaded, so its weights are not listed: "
           << printable_utf8(written.model_problem) << '\n';
@@ -35,7 +35,8 @@ int run_write_manifest(const Options& o, std::ostream& out, std::ostream& err) {
     err << "infer: " << printable_utf8(e.what()) << '\n';
     return kExitInvalidInput;
   }
-  out << "infer: wrote " << path.string() << " (check it with: infer --check --manifest " << path.string() << ")\n";
+  out << "infer: wrote " << printable_utf8(o.write_manifest) << " (check it with: infer --check --manifest "
+      << printable_utf8(o.write_manifest) << ")\n";
   return kExitOk;
 }
 

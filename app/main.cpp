@@ -8,6 +8,7 @@
 #include <string>
 
 #include "classify.h"
+#include "entry.h"
 #include "environment.h"
 #include "exit_codes.h"
 #include "infer/classifier.h"
@@ -50,11 +51,11 @@ ClassifierOptions classifier_options(const Options& o) {
   c.max_batch = o.batch;
   c.max_memory = o.max_memory;
   c.verify = !o.no_verify;
-  c.manifest = o.manifest;
+  c.manifest = arg_path(o.manifest);
   c.softmax = o.softmax;
   c.preprocessing = o.preprocessing;
   c.autotune = o.autotune;
-  c.autotune_cache = o.autotune_cache;
+  c.autotune_cache = arg_path(o.autotune_cache);
   c.notice = [&o](const Notice& n) { print_notice(o, n); };
   if (o.verbose) c.gpu_log = [](const std::string& line) { std::cerr << "infer: " << line << '\n'; };
   return c;
@@ -80,7 +81,7 @@ int run(int argc, char** argv) {
 
   if (o.threads > 0) {
     cpu::set_threads(o.threads);
-  } else if (o.inputs.size() == 1 && fs::is_regular_file(o.inputs[0])) {
+  } else if (o.inputs.size() == 1 && fs::is_regular_file(arg_path(o.inputs[0]))) {
     // One image: one thread. Starting and waking the OpenMP team costs more than it saves on one
     // image (measured: 20-30 ms for the shipped model on one thread; 30-130 ms on two, bimodal).
     cpu::set_threads(1);
@@ -99,7 +100,7 @@ int run(int argc, char** argv) {
   }
   std::optional<Classifier> classifier;
   try {
-    classifier.emplace(o.model, classifier_options(o));
+    classifier.emplace(arg_path(o.model), classifier_options(o));
   } catch (const MemoryLimitError& e) {
     std::cerr << "infer: " << printable_utf8(memory_limit_message(e)) << '\n';
     return kExitInvalidInput;
@@ -145,16 +146,17 @@ int finish_output(int code) {
 }
 
 }  // namespace
-}  // namespace infer::app
 
-int main(int argc, char** argv) {
+int main_utf8(int argc, char** argv) {
   try {
-    return infer::app::finish_output(infer::app::run(argc, argv));
-  } catch (const infer::app::OutputError& e) {
+    return finish_output(run(argc, argv));
+  } catch (const OutputError& e) {
     std::cerr << "infer: cannot write to standard output: " << e.what() << '\n';
-    return infer::app::kExitOutput;
+    return kExitOutput;
   } catch (const std::exception& e) {
-    std::cerr << "infer: internal error: " << e.what() << '\n';
-    return infer::app::kExitInternal;
+    std::cerr << "infer: internal error: " << printable_utf8(e.what()) << '\n';
+    return kExitInternal;
   }
 }
+
+}  // namespace infer::app

@@ -37,6 +37,9 @@ ParseResult parse_options(int argc, char** argv) {
       "infer: classify images with a small CNN, on the GPU through cuDNN when one is usable.\n"
       "Images: PNG, JPEG, BMP, PBM/PGM/PPM, GIF, TGA; a directory means every image in it.",
       "infer"};
+  // Options are --long and -s on every system. CLI11 would also take /name on Windows, and so
+  // read a root-relative path (/photos/cat.png) as an unknown option.
+  cli.allow_windows_style_options(false);
   cli.footer(
       "Exit codes: 0 ok, 1 internal error, 2 usage, 3 invalid input (image, model, weights, manifest)\n"
       "            or a model that needs more than --max-memory for one image,\n"

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <vector>
@@ -10,6 +11,11 @@
 #include "model/backend.h"
 
 namespace infer::app {
+
+// A command-line path as a path. Arguments are UTF-8 on both systems (the Windows build's wmain
+// converts them from UTF-16), and std::filesystem::path(std::string) would read them in the ANSI
+// code page on Windows.
+inline std::filesystem::path arg_path(const std::string& utf8) { return std::filesystem::u8path(utf8); }
 
 struct Options {
   std::vector<std::string> inputs;  // image files and directories

@@ -1,8 +1,23 @@
 #include "progress.h"
 
+#ifdef _WIN32
+#include <io.h>
+#else
+#include <unistd.h>
+#endif
+
+#include <cstdio>
 #include <ostream>
 
 namespace infer::app {
+
+bool stderr_is_terminal() {
+#ifdef _WIN32
+  return _isatty(_fileno(stderr)) != 0;
+#else
+  return isatty(STDERR_FILENO) == 1;
+#endif
+}
 
 Progress::Progress(std::ostream& err, std::size_t total, bool enabled, std::chrono::milliseconds delay)
     : err_(err), total_(total), enabled_(enabled), delay_(delay) {}

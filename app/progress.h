@@ -7,6 +7,9 @@
 
 namespace infer::app {
 
+// Whether the process's stderr is a terminal (a console on Windows): where a progress line belongs.
+bool stderr_is_terminal();
+
 class Progress {
  public:
   // Shown only when `enabled` (stderr is a terminal) and the run has taken longer than `delay`; at

@@ -35,7 +35,7 @@ void print_version(std::ostream& out, const std::string& model) {
   try {
     const auto library = GpuLibrary::open();
     const InferGpuVersions v = library->versions();
-    out << "  run time:     " << library->path().string() << '\n'
+    out << "  run time:     " << library->path().u8string() << '\n'
         << "                CUDA runtime " << cuda_or_none(v.cuda_runtime_loaded) << " (built against "
         << cuda_or_none(v.cuda_runtime_built) << ")\n"
         << "                CUDA driver: "
@@ -55,10 +55,10 @@ void print_version(std::ostream& out, const std::string& model) {
     out << "  STAND-IN:     " << lib->path << ": " << lib->standin << " -- not a GPU\n";
   }
   try {
-    const std::filesystem::path model_path = model.empty() ? default_model_path() : std::filesystem::path(model);
+    const std::filesystem::path model_path = model.empty() ? default_model_path() : std::filesystem::u8path(model);
     const LoadedModel loaded = load_model(model_path);
     const Network& net = loaded.network;
-    out << "  model:        " << net.name() << " (" << model_path.string() << "), input " << to_string(net.input().dims)
+    out << "  model:        " << net.name() << " (" << model_path.u8string() << "), input " << to_string(net.input().dims)
         << ", " << net.output_dims().size() << " classes, " << net.layers().size() << " layers\n";
   } catch (const InputError& e) {
     out << "  model:        not loadable: " << e.what() << '\n';

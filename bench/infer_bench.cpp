@@ -18,7 +18,6 @@
 // backend build + first batch, from main), top-1 accuracy of the backend at its precision on the
 // 10k images, and the process's peak resident memory. A program that prints numbers, not a test:
 // compare with a peer measured in the same run (tools/bench_peers.py).
-#include <cblas.h>
 
 #include <algorithm>
 #include <chrono>

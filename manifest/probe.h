@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "model/isolated.h"
 #include "platform_words.h"
 
 namespace infer::manifest {
@@ -121,8 +122,9 @@ const MachineProbe& probe_machine(const BuildInfo& build);
 
 #ifdef _WIN32
 // Windows: the probe's children are this program started again (model/isolated.h). A program
-// that probes calls this first in wmain(); in a child it runs the probe job and ends the process.
-void run_probe_child_if_asked(int argc, wchar_t** argv);
+// that probes passes this finder of the probe's jobs to run_child_if_asked() first in wmain(); in
+// a child that runs the probe job and ends the process.
+ChildJob find_probe_job(const std::string& name);
 #endif
 
 }  // namespace infer::manifest

@@ -394,7 +394,7 @@ void read_cudnn(const IsolatedResult& r, const CudnnFiles& files, const Folders&
 
 }  // namespace
 
-void run_probe_child_if_asked(int argc, wchar_t** argv) { run_child_if_asked(argc, argv, detail::find_probe_job); }
+ChildJob find_probe_job(const std::string& name) { return detail::find_probe_job(name); }
 
 const MachineProbe& probe_machine(const BuildInfo& build) {
   static std::unique_ptr<MachineProbe> cached;

@@ -6,18 +6,12 @@
 #include <vector>
 
 #include "probe_windows_parts.h"
-#include "windows_message.h"
+#include "model/windows_message.h"
 
 namespace infer::manifest::detail {
 namespace {
 
 namespace fs = std::filesystem;
-
-// "error 126: The specified module could not be found."
-std::string error_text(DWORD code) {
-  const std::string message = windows_message(code);
-  return "error " + std::to_string(code) + (message.empty() ? "" : ": " + message);
-}
 
 // Loads args[0] with LoadLibraryExW; records path or error. flags: args[1] ("system32" or "").
 HMODULE child_load(const ChildChannel& ch, const std::string& name, DWORD flags, const std::string& prefix = "") {
@@ -26,7 +20,7 @@ HMODULE child_load(const ChildChannel& ch, const std::string& name, DWORD flags,
   if (!h) {
     const DWORD code = GetLastError();
     ch.put(prefix + "error_code", std::to_string(code));
-    ch.put(prefix + "error", error_text(code));
+    ch.put(prefix + "error", windows_error_text(code));
     return nullptr;
   }
   ch.put(prefix + "path", module_path(h));

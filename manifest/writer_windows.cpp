@@ -9,7 +9,7 @@
 #include <string>
 
 #include "model/errors.h"
-#include "windows_message.h"
+#include "model/windows_message.h"
 #include "writer.h"
 
 namespace infer::manifest {

@@ -1,9 +1,5 @@
 #include "gpu_backend.h"
 
-#include <dlfcn.h>
-#include <link.h>
-#include <unistd.h>
-
 #include <array>
 #include <cstdlib>
 #include <functional>
@@ -18,8 +14,6 @@
 
 namespace infer {
 namespace {
-
-constexpr const char* kLibraryName = "libinfer_cudnn.so";
 
 // The C side of GpuOptions::log: no exception may cross into the library.
 void log_trampoline(void* ctx, const char* line) {
@@ -108,17 +102,15 @@ bool gpu_top_k_on_device(std::size_t classes, int n) {
 std::vector<std::filesystem::path> gpu_library_candidates() {
   std::vector<std::filesystem::path> out;
   if (const char* env = std::getenv("INFER_GPU_LIBRARY"); env && *env) {
-    out.emplace_back(env);
+    out.push_back(std::filesystem::u8path(env));
     return out;
   }
-  for (const std::filesystem::path& dir : gpu_module_folders()) out.push_back(dir / kLibraryName);
+  for (const std::filesystem::path& dir : gpu_module_folders()) out.push_back(dir / kGpuLibraryName);
   return out;
 }
 
 GpuLibrary::GpuLibrary(void* handle, const InferGpuPlugin* api, std::filesystem::path path)
     : handle_(handle), api_(api), path_(std::move(path)) {}
-
-GpuLibrary::~GpuLibrary() { dlclose(handle_); }
 
 std::shared_ptr<GpuLibrary> GpuLibrary::open() {
   const std::vector<std::filesystem::path> candidates = gpu_library_candidates();
@@ -130,81 +122,9 @@ std::shared_ptr<GpuLibrary> GpuLibrary::open() {
     throw GpuUnavailableError("INFER_GPU_LIBRARY=" + std::string(env) + ": no such file");
   }
   std::string looked;
-  for (const std::filesystem::path& p : candidates) looked += (looked.empty() ? "" : ", ") + p.parent_path().string();
-  throw GpuUnavailableError(std::string(kLibraryName) + " (the GPU backend) was not found (looked in " + looked +
-                            "); this build has no GPU backend (configure with CUDA and cuDNN installed) or it was "
-                            "not installed");
-}
-
-namespace {
-
-struct LoadedSearch {
-  std::vector<void*> handles;
-};
-
-int collect_cudnn(dl_phdr_info* info, std::size_t, void* data) {
-  const std::string name = info->dlpi_name ? info->dlpi_name : "";
-  const std::size_t slash = name.rfind('/');
-  if (name.compare(slash == std::string::npos ? 0 : slash + 1, 11, "libcudnn.so") == 0) {
-    if (void* h = dlopen(name.c_str(), RTLD_LAZY | RTLD_NOLOAD)) static_cast<LoadedSearch*>(data)->handles.push_back(h);
-  }
-  return 0;
-}
-
-// Loads the backend, the CUDA runtime and cuDNN it links, asks their versions and has cuDNN load
-// its sub-libraries, all in a child process: a damaged library file (truncated, corrupt, a stub)
-// then ends the child, not infer, and the run goes on without the GPU.
-void trial_load(const std::filesystem::path& path) {
-  const IsolatedResult r = run_isolated(
-      [&path](const ChildChannel& ch) {
-        ch.step("dlopen " + path.string() + " (the GPU backend, with the CUDA runtime and cuDNN)");
-        void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-        if (!handle) return;  // the real dlopen below reports it
-        auto entry = reinterpret_cast<InferGpuPluginEntry>(dlsym(handle, "infer_gpu_plugin"));
-        const InferGpuPlugin* api = entry ? entry() : nullptr;
-        if (!api || api->abi_version != INFER_GPU_PLUGIN_ABI) return;
-        ch.step("asking the CUDA runtime and cuDNN their versions");
-        InferGpuVersions v{};
-        api->versions(&v);
-        LoadedSearch cudnn;
-        dl_iterate_phdr(collect_cudnn, &cudnn);
-        for (void* h : cudnn.handles) {
-          for (const char* check :
-               {"cudnnGraphVersionCheck", "cudnnOpsVersionCheck", "cudnnCnnVersionCheck", "cudnnAdvVersionCheck"}) {
-            using Check = int (*)();
-            if (auto f = reinterpret_cast<Check>(dlsym(h, check))) {
-              ch.step(std::string(check) + "() (cuDNN loads that sub-library)");
-              f();
-            }
-          }
-        }
-      },
-      probe_timeout());
-  if (!r.finished()) {
-    throw GpuUnavailableError("loading the GPU backend " + r.failure() + "; infer --check names the cause");
-  }
-}
-
-}  // namespace
-
-std::shared_ptr<GpuLibrary> GpuLibrary::open(const std::filesystem::path& path) {
-  trial_load(path);
-  dlerror();
-  void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (!handle) {
-    const char* why = dlerror();
-    throw GpuUnavailableError("cannot load the GPU backend: " + std::string(why ? why : path.string()));
-  }
-  auto entry = reinterpret_cast<InferGpuPluginEntry>(dlsym(handle, "infer_gpu_plugin"));
-  const InferGpuPlugin* api = entry ? entry() : nullptr;
-  if (!api || api->abi_version != INFER_GPU_PLUGIN_ABI || api->network_size != sizeof(Network) ||
-      api->ops_hash != ops_hash()) {
-    dlclose(handle);
-    throw GpuUnavailableError(path.string() +
-                              " is not a GPU backend of this build of infer (ABI mismatch); "
-                              "use the library built with this executable");
-  }
-  return std::shared_ptr<GpuLibrary>(new GpuLibrary(handle, api, path));
+  for (const std::filesystem::path& p : candidates) looked += (looked.empty() ? "" : ", ") + p.parent_path().u8string();
+  throw GpuUnavailableError(std::string(kGpuLibraryName) + " (the GPU backend) was not found (looked in " + looked +
+                            "); " + kGpuBuildHint);
 }
 
 InferGpuVersions GpuLibrary::versions() const {

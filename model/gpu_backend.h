@@ -9,15 +9,22 @@
 
 #include "backend.h"
 #include "gpu_plugin.h"
+#include "isolated.h"
 
 namespace infer {
+
+// The backend's file name (libinfer_cudnn.so, infer_cudnn.dll) and what to say when none is found.
+extern const char* const kGpuLibraryName;
+extern const char* const kGpuBuildHint;
 
 // Where load_gpu_backend looks for libinfer_cudnn.so, in order: $INFER_GPU_LIBRARY if set (and
 // nowhere else), or else the folders of install_layout.h's gpu_module_folders().
 std::vector<std::filesystem::path> gpu_library_candidates();
 
-// The library, opened and checked (ABI version), but no GPU touched yet. Throws
+// The library, opened and checked (ABI version), but no GPU touched yet: first loaded in a child
+// process (a damaged library ends the child, not the program), then here. Throws
 // GpuUnavailableError with the loader's own message (a missing libcudnn.so.9, say).
+// gpu_library_posix.cpp (dlopen) and gpu_library_windows.cpp (LoadLibraryExW) implement it.
 class GpuLibrary {
  public:
   static std::shared_ptr<GpuLibrary> open();
@@ -36,6 +43,12 @@ class GpuLibrary {
   const InferGpuPlugin* api_;
   std::filesystem::path path_;
 };
+
+#ifdef _WIN32
+// The trial load's child job ("gpu-backend"), for run_child_if_asked() in wmain(); nullptr for
+// another name.
+ChildJob find_gpu_job(const std::string& name);
+#endif
 
 // Whether the GPU backend's top_k() selects on the device for a last layer of `classes` outputs
 // and n samples: within gpu_plugin.h's INFER_GPU_TOP_K_MAX_CLASSES and INFER_GPU_TOP_K_MAX_SAMPLES.

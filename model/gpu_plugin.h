@@ -101,6 +101,11 @@ struct InferGpuPlugin {
 };
 
 // The one symbol the library exports.
+#ifdef _WIN32
+#define INFER_GPU_PLUGIN_EXPORT __declspec(dllexport)
+#else
+#define INFER_GPU_PLUGIN_EXPORT __attribute__((visibility("default")))
+#endif
 const InferGpuPlugin* infer_gpu_plugin(void);
 typedef const InferGpuPlugin* (*InferGpuPluginEntry)(void);
 }

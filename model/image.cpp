@@ -64,7 +64,7 @@ const std::vector<std::string>& image_extensions() {
 
 Image load_image(const std::filesystem::path& path, int channels) {
   const std::vector<unsigned char> bytes = read_input_file(path, kMaxImageFileBytes, "an image");
-  return decode_image(path.string(), bytes.data(), bytes.size(), channels);
+  return decode_image(path.u8string(), bytes.data(), bytes.size(), channels);
 }
 
 Image decode_image(const std::string& name, const unsigned char* bytes, std::size_t size, int channels) {

@@ -11,18 +11,25 @@
 
 namespace infer {
 
-// The binary holding this code: the executable (/proc/self/exe) or the shared library's file.
+// The binary holding this code: the executable or the shared library's file (code_location_posix.cpp:
+// the loader's link map and /proc/self/exe; code_location_windows.cpp: GetModuleHandleExW and
+// GetModuleFileNameW).
 struct CodeLocation {
   std::filesystem::path file;
   bool is_executable = true;
 };
 CodeLocation code_location();
+// The running executable's path; empty when it cannot be read. kExecutablePathSource names where
+// it comes from, for the message when it cannot.
+std::filesystem::path executable_path();
+extern const char* const kExecutablePathSource;
 
 // A file shipped with infer, by its path relative to the source root ("weights/fashion.toml",
 // "VERSIONS.toml"): <data dir>/<relative>, data dir = share/infer beside the binary's install
 // folder. The file need not exist: the caller reports a missing one, naming this path. Throws
 // InputError when the running executable's path cannot be read (/proc not mounted): there is no
-// fallback to a folder relative to the working directory.
+// fallback to a folder relative to the working directory. On Windows the data folder is the
+// executable's own (CMakeLists.txt: a flat install, bin\infer.exe beside VERSIONS.toml, weights\).
 std::filesystem::path shipped_file(const std::filesystem::path& relative);
 // The model and the manifest used when none is named: shipped_file("weights/fashion.toml") and
 // shipped_file("VERSIONS.toml").

@@ -427,12 +427,12 @@ LoadedModel load_onnx_file(const std::filesystem::path& path, const FileCheck& c
   try {
     return LoadedModel{Network(onnx.name, std::move(input), std::move(onnx.layers)), path, path};
   } catch (const ModelError& e) {
-    throw InputError(path.string(), e.what());
+    throw InputError(path.u8string(), e.what());
   }
 }
 
 toml::table parse_toml(const std::filesystem::path& toml_path) {
-  const std::string file = toml_path.string();
+  const std::string file = toml_path.u8string();
   // A model TOML is a few KB (its labels included); the limit stops a wrong file being read whole.
   const std::string text = read_text_file(toml_path, kMaxModelTomlBytes, "a model file");
   try {
@@ -447,7 +447,7 @@ toml::table parse_toml(const std::filesystem::path& toml_path) {
 // rest ([input]) from the TOML.
 LoadedModel load_onnx_described(const std::filesystem::path& toml_path, const toml::table& root, TableReader& r,
                                 const std::string& name, const FileCheck& check) {
-  const std::string file = toml_path.string();
+  const std::string file = toml_path.u8string();
   std::filesystem::path onnx_path = r.string("onnx");
   if (onnx_path.is_relative()) onnx_path = toml_path.parent_path() / onnx_path;
   if (check) check(onnx_path);
@@ -461,13 +461,13 @@ LoadedModel load_onnx_described(const std::filesystem::path& toml_path, const to
   try {
     return LoadedModel{Network(name, std::move(input), std::move(onnx.layers)), toml_path, onnx_path};
   } catch (const ModelError& e) {
-    throw InputError(onnx_path.string(), e.what());
+    throw InputError(onnx_path.u8string(), e.what());
   }
 }
 
 LoadedModel load_from_table(const std::filesystem::path& toml_path, const toml::table& root,
                             std::filesystem::path weights_path, const FileCheck& check = {}) {
-  const std::string file = toml_path.string();
+  const std::string file = toml_path.u8string();
   TableReader r(file, root, "");
   if (r.string("format") != "infer-model") r.fail(r.find("format"), "key 'format' must be \"infer-model\"");
   const long long version = r.integer("format_version");
@@ -503,7 +503,7 @@ LoadedModel load_from_table(const std::filesystem::path& toml_path, const toml::
   }
   if (check) check(weights_path);
   const SafetensorsFile weights(weights_path);
-  const std::string wfile = weights_path.string();
+  const std::string wfile = weights_path.u8string();
   std::set<std::string> used;
   for (Layer& layer : layers) {
     for (const ParamShape& p : expected_params(layer, layer.in)) {

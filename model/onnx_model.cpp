@@ -749,14 +749,8 @@ class Importer {
 
 std::vector<OnnxOp> onnx_ops() { return Importer::ops(); }
 
-bool looks_like_onnx(const unsigned char* bytes, std::size_t size) {
-  // Field 1 (ir_version) as a varint: tag byte 0x08. Text (TOML) starts with a printable character,
-  // whitespace, '#' or a byte-order mark.
-  return size >= 2 && bytes[0] == 0x08 && bytes[1] < 0x80;
-}
-
 OnnxModel read_onnx(const std::filesystem::path& path) {
-  const std::string file = path.string();
+  const std::string file = path.u8string();
   const std::vector<unsigned char> bytes = read_input_file(path, kMaxOnnxBytes, "an ONNX model");
   onnx::ModelProto model;
   if (!model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {

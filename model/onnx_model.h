@@ -1,7 +1,8 @@
 // ONNX import: an ONNX model file (a serialized onnx.ModelProto, as torch.onnx.export writes it)
 // read into the network's layers, with the parameters from its initializers. Parsed with classes
 // that protoc generates at build time from ONNX's schema (Debian's libonnx-dev ships onnx.proto),
-// on protobuf's lite runtime.
+// on protobuf's lite runtime. A build without protobuf (the Windows build: Debian packages none
+// for mingw-w64) has no_onnx.cpp instead: it recognises an ONNX file and refuses it, saying so.
 //
 // What is read (README, "ONNX models"):
 //   opsets 1 to 17 of the default domain (17: the newest of ONNX 1.12, Debian 12's); one graph input, [N, C, H, W] or
@@ -26,8 +27,11 @@ inline constexpr long long kOnnxMaxOpset = 17;
 
 // Whether a file's first bytes are those of an ONNX model rather than text: a ModelProto starts
 // with a protobuf field tag, in practice ir_version's (0x08), a control character no TOML file
-// starts with.
-bool looks_like_onnx(const unsigned char* bytes, std::size_t size);
+// starts with. Field 1 (ir_version) as a varint: tag byte 0x08; text (TOML) starts with a printable
+// character, whitespace, '#' or a byte-order mark.
+inline bool looks_like_onnx(const unsigned char* bytes, std::size_t size) {
+  return size >= 2 && bytes[0] == 0x08 && bytes[1] < 0x80;
+}
 
 // The ONNX op types the import reads, in its table's order; elementwise: the op computes each
 // element from the same element of its one input (any shape gives the same values).

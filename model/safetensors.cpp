@@ -57,7 +57,7 @@ SafetensorsFile::SafetensorsFile(const std::string& name, std::vector<std::uint8
 }
 
 std::uint64_t SafetensorsFile::check_header_length(std::uint64_t header_len, std::uint64_t after) {
-  const std::string file = path_.string();
+  const std::string file = path_.u8string();
   if (header_len > kMaxHeaderBytes) {
     throw InputError(file, "safetensors header claims " + std::to_string(header_len) + " bytes (limit " +
                                std::to_string(kMaxHeaderBytes) + ")");
@@ -71,7 +71,7 @@ std::uint64_t SafetensorsFile::check_header_length(std::uint64_t header_len, std
 }
 
 void SafetensorsFile::parse(const std::string& header_text, std::uint64_t data_bytes) {
-  const std::string file = path_.string();
+  const std::string file = path_.u8string();
   const auto data_size = static_cast<std::size_t>(data_bytes);
   nlohmann::json header;
   try {
@@ -152,14 +152,14 @@ void SafetensorsFile::parse(const std::string& header_text, std::uint64_t data_b
 
 const SafetensorsEntry& SafetensorsFile::entry(const std::string& name) const {
   auto it = entries_.find(name);
-  if (it == entries_.end()) throw InputError(path_.string(), "tensor '" + name + "' is missing");
+  if (it == entries_.end()) throw InputError(path_.u8string(), "tensor '" + name + "' is missing");
   return it->second;
 }
 
 std::vector<float> SafetensorsFile::read_f32(const std::string& name) const {
   const SafetensorsEntry& e = entry(name);
   if (e.dtype != "F32")
-    throw InputError(path_.string(), "tensor '" + name + "' has dtype " + e.dtype + ", expected F32");
+    throw InputError(path_.u8string(), "tensor '" + name + "' has dtype " + e.dtype + ", expected F32");
   const std::vector<std::uint8_t> raw = data(e);
   std::vector<float> out(raw.size() / 4);
   const std::uint8_t* p = raw.data();
@@ -173,7 +173,7 @@ std::vector<float> SafetensorsFile::read_f32(const std::string& name) const {
 
 std::vector<std::uint8_t> SafetensorsFile::read_u8(const std::string& name) const {
   const SafetensorsEntry& e = entry(name);
-  if (e.dtype != "U8") throw InputError(path_.string(), "tensor '" + name + "' has dtype " + e.dtype + ", expected U8");
+  if (e.dtype != "U8") throw InputError(path_.u8string(), "tensor '" + name + "' has dtype " + e.dtype + ", expected U8");
   return data(e);
 }
 

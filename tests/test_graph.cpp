@@ -12,7 +12,7 @@
 #include "model/errors.h"
 #include "model/model_file.h"
 #include "model_cases.h"
-#include "process.h"
+#include "temp_dir.h"
 #include "reference.h"
 #include "test_util.h"
 

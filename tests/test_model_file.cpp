@@ -11,7 +11,7 @@
 #include "model/model_file.h"
 #include "model/safetensors.h"
 #include "model_cases.h"
-#include "process.h"
+#include "temp_dir.h"
 #include "test_util.h"
 
 namespace infer::test {

@@ -3,6 +3,10 @@
 
 #include <gtest/gtest.h>
 
+#ifdef _WIN32
+#include <windows.h>
+#endif
+
 #include <cctype>
 #include <cmath>
 #include <cstdlib>
@@ -17,10 +21,16 @@
 
 namespace infer::test {
 
-// The folder of the running test executable (/proc/self/exe).
+// The folder of the running test executable (/proc/self/exe; GetModuleFileNameW on Windows).
 inline std::filesystem::path exe_dir() {
+#ifdef _WIN32
+  std::wstring path(32768, L'\0');
+  path.resize(GetModuleFileNameW(nullptr, path.data(), static_cast<DWORD>(path.size())));
+  return std::filesystem::path(path).parent_path();
+#else
   std::error_code ec;
   return std::filesystem::read_symlink("/proc/self/exe", ec).parent_path();
+#endif
 }
 
 // The infer executable under test: the one beside the test executable (build/bin, or a bundle's bin/).

@@ -1,9 +1,8 @@
 // Convolution as im2col + sgemm, per sample and group:
 //   out[K/g, Hout*Wout] = weight[K/g, C/g*R*S] x col[C/g*R*S, Hout*Wout]   (+ bias[k])
-#include <cblas.h>
-
 #include <algorithm>
 
+#include "gemm.h"
 #include "ops.h"
 
 namespace infer::cpu {
@@ -81,8 +80,7 @@ void conv2d_forward(const Layer& layer, const float* in, int n, float* out, floa
       }
       const float* wg = layer.params.weight.data() + static_cast<std::size_t>(g) * kg * depth;
       float* yg = y + static_cast<std::size_t>(g) * kg * spatial;
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, kg, spatial, depth, 1.0f, wg, depth, col, spatial, 0.0f,
-                  yg, spatial);
+      sgemm(Transpose::No, kg, spatial, depth, wg, depth, col, spatial, 0.0f, yg, spatial);
     }
     if (a.bias) {
       for (int k = 0; k < a.out_channels; ++k) {

@@ -1,7 +1,5 @@
 #include "cpu_backend.h"
 
-#include <cblas.h>
-
 #include <algorithm>
 #include <atomic>
 #include <cstring>
@@ -10,6 +8,7 @@
 #include <vector>
 
 #include "../fold.h"
+#include "gemm.h"
 #include "ops.h"
 #include "threads.h"
 #include "workers.h"
@@ -31,7 +30,7 @@ class PlainBackend final : public Backend {
   PlainBackend(const Network& network, int max_batch)
       : network_(network),
         max_batch_(max_batch),
-        threads_(std::max(1, openblas_get_num_threads())),
+        threads_(std::max(1, cpu::gemm_threads())),
         workers_(threads_) {
     if (max_batch < 1) throw std::invalid_argument("max_batch must be at least 1");
     std::size_t scratch = 0;
@@ -58,7 +57,7 @@ class PlainBackend final : public Backend {
   }
 
   std::string description() const override {
-    return "cpu: plain kernels, " + std::string(openblas_get_config()) + ", " + cpu::threads_string(threads_);
+    return "cpu: plain kernels, " + cpu::gemm_library() + ", " + cpu::threads_string(threads_);
   }
   const char* device() const override { return "cpu"; }
   int max_batch() const override { return max_batch_; }
@@ -67,8 +66,9 @@ class PlainBackend final : public Backend {
 
   // Runs the samples in chunks of kChunk through all layers, so that a chunk's activations stay in
   // the cache and memory does not grow with the batch size. One chunk runs on the calling thread
-  // with OpenBLAS's own threads; several are spread over the workers, each with single-threaded
-  // OpenBLAS calls (for these small matrix products that scales better than threading each one).
+  // with the sgemm's own threads (OpenBLAS's; gemm.h); several are spread over the workers, each with
+  // single-threaded sgemm calls (for these small matrix products that scales better than threading
+  // each one).
   void forward(const float* input, int n, float* output, std::size_t layer_count) override {
     if (n < 1 || n > max_batch_) throw std::invalid_argument("batch size out of range");
     if (layer_count < 1 || layer_count > network_.layers().size())
@@ -79,7 +79,7 @@ class PlainBackend final : public Backend {
       for (int c = 0; c < chunks; ++c) run_chunk(buffers_[0], c, input, n, output, layer_count);
       return;
     }
-    openblas_set_num_threads(1);
+    cpu::set_gemm_threads(1);
     try {
       // Chunks are taken from a shared counter rather than dealt out in advance, so that a worker
       // the (shared) machine holds back does not leave the others idle at the end.
@@ -90,10 +90,10 @@ class PlainBackend final : public Backend {
           run_chunk(buffers_[static_cast<std::size_t>(w)], c, input, n, output, layer_count);
       });
     } catch (...) {
-      openblas_set_num_threads(threads_);
+      cpu::set_gemm_threads(threads_);
       throw;
     }
-    openblas_set_num_threads(threads_);
+    cpu::set_gemm_threads(threads_);
   }
 
  private:
@@ -148,7 +148,7 @@ class PlainBackend final : public Backend {
 
   const Network& network_;
   int max_batch_;
-  int threads_;                             // OpenBLAS's thread count when the backend was built
+  int threads_;                             // gemm_threads() when the backend was built
   std::vector<BatchNormAffine> batchnorm_;  // per layer; empty for other kinds
   std::vector<ChunkBuffers> buffers_;       // one per worker that can have a chunk
   cpu::Workers workers_;                    // last: its threads stop before the buffers go
@@ -162,10 +162,19 @@ std::unique_ptr<Backend> make_plain_backend(const Network& network, int max_batc
 
 std::unique_ptr<Backend> make_cpu_backend(const Network& network, int max_batch, const CpuOptions& options) {
   switch (options.kernels) {
-    case CpuKernels::Onednn: return make_onednn_backend(network, max_batch, options.winograd);
+    case CpuKernels::Onednn:
+      if (!onednn_available()) return make_plain_backend(network, max_batch);
+      return make_onednn_backend(network, max_batch, options.winograd);
     case CpuKernels::Plain: return make_plain_backend(network, max_batch);
   }
   throw std::invalid_argument("unknown CPU kernel set");
+}
+
+bool winograd_shape(const Layer& layer) {
+  if (layer.kind != LayerKind::Conv2d) return false;
+  const Conv2dAttrs& a = layer.conv();
+  return a.groups == 1 && a.kernel_h == 3 && a.kernel_w == 3 && a.stride_h == 1 && a.stride_w == 1 &&
+         a.dilation_h == 1 && a.dilation_w == 1 && layer.in.c % 16 == 0 && a.out_channels % 16 == 0;
 }
 
 }  // namespace infer

@@ -15,9 +15,11 @@ namespace infer {
 // Which kernels run the layers:
 //   Onednn  oneDNN's JIT primitives (onednn_backend.cpp), on the layouts and ISA it picks (SSE4.1
 //           to AVX-512 and AMX; ONEDNN_MAX_CPU_ISA caps it): the default, the fast path.
-//   Plain   the project's own plain NCHW kernels (im2col + OpenBLAS sgemm for convolutions and
-//           linear layers; ops.h): simple, independent of oneDNN, a second implementation the
+//   Plain   the project's own plain NCHW kernels (im2col + sgemm for convolutions and linear
+//           layers; ops.h, gemm.h): simple, independent of oneDNN, a second implementation the
 //           tests run every op on.
+// A build without oneDNN (the Windows build: onednn_available() is false) runs the plain kernels
+// for both.
 enum class CpuKernels { Onednn, Plain };
 
 struct CpuOptions {
@@ -55,11 +57,14 @@ std::vector<WinogradMemory> onednn_winograd_memory(const Layer& layer, int max_m
 constexpr int kCpuChunk = 8;
 
 // Plans the network for up to max_batch samples. The network must outlive the backend. Threads:
-// oneDNN's OpenMP runtime (OMP_NUM_THREADS, else every core); the plain kernels use OpenBLAS's
-// (OPENBLAS_NUM_THREADS, else every core). The plain kernels allocate every buffer here; oneDNN
+// oneDNN's OpenMP runtime (OMP_NUM_THREADS, else every core); the plain kernels gemm_threads()
+// (gemm.h: OpenBLAS's, OPENBLAS_NUM_THREADS, else every core). The plain kernels allocate every buffer here; oneDNN
 // builds a program (its primitives and buffers) for each chunk size and layer count on first use
 // and keeps it, its programs sharing one set of buffers.
 std::unique_ptr<Backend> make_cpu_backend(const Network& network, int max_batch, const CpuOptions& options = {});
+
+// Whether this build has oneDNN (no_onednn.cpp stands in for onednn_backend.cpp where it has not).
+bool onednn_available();
 
 // The libraries behind both kernel sets, for --version: "oneDNN 2.6.3 (AVX-512, 2 threads); plain
 // kernels: OpenBLAS 0.3.21 ... (2 threads)".

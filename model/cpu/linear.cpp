@@ -1,6 +1,7 @@
 // Fully connected: out[n, out] = in[n, in] x weight[out, in]^T + bias[out].
-#include <cblas.h>
+#include <algorithm>
 
+#include "gemm.h"
 #include "ops.h"
 
 namespace infer::cpu {
@@ -14,8 +15,8 @@ void linear_forward(const Layer& layer, const float* in, int n, float* out) {
       std::copy(layer.params.bias.begin(), layer.params.bias.end(), out + static_cast<std::size_t>(i) * out_features);
     }
   }
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, out_features, in_features, 1.0f, in, in_features,
-              layer.params.weight.data(), in_features, beta, out, out_features);
+  sgemm(Transpose::Yes, n, out_features, in_features, in, in_features, layer.params.weight.data(), in_features, beta,
+        out, out_features);
 }
 
 }  // namespace infer::cpu

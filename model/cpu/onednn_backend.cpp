@@ -14,7 +14,6 @@
 // needs a model whose activations overflow float32.
 //
 // A network oneDNN declines (dnnl::error while creating a primitive) runs on the plain kernels.
-#include <cblas.h>
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include <algorithm>
@@ -26,6 +25,7 @@
 #include <utility>
 
 #include "cpu_backend.h"
+#include "gemm.h"
 #include "onednn_program.h"
 #include "threads.h"
 
@@ -145,20 +145,15 @@ class OnednnBackend final : public Backend {
 }  // namespace
 
 std::string cpu_libraries() {
-  return onednn_name() + "; plain kernels: " + openblas_get_config() + ", " +
-         cpu::threads_string(openblas_get_num_threads());
+  return onednn_name() + "; plain kernels: " + cpu::gemm_library() + ", " + cpu::threads_string(cpu::gemm_threads());
 }
+
+bool onednn_available() { return true; }
 
 std::unique_ptr<Backend> make_onednn_backend(const Network& network, int max_batch, bool winograd) {
   return std::make_unique<OnednnBackend>(network, max_batch, winograd);
 }
 
-bool winograd_shape(const Layer& layer) {
-  if (layer.kind != LayerKind::Conv2d) return false;
-  const Conv2dAttrs& a = layer.conv();
-  return a.groups == 1 && a.kernel_h == 3 && a.kernel_w == 3 && a.stride_h == 1 && a.stride_w == 1 &&
-         a.dilation_h == 1 && a.dilation_w == 1 && layer.in.c % 16 == 0 && a.out_channels % 16 == 0;
-}
 
 std::vector<WinogradMemory> onednn_winograd_memory(const Layer& layer, int max_m) {
   if (!onednn_has_winograd() || !winograd_shape(layer)) return {};

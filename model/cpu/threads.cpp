@@ -1,26 +1,12 @@
 #include "threads.h"
 
-#include <cblas.h>
-#include <dlfcn.h>
+#include "gemm.h"
 
 namespace infer::cpu {
-namespace {
-
-template <typename F>
-F omp_function(const char* name) {
-  return reinterpret_cast<F>(dlsym(RTLD_DEFAULT, name));
-}
-
-}  // namespace
 
 void set_threads(int n) {
-  openblas_set_num_threads(n);
-  if (auto set = omp_function<void (*)(int)>("omp_set_num_threads")) set(n);
-}
-
-int onednn_threads() {
-  auto get = omp_function<int (*)()>("omp_get_max_threads");
-  return get ? get() : 1;
+  set_gemm_threads(n);
+  set_openmp_threads(n);
 }
 
 }  // namespace infer::cpu

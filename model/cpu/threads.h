@@ -1,7 +1,8 @@
-// The CPU backends' thread counts: OpenBLAS's (the plain kernels) and the OpenMP runtime's
-// (oneDNN's primitives; libgomp, which libdnnl links). The OpenMP calls are looked up at run time
-// in the libgomp already loaded, so that nothing here is compiled with -fopenmp (the sanitizer
-// build's clang has no OpenMP runtime of its own).
+// The CPU backends' thread counts: the plain kernels' (gemm.h: OpenBLAS's, or the portable
+// kernel's workers) and the OpenMP runtime's (oneDNN's primitives; libgomp, which libdnnl links).
+// The OpenMP calls are looked up at run time in the libgomp already loaded (openmp_threads.cpp), so
+// that nothing here is compiled with -fopenmp (the sanitizer build's clang has no OpenMP runtime
+// of its own). A build without oneDNN has no OpenMP runtime (no_onednn.cpp).
 #pragma once
 
 #include <string>
@@ -13,6 +14,9 @@ inline std::string threads_string(int n) { return std::to_string(n) + (n == 1 ? 
 
 // Sets both thread counts to n >= 1.
 void set_threads(int n);
+
+// The OpenMP runtime's alone; nothing without one.
+void set_openmp_threads(int n);
 
 // The OpenMP runtime's thread count (what oneDNN uses), or 1 when no OpenMP runtime is loaded.
 int onednn_threads();

@@ -135,6 +135,6 @@ const InferGpuPlugin kPlugin = {
 }  // namespace
 }  // namespace infer::cudnn
 
-extern "C" __attribute__((visibility("default"))) const InferGpuPlugin* infer_gpu_plugin(void) {
+extern "C" INFER_GPU_PLUGIN_EXPORT const InferGpuPlugin* infer_gpu_plugin(void) {
   return &infer::cudnn::kPlugin;
 }

@@ -126,7 +126,7 @@ class Scenario : public ::testing::Test {
 
   // Runs infer.exe `arguments` in that environment; its stdout and stderr together in Result::out.
   Result run(const std::vector<fs::path>& path, std::map<std::wstring, std::wstring> vars,
-             const std::wstring& arguments) {
+             const std::wstring& arguments, const fs::path& exe = fs::u8path(INFER_EXE)) {
     std::wstring path_value;
     for (const fs::path& p : path) path_value += p.wstring() + L";";
     path_value += system32().wstring() + L";" + system32().parent_path().wstring();
@@ -159,7 +159,6 @@ class Scenario : public ::testing::Test {
     HANDLE out = CreateFileW(out_file.c_str(), GENERIC_WRITE, FILE_SHARE_READ, &sa, CREATE_ALWAYS,
                              FILE_ATTRIBUTE_NORMAL, nullptr);
     EXPECT_NE(out, INVALID_HANDLE_VALUE);
-    const fs::path exe = fs::u8path(INFER_EXE);
     const std::wstring line = L"\"" + exe.wstring() + L"\" " + arguments;
     STARTUPINFOW si{};
     si.cb = sizeof si;
@@ -184,6 +183,18 @@ class Scenario : public ::testing::Test {
     text << in.rdbuf();
     r.out = text.str();
     return r;
+  }
+
+  // infer.exe installed into a folder of this test as the Windows install lays it out (flat:
+  // infer.exe, VERSIONS.toml, weights\, samples\), from the build's bin folder.
+  fs::path install_infer(const std::string& utf8_name) {
+    const fs::path to = folder(utf8_name);
+    const fs::path from = fs::u8path(INFER_EXE).parent_path();
+    fs::copy_file(from / "infer.exe", to / "infer.exe");
+    fs::copy_file(from / "VERSIONS.toml", to / "VERSIONS.toml");
+    fs::copy(from / "weights", to / "weights", fs::copy_options::recursive);
+    fs::copy(from / "samples", to / "samples", fs::copy_options::recursive);
+    return to;
   }
 
   infer::test::TempDir dir_;
@@ -480,6 +491,136 @@ TEST_F(Scenario, TheRealCudnn64_9WithoutItsGraphDllIsDiagnosed) {
   EXPECT_NE(r.found("cudnn.sublibraries").find("cudnn_graph64_9.dll: missing from"), std::string::npos) << show(r);
   EXPECT_NE(r.found("cudnn.version").find("while cudnnGetVersion"), std::string::npos) << show(r);
   EXPECT_EQ(r.item("cudnn.version").value("because", ""), "cudnn.sublibraries") << show(r);
+}
+
+
+// ---- infer.exe classifying (the CPU backend: plain kernels on the portable sgemm) -------------
+
+// "ankle-boot.png" -> "Ankle boot": the bundled samples are named after their class.
+std::string class_of_sample(const std::string& file) {
+  static const std::map<std::string, std::string> kClasses = {
+      {"ankle-boot", "Ankle boot"}, {"bag", "Bag"},           {"dress", "Dress"},     {"photo-sneaker", "Sneaker"},
+      {"pullover", "Pullover"},     {"sneaker", "Sneaker"},   {"trouser", "Trouser"}, {"Stiefel-ü", "Ankle boot"}};
+  const auto it = kClasses.find(fs::u8path(file).stem().u8string());
+  return it == kClasses.end() ? "" : it->second;
+}
+
+// The --json lines of a run, by file.
+std::map<std::string, nlohmann::json> results_by_file(const std::string& out) {
+  std::map<std::string, nlohmann::json> by_file;
+  std::istringstream lines(out);
+  for (std::string line; std::getline(lines, line);) {
+    const nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
+    if (j.is_object() && j.contains("file")) by_file[j.value("file", "")] = j;
+  }
+  return by_file;
+}
+
+// infer.exe installed under a non-ASCII folder finds its model and manifest beside itself, reads
+// images from another non-ASCII folder, and names every one of them in UTF-8.
+TEST_F(Scenario, InferExeClassifiesTheSamplesFromNonAsciiFolders) {
+  const fs::path app = install_infer("Programme ü 日本/infer");
+  const fs::path pictures = folder("Bilder ñ");
+  fs::copy_file(app / "samples" / "ankle-boot.png", pictures / fs::u8path("Stiefel-ü.png"));
+  const Result r = run({}, {}, L"--json \"" + (app / "samples").wstring() + L"\" \"" +
+                                   (pictures / fs::u8path("Stiefel-ü.png")).wstring() + L"\"",
+                       app / "infer.exe");
+  EXPECT_EQ(r.exit_code, 0u) << show(r);
+  const std::map<std::string, nlohmann::json> results = results_by_file(r.out);
+  EXPECT_EQ(results.size(), 8u) << show(r);  // the 7 samples and the copy
+  for (const auto& [file, j] : results) {
+    SCOPED_TRACE(file);
+    EXPECT_EQ(j.value("device", ""), "cpu");
+    ASSERT_TRUE(j["top"].is_array() && !j["top"].empty()) << j.dump();
+    EXPECT_EQ(j["top"][0].value("label", ""), class_of_sample(file)) << j.dump();
+    const double p = j["top"][0].value("prob", -1.0);
+    EXPECT_GT(p, 0.5);
+    EXPECT_LE(p, 1.0);
+  }
+  EXPECT_EQ(results.count((pictures / fs::u8path("Stiefel-ü.png")).u8string()), 1u) << show(r);
+  // No NVIDIA driver here: the start-up check says why the CPU runs.
+  EXPECT_NE(r.out.find("infer: notice: running on the CPU"), std::string::npos) << show(r);
+}
+
+// A damaged image is one line naming it; the others are still classified (exit 3 at the end).
+TEST_F(Scenario, OneBadImageDoesNotStopTheOthers) {
+  const fs::path pictures = folder("bad");
+  const fs::path samples = fs::u8path(INFER_EXE).parent_path() / "samples";
+  fs::copy_file(samples / "bag.png", pictures / "bag.png");
+  std::string png;
+  {
+    std::ifstream in(samples / "dress.png", std::ios::binary);
+    png.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  std::ofstream(pictures / "truncated.png", std::ios::binary) << png.substr(0, png.size() / 2);
+  const Result r = run({}, {}, L"--device cpu \"" + pictures.wstring() + L"\"");
+  EXPECT_EQ(r.exit_code, 3u) << show(r);
+  EXPECT_NE(r.out.find((pictures / "bag.png").u8string() + ": Bag"), std::string::npos) << show(r);
+  EXPECT_NE(r.out.find((pictures / "truncated.png").u8string() + ": "), std::string::npos) << show(r);
+  EXPECT_NE(r.out.find("1 of 2 inputs failed; the others were classified"), std::string::npos) << show(r);
+}
+
+// A root-relative path (/work/.../bag.png: no drive letter) is an image, not a Windows-style
+// /option (CLI11's default on Windows before options.cpp turned it off).
+TEST_F(Scenario, ARootRelativeImagePathIsNotTakenForAnOption) {
+  const fs::path image = fs::u8path(INFER_EXE).parent_path() / "samples" / "bag.png";
+  ASSERT_EQ(image.u8string().front(), '/') << image.u8string();
+  const Result r = run({}, {}, L"--device cpu \"" + image.wstring() + L"\"");
+  EXPECT_EQ(r.exit_code, 0u) << show(r);
+  EXPECT_NE(r.out.find(": Bag "), std::string::npos) << show(r);
+}
+
+// This build has no protobuf: an ONNX model is recognised and refused with the way out.
+TEST_F(Scenario, AnOnnxModelIsRefusedSayingWhy) {
+  const fs::path model = dir_.path() / "model.onnx";
+  std::ofstream(model, std::ios::binary) << std::string("\x08\x08\x12\x07pytorch", 11);
+  const fs::path image = fs::u8path(INFER_EXE).parent_path() / "samples" / "bag.png";
+  const Result r = run({}, {}, L"--device cpu --no-verify --model \"" + model.wstring() + L"\" \"" + image.wstring() + L"\"");
+  EXPECT_EQ(r.exit_code, 3u) << show(r);
+  EXPECT_NE(r.out.find(model.u8string() + ": is an ONNX model, which this build cannot read"), std::string::npos)
+      << show(r);
+}
+
+// ---- the GPU backend's loader (gpu_library_windows.cpp), with stand-ins for infer_cudnn.dll ------
+
+// None beside infer.exe: --device gpu says so (exit 4); --device auto runs on the CPU.
+TEST_F(Scenario, WithoutTheGpuBackendDllTheGpuIsRefusedAndAutoRunsOnTheCpu) {
+  const fs::path app = install_infer("no-gpu-backend");
+  const std::wstring image = L" \"" + (app / "samples" / "bag.png").wstring() + L"\"";
+  const Result gpu = run({}, {}, L"--device gpu --no-verify" + image, app / "infer.exe");
+  EXPECT_EQ(gpu.exit_code, 4u) << show(gpu);
+  EXPECT_NE(gpu.out.find("infer_cudnn.dll (the GPU backend) was not found"), std::string::npos) << show(gpu);
+  const Result aut = run({}, {}, L"--no-verify" + image, app / "infer.exe");
+  EXPECT_EQ(aut.exit_code, 0u) << show(aut);
+  EXPECT_NE(aut.out.find(": Bag "), std::string::npos) << show(aut);
+}
+
+// A backend that loads and finds no device: its own message, from its create().
+TEST_F(Scenario, TheGpuBackendDllIsLoadedAndItsRefusalReported) {
+  const fs::path app = install_infer("fake-gpu-backend");
+  fs::copy_file(kFakes / "gpu-plugin" / "infer_cudnn.dll", app / "infer_cudnn.dll");
+  const std::wstring image = L" \"" + (app / "samples" / "bag.png").wstring() + L"\"";
+  const Result gpu = run({}, {}, L"--device gpu --no-verify" + image, app / "infer.exe");
+  EXPECT_EQ(gpu.exit_code, 4u) << show(gpu);
+  EXPECT_NE(gpu.out.find("fake GPU backend: no CUDA device here"), std::string::npos) << show(gpu);
+  const Result aut = run({}, {}, L"--no-verify" + image, app / "infer.exe");
+  EXPECT_EQ(aut.exit_code, 0u) << show(aut);
+  EXPECT_NE(aut.out.find("running on the CPU: fake GPU backend: no CUDA device here"), std::string::npos) << show(aut);
+}
+
+// A backend DLL that crashes in the trial (as cudnnGetVersion does beside a foreign
+// cudnn_graph64_9.dll) ends the trial child, not infer.exe; the report names the step.
+TEST_F(Scenario, AGpuBackendDllThatCrashesEndsOnlyTheTrialChild) {
+  const fs::path app = install_infer("crashing-gpu-backend");
+  fs::copy_file(kFakes / "gpu-plugin-crash" / "infer_cudnn.dll", app / "infer_cudnn.dll");
+  const std::wstring image = L" \"" + (app / "samples" / "bag.png").wstring() + L"\"";
+  const Result gpu = run({}, {}, L"--device gpu --no-verify" + image, app / "infer.exe");
+  EXPECT_EQ(gpu.exit_code, 4u) << show(gpu);
+  EXPECT_NE(gpu.out.find("loading the GPU backend crashed"), std::string::npos) << show(gpu);
+  EXPECT_NE(gpu.out.find("while asking the CUDA runtime and cuDNN their versions"), std::string::npos) << show(gpu);
+  const Result aut = run({}, {}, L"--no-verify" + image, app / "infer.exe");
+  EXPECT_EQ(aut.exit_code, 0u) << show(aut);
+  EXPECT_NE(aut.out.find(": Bag "), std::string::npos) << show(aut);
 }
 
 }  // namespace

@@ -3,8 +3,9 @@
 #include <windows.h>
 
 #include <filesystem>
+#include <string>
 
-namespace infer::manifest {
+namespace infer {
 
 std::string windows_message(unsigned long code) {
   wchar_t* buf = nullptr;
@@ -17,4 +18,9 @@ std::string windows_message(unsigned long code) {
   return std::filesystem::path(w).u8string();
 }
 
-}  // namespace infer::manifest
+std::string windows_error_text(unsigned long code) {
+  const std::string message = windows_message(code);
+  return "error " + std::to_string(code) + (message.empty() ? "" : ": " + message);
+}
+
+}  // namespace infer

@@ -4,8 +4,10 @@
 
 #include <string>
 
-namespace infer::manifest {
+namespace infer {
 
 std::string windows_message(unsigned long code);
+// "error 126: The specified module could not be found." ("error 126" where Windows has no text).
+std::string windows_error_text(unsigned long code);
 
-}  // namespace infer::manifest
+}  // namespace infer
