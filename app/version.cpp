@@ -27,7 +27,11 @@ void print_version(std::ostream& out, const std::string& model) {
   out << "  built with:   " << built.compiler << ", C++" << __cplusplus / 100 % 100 << ", " << INFER_BUILD_TYPE << '\n';
   out << "  GPU backend:  ";
   if (built.cuda.empty()) {
+#ifdef _WIN32
+    out << "built apart from infer.exe (infer_cudnn.dll: MSVC and the CUDA toolkit, README \"Windows\")\n";
+#else
     out << "not built (CUDA toolkit or cuDNN not found at configure time)\n";
+#endif
   } else {
     out << "built for CUDA " << built.cuda << ", cuDNN " << built.cudnn << '\n';
   }

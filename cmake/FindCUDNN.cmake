@@ -1,13 +1,18 @@
 # FindCUDNN: the cuDNN headers and library.
-# Looks in CUDNN_ROOT, CUDA_PATH, the CUDA toolkit found by FindCUDAToolkit and /usr/local/cuda.
+# Looks in CUDNN_ROOT, CUDA_PATH, the CUDA toolkit found by FindCUDAToolkit and /usr/local/cuda. On
+# Windows also in the cuDNN installer's layout, per CUDA version: <root>\include\13.0\cudnn.h,
+# <root>\lib\13.0\x64\cudnn.lib (set CUDNN_ROOT to C:\Program Files\NVIDIA\CUDNN\v9.19), and in
+# lib\x64, the CUDA toolkit's layout where the archive's files were copied into it.
 # Defines CUDNN::cudnn, CUDNN_VERSION, CUDNN_INCLUDE_DIR, CUDNN_LIBRARY.
 set(_cudnn_hints ${CUDNN_ROOT} $ENV{CUDNN_ROOT} $ENV{CUDA_PATH} /usr/local/cuda)
 if(CUDAToolkit_LIBRARY_ROOT)
   list(PREPEND _cudnn_hints ${CUDAToolkit_LIBRARY_ROOT})
 endif()
+set(_cuda_mm "${CUDAToolkit_VERSION_MAJOR}.${CUDAToolkit_VERSION_MINOR}")
 find_path(CUDNN_INCLUDE_DIR NAMES cudnn_version.h cudnn.h
-          HINTS ${_cudnn_hints} ${CUDAToolkit_INCLUDE_DIRS} PATH_SUFFIXES include)
-find_library(CUDNN_LIBRARY NAMES cudnn HINTS ${_cudnn_hints} PATH_SUFFIXES lib64 lib)
+          HINTS ${_cudnn_hints} ${CUDAToolkit_INCLUDE_DIRS} PATH_SUFFIXES include include/${_cuda_mm})
+find_library(CUDNN_LIBRARY NAMES cudnn HINTS ${_cudnn_hints}
+             PATH_SUFFIXES lib64 lib lib/x64 lib/${_cuda_mm}/x64)
 
 if(CUDNN_INCLUDE_DIR)
   set(_cudnn_header "${CUDNN_INCLUDE_DIR}/cudnn_version.h")
@@ -27,7 +32,11 @@ find_package_handle_standard_args(CUDNN REQUIRED_VARS CUDNN_LIBRARY CUDNN_INCLUD
                                   VERSION_VAR CUDNN_VERSION)
 if(CUDNN_FOUND AND NOT TARGET CUDNN::cudnn)
   add_library(CUDNN::cudnn SHARED IMPORTED)
-  set_target_properties(CUDNN::cudnn PROPERTIES IMPORTED_LOCATION "${CUDNN_LIBRARY}"
-                        INTERFACE_INCLUDE_DIRECTORIES "${CUDNN_INCLUDE_DIR}")
+  set_target_properties(CUDNN::cudnn PROPERTIES INTERFACE_INCLUDE_DIRECTORIES "${CUDNN_INCLUDE_DIR}")
+  if(WIN32)   # cudnn.lib is the import library of cudnn64_9.dll, found at run time on PATH
+    set_target_properties(CUDNN::cudnn PROPERTIES IMPORTED_IMPLIB "${CUDNN_LIBRARY}")
+  else()
+    set_target_properties(CUDNN::cudnn PROPERTIES IMPORTED_LOCATION "${CUDNN_LIBRARY}")
+  endif()
 endif()
 mark_as_advanced(CUDNN_INCLUDE_DIR CUDNN_LIBRARY)

@@ -1,6 +1,25 @@
-# The dependencies of the Windows build (cmake/mingw-w64.cmake), as the same imported targets the
-# Linux build gets from Debian's packages (top-level CMakeLists.txt), so that no target differs.
+# The dependencies of the Windows build, as the same imported targets the Linux build gets from
+# Debian's packages (top-level CMakeLists.txt), so that no target differs.
 #
+# Native, with MSVC (README "Windows"; built only on Windows, untested here): every dependency
+# through find_package, e.g. from vcpkg (nlohmann-json, tomlplusplus, cli11, stb, zlib, gtest) with
+# -DCMAKE_TOOLCHAIN_FILE=<vcpkg>/scripts/buildsystems/vcpkg.cmake.
+if(NOT CMAKE_CROSSCOMPILING)
+  find_package(nlohmann_json 3.10 CONFIG REQUIRED)
+  find_package(tomlplusplus 3 CONFIG REQUIRED)
+  find_package(CLI11 2 CONFIG REQUIRED)
+  find_package(ZLIB REQUIRED)
+  find_package(Threads REQUIRED)
+  find_path(Stb_INCLUDE_DIR stb_image.h PATH_SUFFIXES stb REQUIRED)
+  add_library(Stb::Stb INTERFACE IMPORTED)
+  target_include_directories(Stb::Stb SYSTEM INTERFACE ${Stb_INCLUDE_DIR})
+  if(INFER_BUILD_TESTS)
+    find_package(GTest REQUIRED)
+  endif()
+  return()
+endif()
+
+# Cross-compiled with mingw-w64 (cmake/mingw-w64.cmake), from Debian's packages.
 # Header-only libraries (nlohmann-json, toml++, CLI11, stb) come from Debian's packages, but their
 # folders are copied into the build tree first: /usr/include itself must never be on the mingw
 # include path (glibc's headers would shadow mingw's). toml++ is compiled header-only here

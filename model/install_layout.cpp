@@ -8,6 +8,17 @@
 namespace infer {
 namespace fs = std::filesystem;
 
+namespace {
+
+// A folder normalised without a trailing separator ("bin/." normalises to "bin/"), so that the
+// same folder reached two ways compares equal.
+fs::path normal_folder(const fs::path& dir) {
+  const fs::path n = dir.lexically_normal();
+  return n.has_filename() || !n.has_parent_path() ? n : n.parent_path();
+}
+
+}  // namespace
+
 fs::path shipped_file(const fs::path& relative) {
   const CodeLocation code = code_location();
   if (code.file.empty()) {
@@ -24,12 +35,12 @@ std::vector<fs::path> gpu_module_folders() {
   const CodeLocation code = code_location();
   const fs::path module_dir = code.is_executable ? INFER_BINDIR_TO_GPU_MODULE_DIR : INFER_LIBDIR_TO_GPU_MODULE_DIR;
   std::vector<fs::path> out;
-  if (!code.file.empty()) out.push_back((code.file.parent_path() / module_dir).lexically_normal());
+  if (!code.file.empty()) out.push_back(normal_folder(code.file.parent_path() / module_dir));
   const fs::path exe = executable_path();
   if (exe.empty()) return out;  // never relative to the working directory
   const fs::path exe_dir = exe.parent_path();
   for (const fs::path& dir : {exe_dir, exe_dir / ".." / "lib", exe_dir / ".." / "lib" / "infer"}) {
-    const fs::path normal = dir.lexically_normal();
+    const fs::path normal = normal_folder(dir);
     if (std::find(out.begin(), out.end(), normal) == out.end()) out.push_back(normal);
   }
   return out;

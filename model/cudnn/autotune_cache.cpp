@@ -1,10 +1,6 @@
 #include "model/cudnn/autotune_cache.h"
+#include "model/cudnn/autotune_cache_file.h"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
-#include <cerrno>
 #include <climits>
 #include <cmath>
 #include <cstdint>
@@ -199,8 +195,6 @@ OrderedJson entries_json(const SortedEntries& sorted) {
   return entries;
 }
 
-std::string errno_text(int err) { return std::strerror(err); }
-
 }  // namespace
 
 bool AutotuneKey::operator==(const AutotuneKey& other) const {
@@ -285,45 +279,15 @@ AutotuneCache AutotuneCache::parse(std::string_view text, const std::string& sou
 
 AutotuneCache AutotuneCache::load(const fs::path& path) {
   if (path.empty()) return {};
-  const std::string source = path.string();
-  const auto failed = [&](const std::string& why) {
+  const std::string source = path.u8string();
+  try {
+    const std::optional<std::string> text = detail::read_cache_file(path);
+    return text ? parse(*text, source) : AutotuneCache();
+  } catch (const std::runtime_error& e) {
     AutotuneCache cache;
-    cache.problem_ = one_line(source + ": " + why);
+    cache.problem_ = one_line(source + ": " + e.what());
     return cache;
-  };
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    if (errno == ENOENT) return {};
-    return failed("cannot read: " + errno_text(errno));
   }
-  struct stat st {};
-  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    const int err = errno;
-    close(fd);
-    return failed(S_ISDIR(st.st_mode) ? std::string("is a folder, expected a file")
-                                      : "cannot read: " + errno_text(err));
-  }
-  if (static_cast<std::uint64_t>(st.st_size) > kAutotuneCacheMaxBytes) {
-    close(fd);
-    return failed("too large: " + std::to_string(st.st_size) + " bytes, the limit is 16 MiB");
-  }
-  // Read up to one byte past the limit: a file that grows meanwhile is still caught by parse().
-  std::string text(kAutotuneCacheMaxBytes + 1, '\0');
-  std::size_t done = 0;
-  while (done < text.size()) {
-    const ssize_t n = ::read(fd, text.data() + done, text.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      const int err = errno;
-      close(fd);
-      return failed("cannot read: " + errno_text(err));
-    }
-    if (n == 0) break;
-    done += static_cast<std::size_t>(n);
-  }
-  close(fd);
-  text.resize(done);
-  return parse(text, source);
 }
 
 std::optional<AutotuneChoice> AutotuneCache::find(const AutotuneKey& key) const {
@@ -349,52 +313,20 @@ void AutotuneCache::put(const AutotuneKey& key, const AutotuneChoice& choice) {
 }
 
 void AutotuneCache::save(const fs::path& path) {
-  const std::string name = path.string();
-  if (path.empty()) throw AutotuneCacheError(name, "no cache location: set INFER_AUTOTUNE_CACHE or HOME");
+  const std::string name = path.u8string();
+  if (path.empty()) throw AutotuneCacheError(name, std::string("no cache location: ") + detail::kCacheLocationHint);
   if (!path.has_filename()) throw AutotuneCacheError(name, "names a folder, expected a file path");
   std::error_code ec;
   const fs::path dir = fs::absolute(path, ec).parent_path();
   if (ec) throw AutotuneCacheError(name, "cannot resolve the path: " + ec.message());
   fs::create_directories(dir, ec);
-  if (ec) throw AutotuneCacheError(name, "cannot create the folder " + dir.string() + ": " + ec.message());
-
-  const std::string text = serialize();
-  // Same folder as the target, so that rename() replaces it atomically (same file system).
-  std::string tmp = (dir / ("." + path.filename().string() + ".tmp-XXXXXX")).string();
-  const int fd = mkostemp(tmp.data(), O_CLOEXEC);
-  if (fd < 0) {
-    throw AutotuneCacheError(name, "cannot create a temporary file in " + dir.string() + ": " + errno_text(errno));
-  }
-  int err = 0;
-  std::size_t done = 0;
-  while (done < text.size() && err == 0) {
-    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
-    if (n < 0 && errno != EINTR) err = errno;
-    if (n > 0) done += static_cast<std::size_t>(n);
-  }
-  if (err == 0 && fchmod(fd, 0644) != 0) err = errno;
-  if (err == 0 && fsync(fd) != 0) err = errno;
-  if (close(fd) != 0 && err == 0) err = errno;
-  if (err == 0 && std::rename(tmp.c_str(), path.c_str()) != 0) err = errno;
-  if (err != 0) {
-    unlink(tmp.c_str());
-    throw AutotuneCacheError(name, "cannot write: " + errno_text(err));
-  }
-  // Make the rename itself durable; a failure here leaves a complete file, so it is not an error.
-  if (const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC); dfd >= 0) {
-    (void)fsync(dfd);
-    close(dfd);
+  if (ec) throw AutotuneCacheError(name, "cannot create the folder " + dir.u8string() + ": " + ec.message());
+  try {
+    detail::replace_cache_file(path, serialize());
+  } catch (const std::runtime_error& e) {
+    throw AutotuneCacheError(name, e.what());
   }
   dirty_ = false;
-}
-
-fs::path default_autotune_cache_path() {
-  if (const char* p = std::getenv("INFER_AUTOTUNE_CACHE"); p && *p) return p;
-  if (const char* p = std::getenv("XDG_CACHE_HOME"); p && *p && fs::path(p).is_absolute()) {
-    return fs::path(p) / "infer" / "autotune.json";
-  }
-  if (const char* p = std::getenv("HOME"); p && *p) return fs::path(p) / ".cache" / "infer" / "autotune.json";
-  return {};
 }
 
 }  // namespace infer::cudnn

@@ -108,7 +108,7 @@ class AutotuneCache {
   // Deterministic (entries sorted by key), pretty JSON, ends with '\n'.
   std::string serialize() const;
   // Atomic write: creates missing parent folders, writes a temporary file in the same folder,
-  // fsyncs it, renames it over `path`. On any failure the temporary file is removed, an existing
+  // flushes it to disk, moves it over `path` (autotune_cache_file.h). On any failure the temporary file is removed, an existing
   // file at `path` is left as it was, and AutotuneCacheError names the path. Clears dirty().
   void save(const std::filesystem::path& path);
 
@@ -124,7 +124,8 @@ class AutotuneCache {
 // Where the cache lives: $INFER_AUTOTUNE_CACHE if set and non-empty, else
 // $XDG_CACHE_HOME/infer/autotune.json if $XDG_CACHE_HOME is an absolute path (the XDG spec ignores a
 // relative one), else $HOME/.cache/infer/autotune.json if $HOME is non-empty, else an empty path
-// meaning "no cache location".
+// meaning "no cache location". On Windows: %INFER_AUTOTUNE_CACHE%, else
+// %LOCALAPPDATA%\infer\autotune.json (per user, not roamed), else none.
 std::filesystem::path default_autotune_cache_path();
 
 }  // namespace infer::cudnn

@@ -67,13 +67,22 @@ struct Result {
   std::string fix(const std::string& key) const { return item(key).value("fix", ""); }
 };
 
+// Whether this process runs under wine (ntdll exports wine_get_version there).
+bool under_wine() {
+  const HMODULE ntdll = GetModuleHandleW(L"ntdll.dll");
+  return ntdll && GetProcAddress(ntdll, "wine_get_version");
+}
+
 class Scenario : public ::testing::Test {
  protected:
   void SetUp() override {
+    // Never on a real Windows: the fakes would replace the NVIDIA driver's DLLs in System32.
+    if (!under_wine()) GTEST_SKIP() << "copies fake nvcuda.dll and nvml.dll into System32: only under wine";
     install_driver();
     fs::create_directories(dir_.path());
   }
   void TearDown() override {
+    if (!under_wine()) return;
     std::error_code ec;
     fs::remove(system32() / "nvcuda.dll", ec);
     fs::remove(system32() / "nvml.dll", ec);
