@@ -551,6 +551,18 @@ TEST_F(Scenario, InferExeClassifiesTheSamplesFromNonAsciiFolders) {
   EXPECT_NE(r.out.find("infer: notice: running on the CPU"), std::string::npos) << show(r);
 }
 
+// The shipped VERSIONS.toml lists the model's files by SHA-256 (BCrypt's): a changed weights file is
+// refused at start-up, naming it and both digests.
+TEST_F(Scenario, AChangedWeightsFileIsRefusedByItsDigest) {
+  const fs::path app = install_infer("tampered");
+  std::ofstream(app / "weights" / "fashion.safetensors", std::ios::binary | std::ios::app) << '\0';
+  const Result r = run({}, {}, L"--device cpu \"" + (app / "samples" / "bag.png").wstring() + L"\"", app / "infer.exe");
+  EXPECT_EQ(r.exit_code, 3u) << show(r);
+  EXPECT_NE(r.out.find((app / "weights" / "fashion.safetensors").u8string() + ": SHA-256 is "), std::string::npos)
+      << show(r);
+  EXPECT_NE(r.out.find("d0c34036c61ef03d004b137ea030d69d69b40516daf0b4266301f0b601c11b22"), std::string::npos) << show(r);
+}
+
 // A damaged image is one line naming it; the others are still classified (exit 3 at the end).
 TEST_F(Scenario, OneBadImageDoesNotStopTheOthers) {
   const fs::path pictures = folder("bad");
