@@ -48,7 +48,8 @@ ParseResult parse_options(int argc, char** argv) {
       "            6 standard output could not be written. See README.md.");
   cli.add_option("inputs", o.inputs, "Image files or directories")->type_name("IMAGE|DIR");
   cli.add_option("--model", o.model,
-                 "Model: infer's TOML, an ONNX file, or a TOML naming one (default: the shipped Fashion-MNIST model)")
+                 "Model: infer's TOML, an ONNX file (not in the Windows build), or a TOML naming one (default: the "
+                 "shipped Fashion-MNIST model)")
       ->type_name("PATH");
   const std::map<std::string, Device> devices{{"auto", Device::Auto}, {"gpu", Device::Gpu}, {"cpu", Device::Cpu}};
   cli.add_option("--device", o.device,
@@ -128,7 +129,7 @@ ParseResult parse_options(int argc, char** argv) {
                "GPU: measure the convolution algorithms once and cache the fastest (see --autotune-cache)");
   cli.add_option("--autotune-cache", o.autotune_cache,
                  "Autotune cache file (default: $INFER_AUTOTUNE_CACHE, else $XDG_CACHE_HOME/infer/autotune.json, "
-                 "else ~/.cache/infer/autotune.json)")
+                 "else ~/.cache/infer/autotune.json; on Windows %LOCALAPPDATA%\\infer\\autotune.json)")
       ->type_name("PATH");
   cli.add_flag("-v,--verbose", o.verbose,
                "GPU: say on stderr which algorithm each convolution uses, cache use and CUDA graph fallbacks");

@@ -8,11 +8,13 @@ set(_cudnn_hints ${CUDNN_ROOT} $ENV{CUDNN_ROOT} $ENV{CUDA_PATH} /usr/local/cuda)
 if(CUDAToolkit_LIBRARY_ROOT)
   list(PREPEND _cudnn_hints ${CUDAToolkit_LIBRARY_ROOT})
 endif()
+# The installer names its folders after the CUDA release cuDNN was built for (13.0 serves 13.x).
 set(_cuda_mm "${CUDAToolkit_VERSION_MAJOR}.${CUDAToolkit_VERSION_MINOR}")
+set(_cuda_m0 "${CUDAToolkit_VERSION_MAJOR}.0")
 find_path(CUDNN_INCLUDE_DIR NAMES cudnn_version.h cudnn.h
-          HINTS ${_cudnn_hints} ${CUDAToolkit_INCLUDE_DIRS} PATH_SUFFIXES include include/${_cuda_mm})
+          HINTS ${_cudnn_hints} ${CUDAToolkit_INCLUDE_DIRS} PATH_SUFFIXES include include/${_cuda_mm} include/${_cuda_m0})
 find_library(CUDNN_LIBRARY NAMES cudnn HINTS ${_cudnn_hints}
-             PATH_SUFFIXES lib64 lib lib/x64 lib/${_cuda_mm}/x64)
+             PATH_SUFFIXES lib64 lib lib/x64 lib/${_cuda_mm}/x64 lib/${_cuda_m0}/x64)
 
 if(CUDNN_INCLUDE_DIR)
   set(_cudnn_header "${CUDNN_INCLUDE_DIR}/cudnn_version.h")

@@ -403,15 +403,15 @@ Eval evaluate_cudnn(const Expectation& e, const MachineProbe& m, const std::stri
   }
   if (k == "cudnn.sublibraries") {
     std::error_code ec;
-    const fs::path dir = fs::path(m.cudnn.path).parent_path();
+    const fs::path dir = fs::u8path(m.cudnn.path).parent_path();
     const fs::path canon_dir = fs::canonical(dir, ec);
     std::vector<std::string> problems;
     for (const CudnnSublibrary& s : m.cudnn_sublibraries) {
       std::string p;
-      if (!s.in_cudnn_dir) p = "missing from " + dir.string();
+      if (!s.in_cudnn_dir) p = "missing from " + dir.u8string();
       if (!s.loaded_path.empty()) {
         std::error_code ec2;
-        const fs::path loaded_dir = fs::canonical(fs::path(s.loaded_path).parent_path(), ec2);
+        const fs::path loaded_dir = fs::canonical(fs::u8path(s.loaded_path).parent_path(), ec2);
         if (loaded_dir != canon_dir)
           p += std::string(p.empty() ? "" : ", ") + "loaded from another directory: " + s.loaded_path;
       } else if (!s.check_function.empty() && s.check && *s.check != 0) {
@@ -423,12 +423,12 @@ Eval evaluate_cudnn(const Expectation& e, const MachineProbe& m, const std::stri
       if (!p.empty()) problems.push_back(s.soname + ": " + p);
     }
     const std::string found = problems.empty() ? "all " + std::to_string(m.cudnn_sublibraries.size()) + " next to " +
-                                                     m.cudnn.soname + " in " + dir.string() +
+                                                     m.cudnn.soname + " in " + dir.u8string() +
                                                      (m.platform == Platform::Windows ? ", each loaded from there"
                                                                                       : ", version checks 0")
                                                : join(problems, "; ");
-    return holds_if(problems.empty(), found, "files in " + dir.string() + ", cudnn*VersionCheck, " + w.loaded_from,
-                    "install the complete cuDNN package into " + dir.string() +
+    return holds_if(problems.empty(), found, "files in " + dir.u8string() + ", cudnn*VersionCheck, " + w.loaded_from,
+                    "install the complete cuDNN package into " + dir.u8string() +
                         " (every sub-library of the same release as " + m.cudnn.soname +
                         "); do not mix files from different installs");
   }
@@ -448,7 +448,7 @@ Status status_of(Outcome o, Severity s) {
 
 Report check(const Manifest& manifest, const MachineProbe& machine, bool model_files) {
   Report report;
-  report.manifest = manifest.path.string();
+  report.manifest = manifest.path.u8string();
   const Diagnoses diagnoses{detail::driver_problem(machine, floor_text(machine)), detail::sublibrary_problem(machine)};
   for (const Expectation& e : manifest.items) {
     const Eval ev = evaluate(e, machine, diagnoses);
@@ -460,18 +460,18 @@ Report check(const Manifest& manifest, const MachineProbe& machine, bool model_f
     Eval ev;
     std::error_code ec;
     if (!fs::exists(f.resolved, ec)) {
-      ev = fails("missing", f.resolved.string(), "restore the model file, or remove its entry from the manifest");
+      ev = fails("missing", f.resolved.u8string(), "restore the model file, or remove its entry from the manifest");
     } else {
       try {
         const std::string digest = sha256_file(f.resolved);
-        ev = holds_if(digest == f.sha256, "sha256 " + digest, f.resolved.string(),
+        ev = holds_if(digest == f.sha256, "sha256 " + digest, f.resolved.u8string(),
                       "the file is not the one validated: restore it, or if the change is intended update its sha256 "
                       "in the manifest");
       } catch (const NotRegularFileError& err) {
         ev =
-            fails(err.problem(), f.resolved.string(), "list a regular file: [[model.files]] hashes regular files only");
+            fails(err.problem(), f.resolved.u8string(), "list a regular file: [[model.files]] hashes regular files only");
       } catch (const InputError& err) {
-        ev = fails(err.problem(), f.resolved.string(), "make the file readable");
+        ev = fails(err.problem(), f.resolved.u8string(), "make the file readable");
       }
     }
     report.rows.push_back({"model:" + f.path,

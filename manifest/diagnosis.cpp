@@ -22,7 +22,7 @@ constexpr int kCudaErrorStubLibrary = 34;            // CUDA_ERROR_STUB_LIBRARY 
 constexpr int kCudaErrorSystemDriverMismatch = 803;  // CUDA_ERROR_SYSTEM_DRIVER_MISMATCH
 constexpr int kNvmlErrorLibRmVersionMismatch = 18;   // NVML_ERROR_LIB_RM_VERSION_MISMATCH (nvml.h)
 
-std::string folder_of(const std::string& file) { return fs::path(file).parent_path().string(); }
+std::string folder_of(const std::string& file) { return fs::u8path(file).parent_path().u8string(); }
 
 // Windows folders compare without case, and without a trailing separator.
 std::string folder_key(std::string s) {
@@ -33,8 +33,8 @@ std::string folder_key(std::string s) {
 
 std::string canonical_folder(const std::string& file) {
   std::error_code ec;
-  const fs::path c = fs::canonical(fs::path(file).parent_path(), ec);
-  return ec ? folder_of(file) : c.string();
+  const fs::path c = fs::canonical(fs::u8path(file).parent_path(), ec);
+  return ec ? folder_of(file) : c.u8string();
 }
 
 // The LD_LIBRARY_PATH (Linux) or PATH (Windows) entry that holds `file`, if any
@@ -51,10 +51,10 @@ std::string path_entry(const MachineProbe& m, const std::string& file) {
   return "";
 #else
   const std::string dir = canonical_folder(file);
-  for (const SearchFolder& f : loader_folders(fs::path(file).filename().string())) {
+  for (const SearchFolder& f : loader_folders(fs::u8path(file).filename().u8string())) {
     std::error_code ec;
     const fs::path c = fs::canonical(f.path, ec);
-    if (!ec && c.string() == dir && f.origin.rfind("LD_LIBRARY_PATH", 0) == 0) return f.origin + " (" + f.path + ")";
+    if (!ec && c.u8string() == dir && f.origin.rfind("LD_LIBRARY_PATH", 0) == 0) return f.origin + " (" + f.path + ")";
   }
   return "";
 #endif
@@ -196,7 +196,7 @@ std::optional<Problem> sublibrary_problem(const MachineProbe& m) {
     if (s.problem.rfind("not a library", 0) == 0 || s.problem.find("crashed") != std::string::npos ||
         s.problem.find("did not finish") != std::string::npos) {
       const std::string file =
-          s.loaded_path.empty() ? (fs::path(m.cudnn.path).parent_path() / s.soname).string() : s.loaded_path;
+          s.loaded_path.empty() ? (fs::u8path(m.cudnn.path).parent_path() / s.soname).u8string() : s.loaded_path;
       add_root(s, s.problem, broken_fix(m, file, "part of cuDNN"));
     } else if (!s.in_cudnn_dir) {
       add_root(s,

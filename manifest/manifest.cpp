@@ -30,7 +30,7 @@ const char* type_name(const toml::node& n) {
 
 class Reader {
  public:
-  explicit Reader(const fs::path& path) : file_(path.string()) {}
+  explicit Reader(const fs::path& path) : file_(path.u8string()) {}
 
   [[noreturn]] void fail(const toml::node& at, const std::string& key, const std::string& problem) const {
     throw InputError(file_, "line " + std::to_string(at.source().begin.line) + ": key '" + key + "': " + problem);
@@ -141,7 +141,7 @@ class Reader {
     }
     if (!has_path) fail(n, "model.files.path", "missing");
     if (!has_sha) fail(n, "model.files.sha256", "missing");
-    f.resolved = fs::path(f.path).is_absolute() ? fs::path(f.path) : dir / f.path;
+    f.resolved = fs::u8path(f.path).is_absolute() ? fs::u8path(f.path) : dir / fs::u8path(f.path);
     return f;
   }
 
@@ -198,7 +198,7 @@ const ModelFile* Manifest::model_file(const fs::path& file) const {
 }
 
 Manifest read_manifest(const fs::path& path) {
-  const std::string file = path.string();
+  const std::string file = path.u8string();
   // A manifest is a few KB; the limit only stops a wrong file (a disk image, /dev/zero) being read.
   const std::string text = read_text_file(path, kMaxManifestBytes, "a manifest");
   toml::table root;

@@ -145,11 +145,11 @@ std::string manifest_text(const MachineProbe& m, const fs::path& manifest_path,
   for (const fs::path& f : model_files) {
     std::error_code ec;
     if (!fs::exists(f, ec)) {
-      out << "# not found when written: " << f.string() << "\n";
+      out << "# not found when written: " << f.u8string() << "\n";
       continue;
     }
-    std::string rel = fs::relative(fs::weakly_canonical(f, ec), fs::weakly_canonical(dir, ec), ec).generic_string();
-    if (ec || rel.empty()) rel = fs::absolute(f).string();
+    std::string rel = fs::relative(fs::weakly_canonical(f, ec), fs::weakly_canonical(dir, ec), ec).generic_u8string();
+    if (ec || rel.empty()) rel = fs::absolute(f).generic_u8string();
     out << "[[model.files]]\npath = " << quoted(rel) << "\nsha256 = " << quoted(sha256_file(f)) << "\n";
   }
   return out.str();

@@ -2,6 +2,7 @@
 #include <dlfcn.h>
 #include <link.h>
 
+#include <cstdlib>
 #include <system_error>
 
 #include "install_layout.h"
@@ -11,6 +12,11 @@ namespace infer {
 namespace fs = std::filesystem;
 
 const char* const kExecutablePathSource = "/proc/self/exe (is /proc mounted?)";
+
+fs::path path_from_environment(const char* name) {
+  const char* value = std::getenv(name);
+  return value && *value ? fs::path(value) : fs::path();
+}
 
 fs::path executable_path() {
   std::error_code ec;

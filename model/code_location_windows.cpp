@@ -29,6 +29,15 @@ const char* const kExecutablePathSource = "GetModuleFileNameW";
 
 fs::path executable_path() { return module_file(nullptr); }
 
+fs::path path_from_environment(const char* name) {
+  const std::wstring wide_name = fs::u8path(name).wstring();
+  const DWORD n = GetEnvironmentVariableW(wide_name.c_str(), nullptr, 0);
+  if (n <= 1) return {};  // unset (0) or empty (1: the terminating null alone)
+  std::wstring value(n, L'\0');
+  value.resize(GetEnvironmentVariableW(wide_name.c_str(), value.data(), n));
+  return fs::path(value);
+}
+
 CodeLocation code_location() {
   HMODULE self = nullptr;
   const auto address = reinterpret_cast<LPCWSTR>(&code_location);

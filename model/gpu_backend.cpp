@@ -101,12 +101,42 @@ bool gpu_top_k_on_device(std::size_t classes, int n) {
 
 std::vector<std::filesystem::path> gpu_library_candidates() {
   std::vector<std::filesystem::path> out;
-  if (const char* env = std::getenv("INFER_GPU_LIBRARY"); env && *env) {
-    out.push_back(std::filesystem::u8path(env));
+  if (std::filesystem::path env = path_from_environment("INFER_GPU_LIBRARY"); !env.empty()) {
+    out.push_back(std::move(env));
     return out;
   }
   for (const std::filesystem::path& dir : gpu_module_folders()) out.push_back(dir / kGpuLibraryName);
   return out;
+}
+
+namespace {
+
+const char* cxx_library_name(std::uint32_t id) {
+  switch (id) {
+    case 1: return "libstdc++ (GCC, mingw-w64)";
+    case 2: return "Microsoft's STL (MSVC)";
+    case 3: return "libc++ (clang)";
+    default: return "an unknown C++ standard library";
+  }
+}
+
+}  // namespace
+
+const InferGpuPlugin& checked_plugin(InferGpuPluginEntry entry, const std::filesystem::path& path) {
+  const InferGpuPlugin* api = entry ? entry() : nullptr;
+  const std::string file = path.u8string();
+  if (!api || api->abi_version != INFER_GPU_PLUGIN_ABI || api->network_size != sizeof(Network) ||
+      api->ops_hash != ops_hash()) {
+    throw GpuUnavailableError(file + " is not a GPU backend of this build of infer (ABI mismatch); "
+                              "use the library built with this executable");
+  }
+  if (api->cxx_library != INFER_GPU_CXX_LIBRARY) {
+    throw GpuUnavailableError(file + " was built with " + cxx_library_name(api->cxx_library) + ", this program with " +
+                              cxx_library_name(INFER_GPU_CXX_LIBRARY) +
+                              ": they cannot share the network's C++ types; build both with one compiler "
+                              "(README, \"Windows\")");
+  }
+  return *api;
 }
 
 GpuLibrary::GpuLibrary(void* handle, const InferGpuPlugin* api, std::filesystem::path path)
@@ -118,8 +148,8 @@ std::shared_ptr<GpuLibrary> GpuLibrary::open() {
     std::error_code ec;
     if (std::filesystem::exists(p, ec)) return open(p);
   }
-  if (const char* env = std::getenv("INFER_GPU_LIBRARY"); env && *env) {
-    throw GpuUnavailableError("INFER_GPU_LIBRARY=" + std::string(env) + ": no such file");
+  if (const std::filesystem::path env = path_from_environment("INFER_GPU_LIBRARY"); !env.empty()) {
+    throw GpuUnavailableError("INFER_GPU_LIBRARY=" + env.u8string() + ": no such file");
   }
   std::string looked;
   for (const std::filesystem::path& p : candidates) looked += (looked.empty() ? "" : ", ") + p.parent_path().u8string();

@@ -17,7 +17,7 @@ namespace infer {
 extern const char* const kGpuLibraryName;
 extern const char* const kGpuBuildHint;
 
-// Where load_gpu_backend looks for libinfer_cudnn.so, in order: $INFER_GPU_LIBRARY if set (and
+// Where load_gpu_backend looks for the backend (kGpuLibraryName), in order: $INFER_GPU_LIBRARY if set (and
 // nowhere else), or else the folders of install_layout.h's gpu_module_folders().
 std::vector<std::filesystem::path> gpu_library_candidates();
 
@@ -49,6 +49,11 @@ class GpuLibrary {
 // another name.
 ChildJob find_gpu_job(const std::string& name);
 #endif
+
+// The plugin table behind `entry` (nullptr: the library has no infer_gpu_plugin) if it is one of
+// this build's: the same ABI version, Network layout, op list and C++ standard library. Else
+// GpuUnavailableError naming `path` and what differs. Both loaders (gpu_library_*.cpp) call it.
+const InferGpuPlugin& checked_plugin(InferGpuPluginEntry entry, const std::filesystem::path& path);
 
 // Whether the GPU backend's top_k() selects on the device for a last layer of `classes` outputs
 // and n samples: within gpu_plugin.h's INFER_GPU_TOP_K_MAX_CLASSES and INFER_GPU_TOP_K_MAX_SAMPLES.

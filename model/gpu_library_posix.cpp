@@ -8,7 +8,6 @@
 #include "errors.h"
 #include "gpu_backend.h"
 #include "isolated.h"
-#include "network.h"
 
 namespace infer {
 
@@ -77,16 +76,14 @@ std::shared_ptr<GpuLibrary> GpuLibrary::open(const std::filesystem::path& path) 
     const char* why = dlerror();
     throw GpuUnavailableError("cannot load the GPU backend: " + std::string(why ? why : path.string()));
   }
-  auto entry = reinterpret_cast<InferGpuPluginEntry>(dlsym(handle, "infer_gpu_plugin"));
-  const InferGpuPlugin* api = entry ? entry() : nullptr;
-  if (!api || api->abi_version != INFER_GPU_PLUGIN_ABI || api->network_size != sizeof(Network) ||
-      api->ops_hash != ops_hash()) {
+  try {
+    const InferGpuPlugin& api =
+        checked_plugin(reinterpret_cast<InferGpuPluginEntry>(dlsym(handle, "infer_gpu_plugin")), path);
+    return std::shared_ptr<GpuLibrary>(new GpuLibrary(handle, &api, path));
+  } catch (...) {
     dlclose(handle);
-    throw GpuUnavailableError(path.string() +
-                              " is not a GPU backend of this build of infer (ABI mismatch); "
-                              "use the library built with this executable");
+    throw;
   }
-  return std::shared_ptr<GpuLibrary>(new GpuLibrary(handle, api, path));
 }
 
 }  // namespace infer

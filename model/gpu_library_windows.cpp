@@ -11,7 +11,6 @@
 #include "errors.h"
 #include "gpu_backend.h"
 #include "isolated.h"
-#include "network.h"
 #include "windows_message.h"
 
 namespace infer {
@@ -72,23 +71,28 @@ ChildJob find_gpu_job(const std::string& name) { return name == kTrialJob ? tria
 
 GpuLibrary::~GpuLibrary() { FreeLibrary(static_cast<HMODULE>(handle_)); }
 
-std::shared_ptr<GpuLibrary> GpuLibrary::open(const fs::path& path) {
+std::shared_ptr<GpuLibrary> GpuLibrary::open(const fs::path& given) {
+  // LOAD_WITH_ALTERED_SEARCH_PATH is defined for absolute paths with backslashes only
+  // ($INFER_GPU_LIBRARY may be relative or use slashes).
+  const fs::path path = fs::absolute(given).make_preferred();
   trial_load(path);
+  // No "Bad Image" or "cannot find" message box for a damaged DLL or a missing dependency: the
+  // error comes back as a code (the child's loads run under the same mode, isolated_windows.cpp).
+  DWORD old_mode = 0;
+  SetThreadErrorMode(SEM_FAILCRITICALERRORS | SEM_NOOPENFILEERRORBOX, &old_mode);
   const HMODULE handle = LoadLibraryExW(path.c_str(), nullptr, kLoadFlags);
+  const DWORD error = GetLastError();
+  SetThreadErrorMode(old_mode, nullptr);
   if (!handle) {
-    const DWORD error = GetLastError();
     throw GpuUnavailableError("cannot load the GPU backend " + path.u8string() + ": " + windows_error_text(error));
   }
-  const auto entry = symbol<InferGpuPluginEntry>(handle, "infer_gpu_plugin");
-  const InferGpuPlugin* api = entry ? entry() : nullptr;
-  if (!api || api->abi_version != INFER_GPU_PLUGIN_ABI || api->network_size != sizeof(Network) ||
-      api->ops_hash != ops_hash()) {
+  try {
+    const InferGpuPlugin& api = checked_plugin(symbol<InferGpuPluginEntry>(handle, "infer_gpu_plugin"), path);
+    return std::shared_ptr<GpuLibrary>(new GpuLibrary(handle, &api, path));
+  } catch (...) {
     FreeLibrary(handle);
-    throw GpuUnavailableError(path.u8string() +
-                              " is not a GPU backend of this build of infer (ABI mismatch); "
-                              "use the DLL built with this executable");
+    throw;
   }
-  return std::shared_ptr<GpuLibrary>(new GpuLibrary(handle, api, path));
 }
 
 }  // namespace infer

@@ -1,10 +1,14 @@
-// The boundary between the engine and the cuDNN backend library (libinfer_cudnn.so), which the
-// engine loads with dlopen so that `infer` starts, and can say why the GPU is unusable, on a
-// machine without a driver, a CUDA runtime or cuDNN.
+// The boundary between the engine and the cuDNN backend library (libinfer_cudnn.so on Linux,
+// infer_cudnn.dll on Windows), which the engine loads at run time (dlopen, LoadLibraryExW) so that
+// `infer` starts, and can say why the GPU is unusable, on a machine without a driver, a CUDA
+// runtime or cuDNN.
 //
 // The library exports one C function, infer_gpu_plugin(), returning a table of C functions. No
 // C++ exception crosses the boundary: failures come back as a status and a message. Both sides
-// are built from the same sources in one build; abi_version and the Network layout check that.
+// are built from the same sources in one build; abi_version, the Network layout and the C++
+// standard library check that. The table passes a Network, whose members are C++ standard library
+// types: an engine built with mingw-w64 (libstdc++) cannot hand one to a DLL built with MSVC (its
+// own STL, another layout of std::string and std::vector), so both must come from one compiler.
 #pragma once
 
 #include <cstddef>
@@ -18,7 +22,18 @@ extern "C" {
 
 // Bump whenever this table or any type it passes (Network, Layer, ...) changes. A change to the list
 // of ops (model/ops.h) needs no bump: ops_hash carries it.
-#define INFER_GPU_PLUGIN_ABI 6
+#define INFER_GPU_PLUGIN_ABI 7
+
+// The C++ standard library whose layout the Network's members have (its headers define these).
+#if defined(_MSVC_STL_VERSION)
+#define INFER_GPU_CXX_LIBRARY 2u /* Microsoft's STL */
+#elif defined(_LIBCPP_VERSION)
+#define INFER_GPU_CXX_LIBRARY 3u /* libc++ */
+#elif defined(__GLIBCXX__)
+#define INFER_GPU_CXX_LIBRARY 1u /* libstdc++ */
+#else
+#define INFER_GPU_CXX_LIBRARY 0u
+#endif
 
 // Limits of the device top-k selection (model/cudnn/top_k.cu: one block of threads per sample,
 // k scans of the row). Here, not in the kernel's header, so that the engine can check them without
@@ -67,6 +82,7 @@ struct InferGpuPlugin {
   std::uint32_t abi_version;   // INFER_GPU_PLUGIN_ABI
   std::uint32_t network_size;  // sizeof(infer::Network) as the library saw it
   std::uint64_t ops_hash;      // infer::ops_hash() as the library saw it: the same ops in the same order
+  std::uint32_t cxx_library;   // INFER_GPU_CXX_LIBRARY as the library saw it
 
   // Versions; never needs a GPU. Returns INFER_GPU_OK.
   int (*versions)(InferGpuVersions* out);
@@ -106,6 +122,6 @@ struct InferGpuPlugin {
 #else
 #define INFER_GPU_PLUGIN_EXPORT __attribute__((visibility("default")))
 #endif
-const InferGpuPlugin* infer_gpu_plugin(void);
+INFER_GPU_PLUGIN_EXPORT const InferGpuPlugin* infer_gpu_plugin(void);
 typedef const InferGpuPlugin* (*InferGpuPluginEntry)(void);
 }

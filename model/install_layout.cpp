@@ -39,7 +39,12 @@ std::vector<fs::path> gpu_module_folders() {
   const fs::path exe = executable_path();
   if (exe.empty()) return out;  // never relative to the working directory
   const fs::path exe_dir = exe.parent_path();
-  for (const fs::path& dir : {exe_dir, exe_dir / ".." / "lib", exe_dir / ".." / "lib" / "infer"}) {
+#ifdef _WIN32
+  const std::vector<fs::path> beside = {exe_dir};
+#else
+  const std::vector<fs::path> beside = {exe_dir, exe_dir / ".." / "lib", exe_dir / ".." / "lib" / "infer"};
+#endif
+  for (const fs::path& dir : beside) {
     const fs::path normal = normal_folder(dir);
     if (std::find(out.begin(), out.end(), normal) == out.end()) out.push_back(normal);
   }

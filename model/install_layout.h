@@ -19,6 +19,10 @@ struct CodeLocation {
   bool is_executable = true;
 };
 CodeLocation code_location();
+// An environment variable's value as a path; empty when unset or empty. On Windows read as UTF-16
+// (GetEnvironmentVariableW), never through the ANSI code page.
+std::filesystem::path path_from_environment(const char* name);
+
 // The running executable's path; empty when it cannot be read. kExecutablePathSource names where
 // it comes from, for the message when it cannot.
 std::filesystem::path executable_path();
@@ -27,8 +31,8 @@ extern const char* const kExecutablePathSource;
 // A file shipped with infer, by its path relative to the source root ("weights/fashion.toml",
 // "VERSIONS.toml"): <data dir>/<relative>, data dir = share/infer beside the binary's install
 // folder. The file need not exist: the caller reports a missing one, naming this path. Throws
-// InputError when the running executable's path cannot be read (/proc not mounted): there is no
-// fallback to a folder relative to the working directory. On Windows the data folder is the
+// InputError when the running executable's path cannot be read (Linux: /proc not mounted): there
+// is no fallback to a folder relative to the working directory. On Windows the data folder is the
 // executable's own (CMakeLists.txt: a flat install, bin\infer.exe beside VERSIONS.toml, weights\).
 std::filesystem::path shipped_file(const std::filesystem::path& relative);
 // The model and the manifest used when none is named: shipped_file("weights/fashion.toml") and
@@ -38,7 +42,8 @@ std::filesystem::path default_manifest_path();
 
 // Folders where the GPU module (libinfer_cudnn.so) may be, first to last: the install layout's
 // <libdir>/infer relative to the binary holding this code; then, relative to the running
-// executable, its own folder (the build tree, a bundle), ../lib and ../lib/infer.
+// executable, its own folder (the build tree, a bundle), ../lib and ../lib/infer. On Windows
+// the executable's folder alone (infer_cudnn.dll beside infer.exe): nothing outside the install.
 std::vector<std::filesystem::path> gpu_module_folders();
 
 }  // namespace infer

@@ -448,7 +448,7 @@ toml::table parse_toml(const std::filesystem::path& toml_path) {
 LoadedModel load_onnx_described(const std::filesystem::path& toml_path, const toml::table& root, TableReader& r,
                                 const std::string& name, const FileCheck& check) {
   const std::string file = toml_path.u8string();
-  std::filesystem::path onnx_path = r.string("onnx");
+  std::filesystem::path onnx_path = std::filesystem::u8path(r.string("onnx"));
   if (onnx_path.is_relative()) onnx_path = toml_path.parent_path() / onnx_path;
   if (check) check(onnx_path);
   OnnxModel onnx = read_onnx(onnx_path);
@@ -483,7 +483,7 @@ LoadedModel load_from_table(const std::filesystem::path& toml_path, const toml::
   if (onnx_key) return load_onnx_described(toml_path, root, r, name, check);
   const std::string weights_key = r.string("weights");
   if (weights_path.empty()) {
-    weights_path = weights_key;
+    weights_path = std::filesystem::u8path(weights_key);
     if (weights_path.is_relative()) weights_path = toml_path.parent_path() / weights_path;
   }
 

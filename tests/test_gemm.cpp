@@ -94,7 +94,9 @@ void check(const Case& c, std::mt19937& rng) {
 }
 
 TEST(Gemm, MatchesDoubleReferenceAcrossBlockBoundaries) {
-  std::mt19937 rng(std::random_device{}());
+  const unsigned seed = std::random_device{}();
+  SCOPED_TRACE("random seed " + std::to_string(seed));
+  std::mt19937 rng(seed);
   const int ms[] = {1, 3, 4, 5, 9, 17};
   const int ns[] = {1, 7, 255, 256, 257, 600};
   const int ks[] = {1, 8, 9, 127, 128, 129, 300};
@@ -114,7 +116,9 @@ TEST(Gemm, MatchesDoubleReferenceAcrossBlockBoundaries) {
 // The shipped model's shapes: its convolutions (im2col: weights [K x C*R*S] times columns) and its
 // classifier (a batch times weights transposed), each with beta 0 and 1.
 TEST(Gemm, MatchesDoubleReferenceOnTheShippedModelsShapes) {
-  std::mt19937 rng(std::random_device{}());
+  const unsigned seed = std::random_device{}();
+  SCOPED_TRACE("random seed " + std::to_string(seed));
+  std::mt19937 rng(seed);
   for (float beta : {0.0f, 1.0f}) {
     check({Transpose::No, 32, 784, 9, beta}, rng);
     check({Transpose::No, 64, 196, 288, beta}, rng);

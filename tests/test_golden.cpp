@@ -61,7 +61,7 @@ TEST(Golden, CpuBackendMatchesPyTorch) {
     }
     const float* row = logits.data() + i * 10;
     const float* want_row = want_logits.data() + i * 10;
-    const long ours = std::max_element(row, row + 10) - row;
+    const std::ptrdiff_t ours = std::max_element(row, row + 10) - row;
     agree += ours == std::max_element(want_row, want_row + 10) - want_row;
     correct += ours == labels[static_cast<std::size_t>(i)];
   }

@@ -66,9 +66,9 @@ class PlainBackend final : public Backend {
 
   // Runs the samples in chunks of kChunk through all layers, so that a chunk's activations stay in
   // the cache and memory does not grow with the batch size. One chunk runs on the calling thread
-  // with the sgemm's own threads (OpenBLAS's; gemm.h); several are spread over the workers, each with
-  // single-threaded sgemm calls (for these small matrix products that scales better than threading
-  // each one).
+  // with the sgemm's own threads (OpenBLAS's; the portable sgemm has none: one thread); several are
+  // spread over the workers, each with single-threaded sgemm calls (for these small matrix products
+  // that scales better than threading each one).
   void forward(const float* input, int n, float* output, std::size_t layer_count) override {
     if (n < 1 || n > max_batch_) throw std::invalid_argument("batch size out of range");
     if (layer_count < 1 || layer_count > network_.layers().size())

@@ -58,7 +58,7 @@ constexpr int kCpuChunk = 8;
 
 // Plans the network for up to max_batch samples. The network must outlive the backend. Threads:
 // oneDNN's OpenMP runtime (OMP_NUM_THREADS, else every core); the plain kernels gemm_threads()
-// (gemm.h: OpenBLAS's, OPENBLAS_NUM_THREADS, else every core). The plain kernels allocate every buffer here; oneDNN
+// (gemm.h: OpenBLAS's, OPENBLAS_NUM_THREADS, else every core; or the portable kernel's workers). The plain kernels allocate every buffer here; oneDNN
 // builds a program (its primitives and buffers) for each chunk size and layer count on first use
 // and keeps it, its programs sharing one set of buffers.
 std::unique_ptr<Backend> make_cpu_backend(const Network& network, int max_batch, const CpuOptions& options = {});
@@ -67,7 +67,7 @@ std::unique_ptr<Backend> make_cpu_backend(const Network& network, int max_batch,
 bool onednn_available();
 
 // The libraries behind both kernel sets, for --version: "oneDNN 2.6.3 (AVX-512, 2 threads); plain
-// kernels: OpenBLAS 0.3.21 ... (2 threads)".
+// kernels: OpenBLAS 0.3.21 ... (2 threads)"; without oneDNN, the plain kernels and their sgemm.
 std::string cpu_libraries();
 
 // The two kernel sets, as make_cpu_backend picks them.

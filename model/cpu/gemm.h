@@ -1,8 +1,9 @@
 // The matrix product under the plain kernels' convolutions and linear layers. Row-major:
 //   C[m x n] = A[m x k] * op(B) + beta * C
 //   op(B) = B, stored [k x n] (Transpose::No), or B^T with B stored [n x k] (Transpose::Yes).
-// lda, ldb, ldc are row strides in elements. beta == 0 means C is only written, never read (it may
-// hold anything, NaN included), as in BLAS.
+// lda, ldb, ldc are row strides in elements (lda >= k, ldb >= the row length of B, ldc >= n); C
+// overlaps neither A nor B (as in BLAS; the portable kernel relies on it). beta == 0 means C is only
+// written, never read (it may hold anything, NaN included).
 //
 // One implementation per build: OpenBLAS's cblas_sgemm (gemm_openblas.cpp, the Linux build) or the
 // project's own blocked kernel (gemm_portable.cpp: the Windows build, for which no BLAS is packaged;

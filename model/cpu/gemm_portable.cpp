@@ -64,8 +64,9 @@ float dot(const float* x, const float* y, int k) {
   return ((part[0] + part[1]) + (part[2] + part[3])) + ((part[4] + part[5]) + (part[6] + part[7]));
 }
 
-int default_threads() { return std::max(1, static_cast<int>(std::thread::hardware_concurrency())); }
-std::atomic<int> g_threads{default_threads()};
+// 0 until set: every core (hardware_concurrency is not constexpr, and a static initialiser elsewhere
+// may ask before a dynamic one here would have run).
+std::atomic<int> g_threads{0};
 
 }  // namespace
 
@@ -99,7 +100,10 @@ void sgemm(Transpose b_op, int m, int n, int k, const float* a, int lda, const f
   }
 }
 
-int gemm_threads() { return g_threads.load(); }
+int gemm_threads() {
+  const int set = g_threads.load();
+  return set > 0 ? set : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+}
 void set_gemm_threads(int n) { g_threads.store(std::max(1, n)); }
 std::string gemm_library() { return "portable sgemm (no BLAS in this build)"; }
 

@@ -55,6 +55,7 @@
 #include <stdexcept>
 
 #include "autotune_cache.h"
+#include "autotune_cache_file.h"
 #include "calls.h"
 #include "executor.h"
 
@@ -322,14 +323,14 @@ void Executor::choose_algorithms() {
   std::filesystem::path cache_path;
   if (options_.autotune) {
     cache_path = options_.autotune_cache.empty() ? default_autotune_cache_path()
-                                                 : std::filesystem::path(options_.autotune_cache);
+                                                 : std::filesystem::u8path(options_.autotune_cache);
     cache = AutotuneCache::load(cache_path);
     if (cache_path.empty()) {
-      log("autotune: no cache file ($INFER_AUTOTUNE_CACHE, $XDG_CACHE_HOME and $HOME unset); measuring every time");
+      log(std::string("autotune: no cache file (") + detail::kCacheLocationHint + "); measuring every time");
     } else if (!cache->problem().empty()) {
       log("autotune cache " + cache->problem() + "; measuring again and rewriting it");
     } else {
-      log("autotune cache " + cache_path.string() + ": " + std::to_string(cache->size()) + " entries");
+      log("autotune cache " + cache_path.u8string() + ": " + std::to_string(cache->size()) + " entries");
     }
     probe_workspace = std::max(probe_workspace, kWorkspaceLimitBytes);
   }
@@ -481,7 +482,7 @@ void Executor::choose_algorithms() {
   if (cache && cache->dirty() && !cache_path.empty()) {
     try {
       cache->save(cache_path);
-      log("autotune cache saved to " + cache_path.string());
+      log("autotune cache saved to " + cache_path.u8string());
     } catch (const AutotuneCacheError& e) {
       log(std::string("autotune cache not saved: ") + e.what());
     }

@@ -123,6 +123,7 @@ const InferGpuPlugin kPlugin = {
     INFER_GPU_PLUGIN_ABI,
     static_cast<std::uint32_t>(sizeof(Network)),
     ops_hash(),
+    INFER_GPU_CXX_LIBRARY,
     versions,
     create,
     forward,

@@ -18,6 +18,7 @@ const InferGpuPlugin kPlugin = {
     INFER_GPU_PLUGIN_ABI,
     static_cast<std::uint32_t>(sizeof(infer::Network)),
     infer::ops_hash() + FAKE_OPS_HASH_DELTA,
+    INFER_GPU_CXX_LIBRARY,
     versions,
     nullptr,
     nullptr,
@@ -29,4 +30,4 @@ const InferGpuPlugin kPlugin = {
 
 }  // namespace
 
-extern "C" __attribute__((visibility("default"))) const InferGpuPlugin* infer_gpu_plugin(void) { return &kPlugin; }
+extern "C" INFER_GPU_PLUGIN_EXPORT const InferGpuPlugin* infer_gpu_plugin(void) { return &kPlugin; }

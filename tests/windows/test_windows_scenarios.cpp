@@ -644,4 +644,19 @@ TEST_F(Scenario, AGpuBackendDllThatCrashesEndsOnlyTheTrialChild) {
   EXPECT_NE(aut.out.find(": Bag "), std::string::npos) << show(aut);
 }
 
+// An infer_cudnn.dll built with MSVC beside a mingw-built infer.exe: the network's C++ types differ
+// between the two standard libraries, so the DLL is refused before the network is handed over.
+TEST_F(Scenario, AGpuBackendDllOfAnotherCxxLibraryIsRefused) {
+  const fs::path app = install_infer("msvc-gpu-backend");
+  fs::copy_file(kFakes / "gpu-plugin-msvc" / "infer_cudnn.dll", app / "infer_cudnn.dll");
+  const std::wstring image = L" \"" + (app / "samples" / "bag.png").wstring() + L"\"";
+  const Result gpu = run({}, {}, L"--device gpu --no-verify" + image, app / "infer.exe");
+  EXPECT_EQ(gpu.exit_code, 4u) << show(gpu);
+  EXPECT_NE(gpu.out.find("was built with Microsoft's STL (MSVC), this program with libstdc++"), std::string::npos)
+      << show(gpu);
+  const Result aut = run({}, {}, L"--no-verify" + image, app / "infer.exe");
+  EXPECT_EQ(aut.exit_code, 0u) << show(aut);
+  EXPECT_NE(aut.out.find(": Bag "), std::string::npos) << show(aut);
+}
+
 }  // namespace

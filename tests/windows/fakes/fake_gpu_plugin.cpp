@@ -6,6 +6,11 @@
 #include <cstdio>
 
 #include "model/gpu_plugin.h"
+
+// FAKE_CXX_LIBRARY: another standard library's code, as an MSVC-built infer_cudnn.dll has.
+#ifndef FAKE_CXX_LIBRARY
+#define FAKE_CXX_LIBRARY INFER_GPU_CXX_LIBRARY
+#endif
 #include "model/network.h"
 #include "model/ops.h"
 
@@ -35,8 +40,10 @@ int last_timing(void*, InferGpuTiming* out) {
   return INFER_GPU_OK;
 }
 
-const InferGpuPlugin kPlugin = {INFER_GPU_PLUGIN_ABI, sizeof(infer::Network), infer::ops_hash(), versions, create,
-                                forward, top_k, describe, destroy, last_timing};
+const InferGpuPlugin kPlugin = {INFER_GPU_PLUGIN_ABI, sizeof(infer::Network), infer::ops_hash(),
+                                FAKE_CXX_LIBRARY,     versions,               create,
+                                forward,              top_k,                  describe,
+                                destroy,              last_timing};
 
 }  // namespace
 
