@@ -1,16 +1,18 @@
 // infer.exe's entry point (the Windows build, cross-compiled with mingw-w64: README "Windows").
-// Arguments arrive as UTF-16 (wmain) and run as UTF-8; the console is told the output is UTF-8.
+// Arguments arrive as UTF-16 (wmain) and run as UTF-8 (an unpaired surrogate, possible in a
+// Windows file name, becomes U+FFFD: that argument names no file and is reported as such); the
+// console is told the output is UTF-8.
 // A child process (this program started again to load an NVIDIA DLL for the environment probe, or
 // the GPU backend on trial; model/isolated.h) runs its job and ends before any of that.
 #include <windows.h>
 
-#include <filesystem>
 #include <string>
 #include <vector>
 
 #include "entry.h"
 #include "manifest/probe.h"
 #include "model/gpu_backend.h"
+#include "model/windows_message.h"
 
 namespace {
 
@@ -27,7 +29,7 @@ int wmain(int argc, wchar_t** argv) {
   SetConsoleOutputCP(CP_UTF8);
   std::vector<std::string> args;
   args.reserve(static_cast<std::size_t>(argc));
-  for (int i = 0; i < argc; ++i) args.push_back(std::filesystem::path(argv[i]).u8string());
+  for (int i = 0; i < argc; ++i) args.push_back(infer::utf8_from_utf16(argv[i]));
   std::vector<char*> utf8;
   for (std::string& a : args) utf8.push_back(a.data());
   utf8.push_back(nullptr);

@@ -24,6 +24,7 @@
 #include "model/errors.h"
 #include "model/isolated.h"
 #include "model/nvidia_versions.h"
+#include "model/windows_message.h"
 #include "pe_file.h"
 #include "probe.h"
 #include "probe_windows_parts.h"
@@ -44,7 +45,7 @@ std::string env(const wchar_t* name) {
   std::wstring v(n, L'\0');
   const DWORD m = GetEnvironmentVariableW(name, v.data(), n);
   v.resize(m);
-  return fs::path(v).u8string();
+  return utf8_from_utf16(v);
 }
 
 // ---- The checking process. ----

@@ -8,10 +8,11 @@
 #include <string>
 
 #include "model/isolated.h"
+#include "model/windows_message.h"
 
 namespace infer::manifest::detail {
 
-inline std::string utf8(const std::filesystem::path& p) { return p.u8string(); }
+inline std::string utf8(const std::filesystem::path& p) { return utf8_from_utf16(p.native()); }
 inline std::filesystem::path wide(const std::string& s) { return std::filesystem::u8path(s); }
 
 // The path of a loaded module, UTF-8.

@@ -19,6 +19,7 @@
 
 #include "isolated.h"
 #include "isolated_records.h"
+#include "windows_message.h"
 
 namespace infer {
 namespace {
@@ -67,7 +68,7 @@ LONG WINAPI on_unhandled_exception(EXCEPTION_POINTERS* info) {
   return EXCEPTION_EXECUTE_HANDLER;
 }
 
-std::string utf8(const wchar_t* w) { return fs::path(w).u8string(); }
+std::string utf8(const wchar_t* w) { return utf8_from_utf16(w); }
 
 // ---- The parent. ----
 

@@ -2,7 +2,6 @@
 
 #include <windows.h>
 
-#include <filesystem>
 #include <string>
 
 namespace infer {
@@ -15,7 +14,16 @@ std::string windows_message(unsigned long code) {
   std::wstring w = n && buf ? std::wstring(buf, n) : L"";
   if (buf) LocalFree(buf);
   while (!w.empty() && (w.back() == L'\n' || w.back() == L'\r' || w.back() == L' ')) w.pop_back();
-  return std::filesystem::path(w).u8string();
+  return utf8_from_utf16(w);
+}
+
+std::string utf8_from_utf16(std::wstring_view text) {
+  if (text.empty()) return {};
+  const int units = static_cast<int>(text.size());
+  std::string out(static_cast<std::size_t>(WideCharToMultiByte(CP_UTF8, 0, text.data(), units, nullptr, 0, nullptr, nullptr)),
+                  '\0');
+  WideCharToMultiByte(CP_UTF8, 0, text.data(), units, out.data(), static_cast<int>(out.size()), nullptr, nullptr);
+  return out;
 }
 
 std::string windows_error_text(unsigned long code) {

@@ -591,6 +591,18 @@ TEST_F(Scenario, ARootRelativeImagePathIsNotTakenForAnOption) {
   EXPECT_NE(r.out.find(": Bag "), std::string::npos) << show(r);
 }
 
+// An argument with an unpaired UTF-16 surrogate (legal in a Windows file name, not convertible to
+// UTF-8) is one input that cannot be read, not a crash; the next one is still classified.
+TEST_F(Scenario, AnArgumentWithAnUnpairedSurrogateIsOneBadInput) {
+  const fs::path image = folder("ok") / "bag.png";
+  fs::copy_file(fs::u8path(INFER_EXE).parent_path() / "samples" / "bag.png", image);
+  const std::wstring odd = (dir_.path() / L"odd-\xD800.png").wstring();
+  const Result r = run({}, {}, L"--device cpu \"" + odd + L"\" \"" + image.wstring() + L"\"");
+  EXPECT_EQ(r.exit_code, 3u) << show(r);
+  EXPECT_NE(r.out.find("odd-\xEF\xBF\xBD.png"), std::string::npos) << show(r);  // U+FFFD in its place
+  EXPECT_NE(r.out.find(image.u8string() + ": Bag"), std::string::npos) << show(r);
+}
+
 // This build has no protobuf: an ONNX model is recognised and refused with the way out.
 TEST_F(Scenario, AnOnnxModelIsRefusedSayingWhy) {
   const fs::path model = dir_.path() / "model.onnx";
