@@ -395,8 +395,6 @@ void read_cudnn(const IsolatedResult& r, const CudnnFiles& files, const Folders&
 
 }  // namespace
 
-ChildJob find_probe_job(const std::string& name) { return detail::find_probe_job(name); }
-
 const MachineProbe& probe_machine(const BuildInfo& build) {
   static std::unique_ptr<MachineProbe> cached;
   if (cached && cached->build.cuda == build.cuda && cached->build.cudnn == build.cudnn &&

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "probe.h"
 #include "probe_windows_parts.h"
 #include "model/windows_message.h"
 
@@ -138,13 +139,6 @@ void cudnn_job(const ChildChannel& ch, const std::vector<std::string>& args) {
 
 }  // namespace
 
-ChildJob find_probe_job(const std::string& name) {
-  if (name == "driver") return driver_job;
-  if (name == "nvml") return nvml_job;
-  if (name == "cudart") return cudart_job;
-  if (name == "cudnn") return cudnn_job;
-  return nullptr;
-}
 
 std::string module_path(HMODULE h) {
   std::wstring p(32768, L'\0');
@@ -154,3 +148,16 @@ std::string module_path(HMODULE h) {
 }
 
 }  // namespace infer::manifest::detail
+
+namespace infer::manifest {
+
+// The probe's jobs by name ("driver", "nvml", "cudart", "cudnn").
+ChildJob find_probe_job(const std::string& name) {
+  if (name == "driver") return detail::driver_job;
+  if (name == "nvml") return detail::nvml_job;
+  if (name == "cudart") return detail::cudart_job;
+  if (name == "cudnn") return detail::cudnn_job;
+  return nullptr;
+}
+
+}  // namespace infer::manifest

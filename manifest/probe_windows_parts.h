@@ -23,7 +23,4 @@ F symbol(HMODULE h, const char* name) {
   return reinterpret_cast<F>(reinterpret_cast<void*>(GetProcAddress(h, name)));
 }
 
-// The probe's jobs by name ("driver", "nvml", "cudart", "cudnn"), for run_child_if_asked().
-ChildJob find_probe_job(const std::string& name);
-
 }  // namespace infer::manifest::detail

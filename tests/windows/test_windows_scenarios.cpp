@@ -206,6 +206,19 @@ class Scenario : public ::testing::Test {
     return to;
   }
 
+  // infer.exe installed into `folder` with the stand-in infer_cudnn.dll of `variant` beside it (none
+  // when empty), run on a sample with --device gpu and with --device auto.
+  struct GpuRuns {
+    Result gpu, automatic;
+  };
+  GpuRuns run_with_gpu_backend(const std::string& folder, const std::string& variant) {
+    const fs::path app = install_infer(folder);
+    if (!variant.empty()) fs::copy_file(kFakes / variant / "infer_cudnn.dll", app / "infer_cudnn.dll");
+    const std::wstring image = L" \"" + (app / "samples" / "bag.png").wstring() + L"\"";
+    return {run({}, {}, L"--device gpu --no-verify" + image, app / "infer.exe"),
+            run({}, {}, L"--no-verify" + image, app / "infer.exe")};
+  }
+
   infer::test::TempDir dir_;
 };
 
@@ -618,25 +631,22 @@ TEST_F(Scenario, AnOnnxModelIsRefusedSayingWhy) {
 
 // None beside infer.exe: --device gpu says so (exit 4); --device auto runs on the CPU.
 TEST_F(Scenario, WithoutTheGpuBackendDllTheGpuIsRefusedAndAutoRunsOnTheCpu) {
-  const fs::path app = install_infer("no-gpu-backend");
-  const std::wstring image = L" \"" + (app / "samples" / "bag.png").wstring() + L"\"";
-  const Result gpu = run({}, {}, L"--device gpu --no-verify" + image, app / "infer.exe");
+  const GpuRuns runs = run_with_gpu_backend("no-gpu-backend", "");
+  const Result& gpu = runs.gpu;
   EXPECT_EQ(gpu.exit_code, 4u) << show(gpu);
   EXPECT_NE(gpu.out.find("infer_cudnn.dll (the GPU backend) was not found"), std::string::npos) << show(gpu);
-  const Result aut = run({}, {}, L"--no-verify" + image, app / "infer.exe");
+  const Result& aut = runs.automatic;
   EXPECT_EQ(aut.exit_code, 0u) << show(aut);
   EXPECT_NE(aut.out.find(": Bag "), std::string::npos) << show(aut);
 }
 
 // A backend that loads and finds no device: its own message, from its create().
 TEST_F(Scenario, TheGpuBackendDllIsLoadedAndItsRefusalReported) {
-  const fs::path app = install_infer("fake-gpu-backend");
-  fs::copy_file(kFakes / "gpu-plugin" / "infer_cudnn.dll", app / "infer_cudnn.dll");
-  const std::wstring image = L" \"" + (app / "samples" / "bag.png").wstring() + L"\"";
-  const Result gpu = run({}, {}, L"--device gpu --no-verify" + image, app / "infer.exe");
+  const GpuRuns runs = run_with_gpu_backend("fake-gpu-backend", "gpu-plugin");
+  const Result& gpu = runs.gpu;
   EXPECT_EQ(gpu.exit_code, 4u) << show(gpu);
   EXPECT_NE(gpu.out.find("fake GPU backend: no CUDA device here"), std::string::npos) << show(gpu);
-  const Result aut = run({}, {}, L"--no-verify" + image, app / "infer.exe");
+  const Result& aut = runs.automatic;
   EXPECT_EQ(aut.exit_code, 0u) << show(aut);
   EXPECT_NE(aut.out.find("running on the CPU: fake GPU backend: no CUDA device here"), std::string::npos) << show(aut);
 }
@@ -644,14 +654,12 @@ TEST_F(Scenario, TheGpuBackendDllIsLoadedAndItsRefusalReported) {
 // A backend DLL that crashes in the trial (as cudnnGetVersion does beside a foreign
 // cudnn_graph64_9.dll) ends the trial child, not infer.exe; the report names the step.
 TEST_F(Scenario, AGpuBackendDllThatCrashesEndsOnlyTheTrialChild) {
-  const fs::path app = install_infer("crashing-gpu-backend");
-  fs::copy_file(kFakes / "gpu-plugin-crash" / "infer_cudnn.dll", app / "infer_cudnn.dll");
-  const std::wstring image = L" \"" + (app / "samples" / "bag.png").wstring() + L"\"";
-  const Result gpu = run({}, {}, L"--device gpu --no-verify" + image, app / "infer.exe");
+  const GpuRuns runs = run_with_gpu_backend("crashing-gpu-backend", "gpu-plugin-crash");
+  const Result& gpu = runs.gpu;
   EXPECT_EQ(gpu.exit_code, 4u) << show(gpu);
   EXPECT_NE(gpu.out.find("loading the GPU backend crashed"), std::string::npos) << show(gpu);
   EXPECT_NE(gpu.out.find("while asking the CUDA runtime and cuDNN their versions"), std::string::npos) << show(gpu);
-  const Result aut = run({}, {}, L"--no-verify" + image, app / "infer.exe");
+  const Result& aut = runs.automatic;
   EXPECT_EQ(aut.exit_code, 0u) << show(aut);
   EXPECT_NE(aut.out.find(": Bag "), std::string::npos) << show(aut);
 }
@@ -659,14 +667,12 @@ TEST_F(Scenario, AGpuBackendDllThatCrashesEndsOnlyTheTrialChild) {
 // An infer_cudnn.dll built with MSVC beside a mingw-built infer.exe: the network's C++ types differ
 // between the two standard libraries, so the DLL is refused before the network is handed over.
 TEST_F(Scenario, AGpuBackendDllOfAnotherCxxLibraryIsRefused) {
-  const fs::path app = install_infer("msvc-gpu-backend");
-  fs::copy_file(kFakes / "gpu-plugin-msvc" / "infer_cudnn.dll", app / "infer_cudnn.dll");
-  const std::wstring image = L" \"" + (app / "samples" / "bag.png").wstring() + L"\"";
-  const Result gpu = run({}, {}, L"--device gpu --no-verify" + image, app / "infer.exe");
+  const GpuRuns runs = run_with_gpu_backend("msvc-gpu-backend", "gpu-plugin-msvc");
+  const Result& gpu = runs.gpu;
   EXPECT_EQ(gpu.exit_code, 4u) << show(gpu);
   EXPECT_NE(gpu.out.find("was built with Microsoft's STL (MSVC), this program with libstdc++"), std::string::npos)
       << show(gpu);
-  const Result aut = run({}, {}, L"--no-verify" + image, app / "infer.exe");
+  const Result& aut = runs.automatic;
   EXPECT_EQ(aut.exit_code, 0u) << show(aut);
   EXPECT_NE(aut.out.find(": Bag "), std::string::npos) << show(aut);
 }
