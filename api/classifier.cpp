@@ -4,10 +4,10 @@
 #include <algorithm>
 #include <cmath>
 
-#include "model/cpu/threads.h"
-#include "model/image.h"
-#include "model/preprocess.h"
-#include "setup.h"
+#include "backends/cpu/threads.h"
+#include "image/image.h"
+#include "image/preprocess.h"
+#include "api/setup.h"
 
 namespace infer {
 

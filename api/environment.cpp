@@ -6,9 +6,9 @@
 #include "manifest/check.h"
 #include "manifest/report.h"
 #include "manifest/writer.h"
-#include "model/install_layout.h"
-#include "model/model_file.h"
-#include "setup.h"
+#include "platform/install_layout.h"
+#include "formats/model_file.h"
+#include "api/setup.h"
 
 namespace infer {
 namespace {

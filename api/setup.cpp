@@ -1,4 +1,4 @@
-#include "setup.h"
+#include "api/setup.h"
 
 #include <algorithm>
 #include <cmath>
@@ -8,11 +8,11 @@
 #include "manifest/check.h"
 #include "manifest/report.h"
 #include "manifest/sha256.h"
-#include "model/cpu/cpu_backend.h"
-#include "model/errors.h"
-#include "model/gpu_backend.h"
-#include "model/install_layout.h"
-#include "model/memory_plan.h"
+#include "backends/cpu/cpu_backend.h"
+#include "infer/errors.h"
+#include "backends/gpu_backend.h"
+#include "platform/install_layout.h"
+#include "backends/cpu/memory_plan.h"
 
 namespace infer::api {
 namespace {

@@ -9,8 +9,8 @@
 #include "infer/classifier.h"
 #include "manifest/manifest.h"
 #include "manifest/probe.h"
-#include "model/backend.h"
-#include "model/model_file.h"
+#include "backends/backend.h"
+#include "formats/model_file.h"
 
 namespace infer::api {
 

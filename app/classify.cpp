@@ -1,11 +1,11 @@
-#include "classify.h"
+#include "app/classify.h"
 
 #include <filesystem>
 #include <iostream>
 
-#include "inputs.h"
-#include "printer.h"
-#include "progress.h"
+#include "app/inputs.h"
+#include "app/printer.h"
+#include "app/progress.h"
 
 namespace infer::app {
 

@@ -6,7 +6,7 @@
 #include <string>
 
 #include "infer/classifier.h"
-#include "options.h"
+#include "app/options.h"
 
 namespace infer::app {
 

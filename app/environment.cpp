@@ -1,11 +1,11 @@
-#include "environment.h"
+#include "app/environment.h"
 
 #include <ostream>
 
-#include "exit_codes.h"
+#include "app/exit_codes.h"
 #include "infer/environment.h"
 #include "infer/errors.h"
-#include "model/printable.h"
+#include "platform/printable.h"
 
 namespace infer::app {
 

@@ -5,7 +5,7 @@
 
 #include <iosfwd>
 
-#include "options.h"
+#include "app/options.h"
 
 namespace infer::app {
 

@@ -1,11 +1,11 @@
-#include "inputs.h"
+#include "app/inputs.h"
 
 #include <algorithm>
 #include <cctype>
 #include <filesystem>
 
-#include "model/image.h"
-#include "options.h"
+#include "image/image.h"
+#include "app/options.h"
 
 namespace infer::app {
 namespace {

@@ -7,16 +7,16 @@
 #include <optional>
 #include <string>
 
-#include "classify.h"
-#include "entry.h"
-#include "environment.h"
-#include "exit_codes.h"
+#include "app/classify.h"
+#include "app/entry.h"
+#include "app/environment.h"
+#include "app/exit_codes.h"
 #include "infer/classifier.h"
-#include "memory_limit.h"
-#include "model/cpu/threads.h"
-#include "model/printable.h"
-#include "options.h"
-#include "version.h"
+#include "app/memory_limit.h"
+#include "backends/cpu/threads.h"
+#include "platform/printable.h"
+#include "app/options.h"
+#include "app/version.h"
 
 namespace infer::app {
 namespace {

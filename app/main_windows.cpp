@@ -1,18 +1,18 @@
-// infer.exe's entry point (the Windows build, cross-compiled with mingw-w64: README "Windows").
+// infer.exe's entry point (the Windows build, cross-compiled with mingw-w64: docs/windows.md).
 // Arguments arrive as UTF-16 (wmain) and run as UTF-8 (an unpaired surrogate, possible in a
 // Windows file name, becomes U+FFFD: that argument names no file and is reported as such); the
 // console is told the output is UTF-8.
 // A child process (this program started again to load an NVIDIA DLL for the environment probe, or
-// the GPU backend on trial; model/isolated.h) runs its job and ends before any of that.
+// the GPU backend on trial; platform/isolated.h) runs its job and ends before any of that.
 #include <windows.h>
 
 #include <string>
 #include <vector>
 
-#include "entry.h"
+#include "app/entry.h"
 #include "manifest/probe.h"
-#include "model/gpu_backend.h"
-#include "model/windows_message.h"
+#include "backends/gpu_backend.h"
+#include "platform/windows_message.h"
 
 namespace {
 

@@ -1,11 +1,11 @@
-#include "memory_limit.h"
+#include "app/memory_limit.h"
 
 #include <cctype>
 #include <cmath>
 #include <string>
 
-#include "model/errors.h"
-#include "model/memory_plan.h"
+#include "infer/errors.h"
+#include "backends/cpu/memory_plan.h"
 
 namespace infer::app {
 namespace {

@@ -1,4 +1,4 @@
-// --max-memory: the limit on the memory a run plans for its model (model/memory_plan.h). The
+// --max-memory: the limit on the memory a run plans for its model (backends/cpu/memory_plan.h). The
 // classifier keeps its batch within it (ClassifierOptions::max_memory), checked after the model is
 // loaded and before a backend is built, so nothing that grows with the model's activations is
 // allocated for a model that is refused.

@@ -1,4 +1,4 @@
-#include "options.h"
+#include "app/options.h"
 
 #include <iostream>
 #include <map>
@@ -7,8 +7,8 @@
 
 #include <CLI/CLI.hpp>
 
-#include "exit_codes.h"
-#include "memory_limit.h"
+#include "app/exit_codes.h"
+#include "app/memory_limit.h"
 
 namespace infer::app {
 namespace {

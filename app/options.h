@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "infer/classifier.h"
-#include "model/backend.h"
+#include "backends/backend.h"
 
 namespace infer::app {
 

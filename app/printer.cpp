@@ -1,4 +1,4 @@
-#include "printer.h"
+#include "app/printer.h"
 
 #include <cerrno>
 #include <cstdio>
@@ -7,8 +7,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "classify.h"
-#include "model/printable.h"
+#include "app/classify.h"
+#include "platform/printable.h"
 
 namespace infer::app {
 namespace {

@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "infer/classifier.h"
-#include "inputs.h"
-#include "options.h"
+#include "app/inputs.h"
+#include "app/options.h"
 
 namespace infer::app {
 

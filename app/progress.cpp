@@ -1,4 +1,4 @@
-#include "progress.h"
+#include "app/progress.h"
 
 #ifdef _WIN32
 #include <io.h>

@@ -1,16 +1,16 @@
-#include "version.h"
+#include "app/version.h"
 
 #include <ostream>
 
 #include "infer/environment.h"
 #include "infer/version.h"
 #include "manifest/probe.h"
-#include "model/cpu/cpu_backend.h"
-#include "model/errors.h"
-#include "model/gpu_backend.h"
-#include "model/install_layout.h"
-#include "model/model_file.h"
-#include "model/nvidia_versions.h"
+#include "backends/cpu/cpu_backend.h"
+#include "infer/errors.h"
+#include "backends/gpu_backend.h"
+#include "platform/install_layout.h"
+#include "formats/model_file.h"
+#include "platform/nvidia_versions.h"
 
 namespace infer::app {
 namespace {
@@ -28,7 +28,7 @@ void print_version(std::ostream& out, const std::string& model) {
   out << "  GPU backend:  ";
   if (built.cuda.empty()) {
 #ifdef _WIN32
-    out << "built apart from infer.exe (infer_cudnn.dll: MSVC and the CUDA toolkit, README \"Windows\")\n";
+    out << "built apart from infer.exe (infer_cudnn.dll: MSVC and the CUDA toolkit, docs/windows.md)\n";
 #else
     out << "not built (CUDA toolkit or cuDNN not found at configure time)\n";
 #endif

@@ -1,7 +1,7 @@
-// infer-gemm-bench: the plain kernels' sgemm (model/cpu/gemm.h) on the shipped model's matrix
+// infer-gemm-bench: the plain kernels' sgemm (backends/cpu/gemm/gemm.h) on the shipped model's matrix
 // shapes and a few larger ones, one thread, in GFLOP/s. Built twice, against OpenBLAS
 // (infer-gemm-bench) and against the portable kernel of the Windows build
-// (infer-gemm-bench-portable); tools/bench-gemm.sh runs both in one go. A program that prints
+// (infer-gemm-bench-portable); tools/bench/bench-gemm.sh runs both in one go. A program that prints
 // numbers, not a test.
 #include <algorithm>
 #include <chrono>
@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "model/cpu/gemm.h"
+#include "backends/cpu/gemm/gemm.h"
 
 namespace {
 

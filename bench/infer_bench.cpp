@@ -3,7 +3,7 @@
 //   infer-bench [--model PATH] [--device cpu|gpu] [--precision fp32|tf32|fp16] [--autotune]
 //               [--batch 1,64,1024] [--threads N] [--cpu-kernels onednn|plain] [--top-k K] [--data DIR] [--json]
 //
-// The model defaults to the shipped one (<exe_dir>/../share/infer, model/install_layout.h); the test
+// The model defaults to the shipped one (<exe_dir>/../share/infer, platform/install_layout.h); the test
 // images are read from --data DIR, else $FASHION_MNIST_DIR, else Debian's
 // /usr/share/datasets/fashion-mnist (dataset-fashion-mnist).
 //
@@ -12,12 +12,12 @@
 // images (already decoded and normalised: this measures the network, not PNG decoding), reported
 // as images/second and per-batch latency percentiles: end to end on the host's steady clock around
 // the call, which returns when the results are in host memory ("host"; p50_ms, p90_ms,
-// p99_ms in JSON, what tools/bench_peers.py compares), and on the GPU also the device's own time
+// p99_ms in JSON, what tools/bench/bench_peers.py compares), and on the GPU also the device's own time
 // from CUDA events (Backend::last_timing: "device" p50/p90/p99, and the p50 of the host-to-device
 // copy, the compute between the copies and the device-to-host copy). Also: start-up (model load +
 // backend build + first batch, from main), top-1 accuracy of the backend at its precision on the
 // 10k images, and the process's peak resident memory. A program that prints numbers, not a test:
-// compare with a peer measured in the same run (tools/bench_peers.py).
+// compare with a peer measured in the same run (tools/bench/bench_peers.py).
 
 #include <algorithm>
 #include <chrono>
@@ -33,15 +33,15 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
-#include "model/cpu/cpu_backend.h"
-#include "model/cpu/threads.h"
-#include "model/errors.h"
-#include "model/gpu_backend.h"
-#include "model/image.h"
-#include "model/install_layout.h"
-#include "model/model_file.h"
-#include "model/preprocess.h"
-#include "tests/fashion_mnist.h"
+#include "backends/cpu/cpu_backend.h"
+#include "backends/cpu/threads.h"
+#include "infer/errors.h"
+#include "backends/gpu_backend.h"
+#include "image/image.h"
+#include "platform/install_layout.h"
+#include "formats/model_file.h"
+#include "image/preprocess.h"
+#include "tests/support/fashion_mnist.h"
 
 namespace {
 

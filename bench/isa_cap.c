@@ -1,7 +1,7 @@
 // libinfer_isa_cap.so: makes an AVX-512 machine look like an AVX2-only one to every library in a
 // process, so that ours and the peers (ONNX Runtime's MLAS, PyTorch's cpuinfo, oneDNN) pick their
 // AVX2 kernels in the same run. A benchmark tool, never installed: LD_PRELOAD it
-// (tools/bench.sh --cpu-isa avx2 does).
+// (tools/bench/bench.sh --cpu-isa avx2 does).
 //
 // How: Linux's CPUID faulting (arch_prctl ARCH_SET_CPUID 0; the CPU flag "cpuid_fault") makes each
 // CPUID instruction raise SIGSEGV (si_code SI_KERNEL). The handler runs the real CPUID with

@@ -1,5 +1,5 @@
 # FindStb: the header-only stb libraries (Debian: libstb-dev puts them in /usr/include/stb).
-# Defines Stb::Stb (headers only; the implementation is compiled in model/stb_impl.cpp).
+# Defines Stb::Stb (headers only; the implementation is compiled in image/stb_impl.cpp).
 find_path(Stb_INCLUDE_DIR NAMES stb_image.h PATH_SUFFIXES stb)
 include(FindPackageHandleStandardArgs)
 find_package_handle_standard_args(Stb REQUIRED_VARS Stb_INCLUDE_DIR)

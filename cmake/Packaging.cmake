@@ -1,10 +1,10 @@
-# CPack: `cpack --config build/CPackConfig.cmake` (tools/package.sh) makes
+# CPack: `cpack --config build/CPackConfig.cmake` (tools/release/package.sh) makes
 #   infer_<version>_amd64.deb      the command, libinfer.so and the shipped model (component runtime):
 #                                  the CPU path, installable on any Debian-like system;
 #   infer-dev_<version>_amd64.deb  the headers and the CMake package (component dev);
 #   infer-gpu_<version>_amd64.deb  the cuDNN backend module (component gpu), only when it is built;
 #   infer-<version>-Linux.tar.gz   everything in one relocatable tree (the binaries find each other
-#                                  relative to themselves, model/install_layout.h).
+#                                  relative to themselves, platform/install_layout.h).
 # The .debs' dependencies on Debian's libraries come from dpkg-shlibdeps, on the files themselves.
 # infer-gpu depends on no NVIDIA package: the CUDA 13 runtime and cuDNN 9 come from NVIDIA's
 # packages, a tarball or the pip wheels, and `infer --check` says whether the ones found fit.

@@ -1,7 +1,7 @@
 # The dependencies of the Windows build, as the same imported targets the Linux build gets from
 # Debian's packages (top-level CMakeLists.txt), so that no target differs.
 #
-# Native, with MSVC (README "Windows"; built only on Windows, untested here): every dependency
+# Native, with MSVC (docs/windows.md; built only on Windows, untested here): every dependency
 # through find_package, e.g. from vcpkg (nlohmann-json, tomlplusplus, cli11, stb, zlib, gtest) with
 # -DCMAKE_TOOLCHAIN_FILE=<vcpkg>/scripts/buildsystems/vcpkg.cmake.
 if(NOT CMAKE_CROSSCOMPILING)
@@ -25,11 +25,11 @@ endif()
 # include path (glibc's headers would shadow mingw's). toml++ is compiled header-only here
 # (TOML_HEADER_ONLY=1; on Linux it is Debian's shared library). zlib is Debian's mingw build
 # (libz-mingw-w64-dev), linked statically. GoogleTest is built from Debian's sources
-# (/usr/src/googletest) with this compiler. SHA-256 uses Windows' BCrypt (manifest/sha256_bcrypt.cpp).
+# (/usr/src/googletest) with this compiler. SHA-256 uses Windows' BCrypt (manifest/windows/sha256_bcrypt.cpp).
 set(_staged ${PROJECT_BINARY_DIR}/deps/include)
 function(infer_stage_headers from to)
   if(NOT EXISTS ${from})
-    message(FATAL_ERROR "${from} not found: install Debian's headers (tools/install-deps.sh)")
+    message(FATAL_ERROR "${from} not found: install Debian's headers (tools/dev/install-deps.sh)")
   endif()
   file(COPY ${from}/ DESTINATION ${_staged}/${to})
 endfunction()

@@ -1,5 +1,5 @@
 # Cross-compiling infer for Windows x64 with Debian's mingw-w64 (gcc 12, POSIX threads), the tests
-# run under wine (tools/wine-run.sh as CMake's emulator). tools/windows.sh uses it:
+# run under wine (tools/dev/wine-run.sh as CMake's emulator). tools/dev/windows.sh uses it:
 #
 #   cmake -S . -B build-windows --preset windows      (CMakePresets.json names this file)
 #
@@ -27,4 +27,4 @@ set(CMAKE_EXE_LINKER_FLAGS_INIT "-static")
 set(CMAKE_SHARED_LINKER_FLAGS_INIT "-static")
 
 # ctest, gtest_discover_tests and add_test run the .exe files through wine.
-set(CMAKE_CROSSCOMPILING_EMULATOR ${CMAKE_CURRENT_LIST_DIR}/../tools/wine-run.sh)
+set(CMAKE_CROSSCOMPILING_EMULATOR ${CMAKE_CURRENT_LIST_DIR}/../tools/dev/wine-run.sh)

@@ -1,16 +1,16 @@
-#include "check.h"
-#include "model/nvidia_versions.h"
+#include "manifest/check.h"
+#include "platform/nvidia_versions.h"
 
 #include <algorithm>
 #include <filesystem>
 
-#include "diagnosis.h"
-#include "facts.h"
-#include "glob.h"
-#include "model/errors.h"
-#include "nvidia_errors.h"
-#include "platform_words.h"
-#include "sha256.h"
+#include "manifest/diagnosis.h"
+#include "manifest/facts.h"
+#include "manifest/glob.h"
+#include "infer/errors.h"
+#include "manifest/nvidia_errors.h"
+#include "manifest/platform_words.h"
+#include "manifest/sha256.h"
 
 namespace infer::manifest {
 namespace {

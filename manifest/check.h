@@ -4,9 +4,9 @@
 #include <string>
 #include <vector>
 
-#include "manifest.h"
-#include "probe.h"
-#include "report.h"
+#include "manifest/manifest.h"
+#include "manifest/probe.h"
+#include "manifest/report.h"
 
 namespace infer::manifest {
 

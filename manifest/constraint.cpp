@@ -1,4 +1,4 @@
-#include "constraint.h"
+#include "manifest/constraint.h"
 
 #include <algorithm>
 #include <cctype>

@@ -1,17 +1,17 @@
-#include "diagnosis.h"
+#include "manifest/diagnosis.h"
 
 #include <algorithm>
 #include <cctype>
 #include <filesystem>
 #include <map>
 
-#include "facts.h"
+#include "manifest/facts.h"
 #ifndef _WIN32
-#include "library_files.h"
+#include "manifest/library_files.h"
 #endif
-#include "model/nvidia_versions.h"
-#include "nvidia_errors.h"
-#include "platform_words.h"
+#include "platform/nvidia_versions.h"
+#include "manifest/nvidia_errors.h"
+#include "manifest/platform_words.h"
 
 namespace infer::manifest::detail {
 namespace {

@@ -1,4 +1,4 @@
-#include "facts.h"
+#include "manifest/facts.h"
 
 #include <algorithm>
 #include <stdexcept>

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "constraint.h"
+#include "manifest/constraint.h"
 
 namespace infer::manifest {
 

@@ -1,4 +1,4 @@
-#include "glob.h"
+#include "manifest/glob.h"
 
 #include <cstddef>
 

@@ -1,4 +1,4 @@
-#include "library_files.h"
+#include "manifest/library_files.h"
 
 #include <elf.h>
 #include <fcntl.h>
@@ -14,7 +14,7 @@
 #include <memory>
 #include <set>
 
-#include "model/file_kind.h"
+#include "platform/file_kind.h"
 
 namespace infer::manifest {
 namespace {

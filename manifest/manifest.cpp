@@ -1,4 +1,4 @@
-#include "manifest.h"
+#include "manifest/manifest.h"
 
 #include <algorithm>
 #include <cctype>
@@ -6,8 +6,8 @@
 
 #include <toml++/toml.h>
 
-#include "model/errors.h"
-#include "model/input_file.h"
+#include "infer/errors.h"
+#include "platform/input_file.h"
 
 namespace infer::manifest {
 namespace {

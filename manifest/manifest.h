@@ -1,5 +1,5 @@
 // VERSIONS.toml: what a deployment needs, as constraints with a severity. The schema is documented
-// in README.md ("The environment manifest") and in the comments of the shipped VERSIONS.toml.
+// in docs/manifest.md and in the comments of the shipped VERSIONS.toml.
 #pragma once
 
 #include <filesystem>
@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "constraint.h"
+#include "manifest/constraint.h"
 
 namespace infer::manifest {
 
@@ -25,7 +25,7 @@ enum class ItemKind {
 struct SchemaKey {
   const char* key;  // "driver.release": section "driver", key "release"
   ItemKind kind;
-  const char* meaning;  // one line, for the README and --write-manifest comments
+  const char* meaning;  // one line, for docs/manifest.md and --write-manifest comments
 };
 const std::vector<SchemaKey>& schema_keys();
 
@@ -41,7 +41,7 @@ struct Expectation {
 
 struct ModelFile {
   // As written: relative to the manifest's folder, or absolute. It may lead outside that folder
-  // (README, "[[model.files]]"); symlinks are followed, and the file must be a regular file.
+  // (docs/manifest.md, "[[model.files]]"); symlinks are followed, and the file must be a regular file.
   std::string path;
   std::filesystem::path resolved;  // absolute
   std::string sha256;              // 64 lowercase hex digits

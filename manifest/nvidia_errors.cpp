@@ -1,4 +1,4 @@
-#include "nvidia_errors.h"
+#include "manifest/nvidia_errors.h"
 
 #include <utility>
 

@@ -1,4 +1,4 @@
-#include "platform_words.h"
+#include "manifest/platform_words.h"
 
 namespace infer::manifest {
 

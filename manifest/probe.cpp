@@ -1,4 +1,4 @@
-#include "probe.h"
+#include "manifest/probe.h"
 
 #include <dlfcn.h>
 #include <gnu/libc-version.h>
@@ -10,8 +10,8 @@
 #include <fstream>
 #include <memory>
 
-#include "library_files.h"
-#include "probe_parts.h"
+#include "manifest/library_files.h"
+#include "manifest/probe_parts.h"
 
 namespace infer::manifest {
 

@@ -14,8 +14,8 @@
 #include <string>
 #include <vector>
 
-#include "model/isolated.h"
-#include "platform_words.h"
+#include "platform/isolated.h"
+#include "manifest/platform_words.h"
 
 namespace infer::manifest {
 
@@ -40,7 +40,7 @@ struct LibraryCopy {
 };
 
 // One shared library as the dynamic loader resolved it. Loaded and called in a child process
-// (model/isolated.h): whatever the file holds, the checking process survives.
+// (platform/isolated.h): whatever the file holds, the checking process survives.
 struct LibraryProbe {
   std::string soname;  // what was asked for: "libcudnn.so.9"
   bool loaded = false;
@@ -116,12 +116,12 @@ struct MachineProbe {
 };
 
 // Probes this machine. Every library is loaded and called in child processes, all at once, with a
-// deadline (model/isolated.h): about 50-100 ms with cuDNN present. The result is cached within the
+// deadline (platform/isolated.h): about 50-100 ms with cuDNN present. The result is cached within the
 // process after the first call with the same BuildInfo.
 const MachineProbe& probe_machine(const BuildInfo& build);
 
 #ifdef _WIN32
-// Windows: the probe's children are this program started again (model/isolated.h). A program
+// Windows: the probe's children are this program started again (platform/isolated.h). A program
 // that probes passes this finder of the probe's jobs to run_child_if_asked() first in wmain(); in
 // a child that runs the probe job and ends the process.
 ChildJob find_probe_job(const std::string& name);

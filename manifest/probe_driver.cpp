@@ -11,8 +11,8 @@
 #include <regex>
 #include <set>
 
-#include "nvidia_errors.h"
-#include "probe_parts.h"
+#include "manifest/nvidia_errors.h"
+#include "manifest/probe_parts.h"
 
 namespace infer::manifest::detail {
 namespace {

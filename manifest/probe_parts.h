@@ -1,5 +1,5 @@
 // The parts of probe_machine() (probe.cpp): each library family is probed by one or more child
-// bodies (run all at once by model/isolated.h), whose records are read back into MachineProbe.
+// bodies (run all at once by platform/isolated.h), whose records are read back into MachineProbe.
 // Internal to manifest/.
 #pragma once
 
@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "model/isolated.h"
-#include "probe.h"
+#include "platform/isolated.h"
+#include "manifest/probe.h"
 
 namespace infer::manifest::detail {
 

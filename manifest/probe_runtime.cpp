@@ -8,11 +8,11 @@
 #include <functional>
 #include <optional>
 
-#include "constraint.h"
-#include "facts.h"
-#include "library_files.h"
-#include "model/nvidia_versions.h"
-#include "probe_parts.h"
+#include "manifest/constraint.h"
+#include "manifest/facts.h"
+#include "manifest/library_files.h"
+#include "platform/nvidia_versions.h"
+#include "manifest/probe_parts.h"
 
 namespace infer::manifest::detail {
 namespace {

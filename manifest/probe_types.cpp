@@ -1,6 +1,6 @@
 // What a MachineProbe's types compute themselves (probe.h), shared by both systems' probes and by
 // the check, which runs on a probe from either.
-#include "probe.h"
+#include "manifest/probe.h"
 
 namespace infer::manifest {
 

@@ -1,4 +1,4 @@
-#include "report.h"
+#include "manifest/report.h"
 
 #include <algorithm>
 #include <array>

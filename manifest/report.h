@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "manifest.h"
+#include "manifest/manifest.h"
 
 namespace infer::manifest {
 

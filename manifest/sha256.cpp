@@ -1,10 +1,10 @@
-#include "sha256.h"
+#include "manifest/sha256.h"
 
 #include <algorithm>
 #include <vector>
 
-#include "model/input_file.h"
-#include "sha256_hasher.h"
+#include "platform/input_file.h"
+#include "manifest/sha256_hasher.h"
 
 namespace infer::manifest {
 

@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <stdexcept>
 
-#include "sha256_hasher.h"
+#include "manifest/sha256_hasher.h"
 
 namespace infer::manifest {
 

@@ -1,13 +1,13 @@
-#include "writer.h"
-#include "model/nvidia_versions.h"
+#include "manifest/writer.h"
+#include "platform/nvidia_versions.h"
 
 #include <ctime>
 #include <sstream>
 
-#include "constraint.h"
-#include "facts.h"
-#include "model/errors.h"
-#include "sha256.h"
+#include "manifest/constraint.h"
+#include "manifest/facts.h"
+#include "infer/errors.h"
+#include "manifest/sha256.h"
 
 namespace infer::manifest {
 namespace {
@@ -52,7 +52,7 @@ std::string manifest_text(const MachineProbe& m, const fs::path& manifest_path,
   out << "# VERSIONS.toml written by `infer --write-manifest` on " << date << ".\n"
       << "# It describes the machine it was written on; `infer --check --manifest THIS_FILE` passes there.\n"
       << "# Items marked \"not found when written\" are advisory: make them required (remove the severity)\n"
-      << "# once you have checked them on a machine that has them. Schema: README.md, \"The environment manifest\".\n"
+      << "# once you have checked them on a machine that has them. Schema: docs/manifest.md.\n"
       << "schema = 1\n\n[system]\n";
   const bool windows = m.platform == Platform::Windows;
   out << item("os", m.os, false) << item("arch", m.arch, true);

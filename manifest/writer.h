@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "probe.h"
+#include "manifest/probe.h"
 
 namespace infer::manifest {
 

@@ -7,8 +7,8 @@
 #include <cstdio>
 #include <cstring>
 
-#include "model/errors.h"
-#include "writer.h"
+#include "infer/errors.h"
+#include "manifest/writer.h"
 
 namespace infer::manifest {
 namespace {

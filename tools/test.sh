@@ -5,13 +5,13 @@
 #      on the GPU when the NVIDIA driver lists one (nvidia-smi -L), else on the CPU stand-in for the
 #      CUDA runtime, cuDNN and the driver (tests/standin, built with the GPU backend), selected by
 #      LD_LIBRARY_PATH. The stand-in checks our host code, data flow, layouts, argument order and
-#      graph logic; it is not a GPU, and its results are not GPU results (README, "The CPU stand-in").
+#      graph logic; it is not a GPU, and its results are not GPU results (docs/gpu.md, "The CPU stand-in").
 # Without the GPU backend (no CUDA toolkit or cuDNN at configure time) the GPU tests skip with the
 # reason instead. Extra arguments go to both ctest runs (e.g. -R Pattern).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${BUILD_DIR:-$root/build}"
-"$root/tools/build.sh"
+"$root/tools/dev/build.sh"
 cd "$build"
 ctest --output-on-failure -j "$(nproc)" -LE gpu "$@"
 

@@ -1,5 +1,5 @@
 // How an image becomes the network's input: the modes a model declares in its [input] table
-// (README, "Model format") and that ClassifierOptions::preprocessing may override.
+// (docs/model-format.md) and that ClassifierOptions::preprocessing may override.
 #pragma once
 
 #include <optional>

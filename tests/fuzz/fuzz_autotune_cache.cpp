@@ -1,4 +1,4 @@
-// The cuDNN autotune cache reader (model/cudnn/autotune_cache.h) on arbitrary bytes: JSON syntax,
+// The cuDNN autotune cache reader (backends/cudnn/autotune/autotune_cache.h) on arbitrary bytes: JSON syntax,
 // member types and ranges, duplicate keys, the checksum. Random bytes almost never carry a right
 // checksum, so each input that is a JSON object is also parsed once more with its checksum
 // recomputed (the formula the header documents): the entry checks and the round trip see mutated
@@ -11,8 +11,8 @@
 #include <string>
 #include <string_view>
 
-#include "fuzz_util.h"
-#include "model/cudnn/autotune_cache.h"
+#include "tests/fuzz/fuzz_util.h"
+#include "backends/cudnn/autotune/autotune_cache.h"
 
 namespace {
 

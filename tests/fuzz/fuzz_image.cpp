@@ -5,10 +5,10 @@
 #include <cmath>
 #include <vector>
 
-#include "fuzz_util.h"
-#include "model/errors.h"
-#include "model/image.h"
-#include "model/preprocess.h"
+#include "tests/fuzz/fuzz_util.h"
+#include "infer/errors.h"
+#include "image/image.h"
+#include "image/preprocess.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const int channels = size % 2 ? 3 : 1;

@@ -4,10 +4,10 @@
 // Invariants: the manifest fails only with InputError, the parsers only with std::invalid_argument.
 #include <string>
 
-#include "fuzz_util.h"
+#include "tests/fuzz/fuzz_util.h"
 #include "manifest/constraint.h"
 #include "manifest/manifest.h"
-#include "model/errors.h"
+#include "infer/errors.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::filesystem::path path = infer::fuzz::write_input("VERSIONS.toml", data, size);

@@ -1,5 +1,5 @@
 // The model TOML reader with shape validation: the input is the TOML text; the weights are a fixed,
-// valid safetensors file (the tiny model of tests/test_model_file.cpp: conv 2x1x3x3 + bias, linear
+// valid safetensors file (the tiny model of tests/formats/test_model_file.cpp: conv 2x1x3x3 + bias, linear
 // 3x32 + bias), passed explicitly so every input is checked against the same tensors. A model that
 // loads is also run once on the CPU backend when its activations are small, so layer attributes the
 // loader accepts are exercised by the ops too.
@@ -10,10 +10,10 @@
 #include <string>
 #include <vector>
 
-#include "fuzz_util.h"
-#include "model/cpu/cpu_backend.h"
-#include "model/errors.h"
-#include "model/model_file.h"
+#include "tests/fuzz/fuzz_util.h"
+#include "backends/cpu/cpu_backend.h"
+#include "infer/errors.h"
+#include "formats/model_file.h"
 
 namespace {
 

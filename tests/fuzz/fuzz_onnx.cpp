@@ -7,10 +7,10 @@
 #include <cstring>
 #include <vector>
 
-#include "fuzz_util.h"
-#include "model/cpu/cpu_backend.h"
-#include "model/errors.h"
-#include "model/model_file.h"
+#include "tests/fuzz/fuzz_util.h"
+#include "backends/cpu/cpu_backend.h"
+#include "infer/errors.h"
+#include "formats/model_file.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::filesystem::path path = infer::fuzz::write_input("model.onnx", data, size);

@@ -1,5 +1,5 @@
-// Windows DLL headers (manifest/pe_file.h), structure-aware: the input is applied as patches to a
-// valid image written by tests/pe_builder.h (imports, delay imports, a version resource), so the
+// Windows DLL headers (manifest/windows/pe_file.h), structure-aware: the input is applied as patches to a
+// valid image written by tests/support/pe_builder.h (imports, delay imports, a version resource), so the
 // fuzzer starts deep in the format without a seed corpus; the input is also parsed as it is.
 // Input: 2 bytes, the length to cut the image to (modulo its size + 1); then 3-byte patches,
 // (offset: 2 bytes little-endian, modulo the size; the new byte).
@@ -7,10 +7,10 @@
 #include <cstdint>
 #include <vector>
 
-#include "fuzz_util.h"
-#include "manifest/pe_file.h"
-#include "model/errors.h"
-#include "tests/pe_builder.h"
+#include "tests/fuzz/fuzz_util.h"
+#include "manifest/windows/pe_file.h"
+#include "infer/errors.h"
+#include "tests/support/pe_builder.h"
 
 namespace {
 

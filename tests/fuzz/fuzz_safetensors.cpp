@@ -4,9 +4,9 @@
 // matches dtype x shape, and reading it returns exactly that many values.
 #include <vector>
 
-#include "fuzz_util.h"
-#include "model/errors.h"
-#include "model/safetensors.h"
+#include "tests/fuzz/fuzz_util.h"
+#include "infer/errors.h"
+#include "formats/safetensors.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   try {

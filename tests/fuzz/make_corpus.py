@@ -182,7 +182,7 @@ def models():
                              '[[layers]]\nname = "pool"\ntype = "avgpool"\nkernel = [3, 3]\nstride = 2\n'
                              'padding = 1\ncount_include_pad = false\n'))
     # Format version 2: a graph with every op of several inputs, the pointwise ops, dropout and
-    # identity (tests/test_graph.cpp reads the same structure), a -inf pad, upsample and adaptive
+    # identity (tests/graph/test_graph.cpp reads the same structure), a -inf pad, upsample and adaptive
     # pooling.
     graph = TINY_TOML.format(size=4, extra="", pool=(
         '\n[[layers]]\nname = "drop"\ntype = "dropout"\np = 0.1\n'
@@ -238,7 +238,7 @@ def fnv1a64(data):
 
 
 def autotune_file(entries, edit=None):
-    """An autotune cache as AutotuneCache::serialize() writes it (model/cudnn/autotune_cache.h), with
+    """An autotune cache as AutotuneCache::serialize() writes it (backends/cudnn/autotune/autotune_cache.h), with
     the checksum computed over the entries after `edit`, so that the edit is the file's only defect."""
     doc = {"format": "infer-autotune-cache", "version": 1, "entries": [dict(e) for e in entries]}
     if edit:

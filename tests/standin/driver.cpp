@@ -3,7 +3,7 @@
 // CUDA_VISIBLE_DEVICES is empty or starts with -1. Test infrastructure: never installed.
 #include <cuda.h>
 
-#include "visible_devices.h"
+#include "tests/standin/visible_devices.h"
 
 extern "C" {
 

@@ -5,7 +5,7 @@
 // becomes __cudaPushCallConfiguration, then in the stub __cudaPopCallConfiguration, __cudaGetKernel
 // and __cudaLaunchKernel(kernel, grid, block, args, shmem, stream), args[i] pointing at argument i
 // (crt/host_runtime.h and crt/device_functions.h of CUDA 13). The stand-in cannot run device code:
-// it maps the registered names of the project's own kernels (model/cudnn/top_k.cu, convert.cu,
+// it maps the registered names of the project's own kernels (backends/cudnn/top_k.cu, convert.cu,
 // pointwise.cu) to host implementations of their documented contracts (top_k.h, convert.h,
 // pointwise.h), written here from those contracts. The match is on the name and the mangled
 // parameter list, so a kernel whose signature changes is refused (cudaErrorInvalidDeviceFunction,
@@ -16,9 +16,9 @@
 #include <cmath>
 #include <cstring>
 
-#include "half.h"
-#include "model/ops.h"
-#include "state.h"
+#include "tests/standin/half.h"
+#include "graph/ops.h"
+#include "tests/standin/state.h"
 
 namespace standin::detail {
 namespace {
@@ -118,7 +118,7 @@ cudaError_t top_k_kernel(dim3 grid, dim3 block, Args args, cudaStream_t stream) 
 // or count IEEE binary16 values (half == 1: read as half, computed, rounded to nearest even on
 // store). 1-D grid of 256-thread blocks, grid-stride loop: any grid.x covers count. Parameters
 // (int op, float a, float b, const void* x, void* y, size_t count, int half); op is a PointwiseOp
-// (model/ops.h), each defined here from its mathematical definition:
+// (graph/ops.h), each defined here from its mathematical definition:
 //   sigmoid      1 / (1 + exp(-x))
 //   clip         min(max(x, a), b)
 //   hardsigmoid  max(0, min(1, a * x + b))

@@ -13,7 +13,7 @@
 #include <iterator>
 #include <map>
 
-#include "state.h"
+#include "tests/standin/state.h"
 
 namespace standin {
 namespace detail {

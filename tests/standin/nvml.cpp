@@ -4,7 +4,7 @@
 // 580.65.06), compute capability 9.0, 16 GiB. Test infrastructure: never installed.
 #include <cstdio>
 
-#include "device.h"
+#include "tests/standin/device.h"
 
 namespace {
 // No nvml.h ships with the CUDA toolkit here; the types and codes are NVML's documented ones

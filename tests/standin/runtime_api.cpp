@@ -13,8 +13,8 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "state.h"
-#include "visible_devices.h"
+#include "tests/standin/state.h"
+#include "tests/standin/visible_devices.h"
 
 namespace standin::detail {
 namespace {

@@ -18,7 +18,7 @@
 #include <thread>
 #include <vector>
 
-#include "device.h"
+#include "tests/standin/device.h"
 
 namespace standin::detail {
 

@@ -14,7 +14,7 @@
 // events") and leaves the event's last time stamp as it was.
 #include <algorithm>
 
-#include "state.h"
+#include "tests/standin/state.h"
 
 namespace standin {
 namespace detail {

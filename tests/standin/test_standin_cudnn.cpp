@@ -19,7 +19,7 @@
 #include <string>
 #include <vector>
 
-#include "half.h"
+#include "tests/standin/half.h"
 
 namespace {
 

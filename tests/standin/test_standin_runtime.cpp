@@ -15,9 +15,9 @@
 #include <string>
 #include <vector>
 
-#include "half.h"
-#include "model/ops.h"
-#include "tests/pointwise_reference.h"
+#include "tests/standin/half.h"
+#include "graph/ops.h"
+#include "tests/support/pointwise_reference.h"
 
 // Declared by CUDA's crt/host_runtime.h for nvcc's generated host code, which registers each
 // __global__ function of a module under its mangled device name.
@@ -162,7 +162,7 @@ TEST(StandinRuntime, EventTimingOutsideAndInsideGraphs) {
   for (cudaEvent_t e : {a, b, untimed}) cudaEventDestroy(e);
 }
 
-// --- the project's pointwise kernel (model/cudnn/pointwise.h) ------------------------------------
+// --- the project's pointwise kernel (backends/cudnn/pointwise.h) ------------------------------------
 
 // What nvcc registers for infer::cudnn::(anonymous)::pointwise_kernel(int, float, float, const void*,
 // void*, size_t, int) (the anonymous namespace's name carries a per-file hash; the stand-in matches

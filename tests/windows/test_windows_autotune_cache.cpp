@@ -1,6 +1,6 @@
-// The cuDNN autotune cache's Windows file handling (model/cudnn/autotune_cache_windows.cpp) under
+// The cuDNN autotune cache's Windows file handling (backends/cudnn/autotune/autotune_cache_windows.cpp) under
 // wine: a round trip through a non-ASCII folder, replacing an existing cache, what cannot be read,
-// and the default location. The format itself is tested on Linux (tests/test_autotune_cache.cpp).
+// and the default location. The format itself is tested on Linux (tests/backends/cudnn/test_autotune_cache.cpp).
 #include <windows.h>
 
 #include <gtest/gtest.h>
@@ -10,8 +10,8 @@
 #include <random>
 #include <string>
 
-#include "model/cudnn/autotune_cache.h"
-#include "tests/temp_dir.h"
+#include "backends/cudnn/autotune/autotune_cache.h"
+#include "tests/support/temp_dir.h"
 
 namespace infer::cudnn {
 namespace {

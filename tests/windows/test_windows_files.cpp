@@ -1,5 +1,5 @@
-// Reading user-named files on Windows (model/input_file_windows.cpp) and SHA-256 through BCrypt
-// (manifest/sha256_bcrypt.cpp): wide paths with non-ASCII folder names, the refusals of the POSIX
+// Reading user-named files on Windows (platform/input_file_windows.cpp) and SHA-256 through BCrypt
+// (manifest/windows/sha256_bcrypt.cpp): wide paths with non-ASCII folder names, the refusals of the POSIX
 // version in Windows' terms, and messages that name the file in UTF-8.
 #include <gtest/gtest.h>
 
@@ -9,9 +9,9 @@
 #include <vector>
 
 #include "manifest/sha256.h"
-#include "model/errors.h"
-#include "model/input_file.h"
-#include "tests/temp_dir.h"
+#include "infer/errors.h"
+#include "platform/input_file.h"
+#include "tests/support/temp_dir.h"
 
 namespace infer::test {
 namespace {

@@ -1,4 +1,4 @@
-// manifest/dll_search.h against Windows' own loader (wine's, here): the fake cuDNN front DLL
+// manifest/windows/dll_search.h against Windows' own loader (wine's, here): the fake cuDNN front DLL
 // (fakes/) loaded with LoadLibraryExW and LOAD_WITH_ALTERED_SEARCH_PATH, its graph DLL absent, beside
 // it, then only on PATH. The prediction made from the files must agree with what the loader did.
 #ifndef WIN32_LEAN_AND_MEAN
@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "manifest/dll_search.h"
-#include "tests/temp_dir.h"
+#include "manifest/windows/dll_search.h"
+#include "tests/support/temp_dir.h"
 
 namespace infer::test {
 namespace {

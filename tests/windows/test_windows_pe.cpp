@@ -1,6 +1,6 @@
-// manifest/pe_file.h on real PE files that Windows' tools made: mingw-w64's DLLs with windres'
+// manifest/windows/pe_file.h on real PE files that Windows' tools made: mingw-w64's DLLs with windres'
 // version resources (fakes/), this test program itself, and a DLL of the system (under wine, wine's
-// own). tests/test_pe_file.cpp covers the same reader on images it writes, on every system.
+// own). tests/manifest/windows/test_pe_file.cpp covers the same reader on images it writes, on every system.
 #ifndef WIN32_LEAN_AND_MEAN
 #define WIN32_LEAN_AND_MEAN
 #endif
@@ -12,7 +12,7 @@
 #include <filesystem>
 #include <string>
 
-#include "manifest/pe_file.h"
+#include "manifest/windows/pe_file.h"
 
 namespace infer::test {
 namespace {

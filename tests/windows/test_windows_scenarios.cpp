@@ -19,7 +19,7 @@
 #include <string>
 #include <vector>
 
-#include "tests/temp_dir.h"
+#include "tests/support/temp_dir.h"
 
 namespace {
 

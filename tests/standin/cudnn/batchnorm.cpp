@@ -3,7 +3,7 @@
 #include <string>
 #include <utility>
 
-#include "cudnn_internal.h"
+#include "tests/standin/cudnn/cudnn_internal.h"
 
 using namespace standin_cudnn;
 

@@ -23,7 +23,7 @@
 #include <chrono>
 #include <string>
 
-#include "cudnn_internal.h"
+#include "tests/standin/cudnn/cudnn_internal.h"
 
 namespace standin_cudnn {
 namespace {

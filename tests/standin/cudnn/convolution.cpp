@@ -12,8 +12,8 @@
 #include <string>
 #include <utility>
 
-#include "cudnn_internal.h"
-#include "half.h"
+#include "tests/standin/cudnn/cudnn_internal.h"
+#include "tests/standin/half.h"
 
 namespace standin_cudnn {
 namespace {

@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "device.h"
+#include "tests/standin/device.h"
 
 namespace standin_cudnn {
 

@@ -3,7 +3,7 @@
 #include <new>
 #include <string>
 
-#include "cudnn_internal.h"
+#include "tests/standin/cudnn/cudnn_internal.h"
 
 using standin_cudnn::fail;
 using standin_cudnn::Tensor;

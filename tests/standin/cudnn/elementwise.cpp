@@ -4,8 +4,8 @@
 #include <string>
 #include <utility>
 
-#include "cudnn_internal.h"
-#include "half.h"
+#include "tests/standin/cudnn/cudnn_internal.h"
+#include "tests/standin/half.h"
 
 using namespace standin_cudnn;
 

@@ -8,7 +8,7 @@
 #include <cmath>
 #include <string>
 
-#include "cudnn_internal.h"
+#include "tests/standin/cudnn/cudnn_internal.h"
 
 using namespace standin_cudnn;
 

@@ -4,7 +4,7 @@
 #include <new>
 #include <string>
 
-#include "cudnn_internal.h"
+#include "tests/standin/cudnn/cudnn_internal.h"
 
 namespace standin_cudnn {
 namespace {

@@ -2,8 +2,8 @@
 #include <cstring>
 #include <sstream>
 
-#include "cudnn_internal.h"
-#include "half.h"
+#include "tests/standin/cudnn/cudnn_internal.h"
+#include "tests/standin/half.h"
 
 namespace standin_cudnn {
 

@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 
-#include "fake_env.h"
+#include "tests/windows/fakes/fake_env.h"
 
 #if FAKE_MAJOR >= 9
 typedef size_t (*GetSize)(void);

@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "fake_env.h"
+#include "tests/windows/fakes/fake_env.h"
 
 __declspec(dllexport) int cuDriverGetVersion(int* v) {
   fake_crash_if_asked("nvcuda.dll");

@@ -1,18 +1,18 @@
 // A stand-in for infer_cudnn.dll (the GPU backend, built with MSVC on Windows) for infer.exe's
-// loader under wine: the plugin table of model/gpu_plugin.h with this build's ABI, whose create()
+// loader under wine: the plugin table of backends/gpu_plugin.h with this build's ABI, whose create()
 // answers INFER_GPU_UNAVAILABLE as the real one does on a machine without a usable GPU. Built with
 // FAKE_CRASH_IN_VERSIONS, its versions() dereferences a null pointer instead, as the real one's
 // cudnnGetVersion() does when a foreign cudnn_graph64_9.dll is loaded with cudnn64_9.dll.
 #include <cstdio>
 
-#include "model/gpu_plugin.h"
+#include "backends/gpu_plugin.h"
 
 // FAKE_CXX_LIBRARY: another standard library's code, as an MSVC-built infer_cudnn.dll has.
 #ifndef FAKE_CXX_LIBRARY
 #define FAKE_CXX_LIBRARY INFER_GPU_CXX_LIBRARY
 #endif
-#include "model/network.h"
-#include "model/ops.h"
+#include "graph/network.h"
+#include "graph/ops.h"
 
 namespace {
 

@@ -2,7 +2,7 @@
    release is INFER_FAKE_DRIVER_RELEASE, default "581.15". */
 #include <stdio.h>
 
-#include "fake_env.h"
+#include "tests/windows/fakes/fake_env.h"
 
 __declspec(dllexport) int nvmlInit_v2(void) { return 0; }
 __declspec(dllexport) int nvmlSystemGetDriverVersion(char* version, unsigned length) {

@@ -1,0 +1,32 @@
+// A build without oneDNN (the Windows build; Debian packages no oneDNN for mingw-w64): the plain
+// kernels run every CPU network (make_cpu_backend asks onednn_available()), there is no OpenMP
+// runtime and no Winograd memory to plan for.
+#include <stdexcept>
+
+#include "backends/cpu/cpu_backend.h"
+#include "backends/cpu/gemm/gemm.h"
+#include "backends/cpu/threads.h"
+
+namespace infer {
+
+bool onednn_available() { return false; }
+
+std::unique_ptr<Backend> make_onednn_backend(const Network&, int, bool) {
+  throw std::logic_error("make_onednn_backend: this build has no oneDNN (ask onednn_available() first)");
+}
+
+bool onednn_has_winograd() { return false; }
+
+std::vector<WinogradMemory> onednn_winograd_memory(const Layer&, int) { return {}; }
+
+std::string cpu_libraries() {
+  return "plain kernels (no oneDNN in this build): " + cpu::gemm_library() + ", " +
+         cpu::threads_string(cpu::gemm_threads());
+}
+
+namespace cpu {
+void set_openmp_threads(int) {}
+int onednn_threads() { return 1; }
+}  // namespace cpu
+
+}  // namespace infer

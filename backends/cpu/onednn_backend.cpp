@@ -1,0 +1,210 @@
+// The CPU backend on oneDNN (CpuKernels::Onednn, the default): the CPU analogue of the cuDNN
+// backend. A batch runs in chunks of kChunk samples, one chunk at a time, each through the
+// program (onednn_program.h) for its size and layer count, built on first use (creating the
+// primitives JIT-compiles them: `infer` on one image builds only the program for one) and kept. oneDNN's OpenMP threads
+// split each primitive. Every program takes its buffers from one OnednnStorage (they run one at a time), so memory is
+// that of the largest program, not the sum.
+//
+// NaN: oneDNN's ReLU, clip and max pooling turn a NaN into a number (max(0, NaN) is 0 in its JIT
+// kernels), where PyTorch and the plain kernels keep it: a NaN must never become a 0. So a chunk
+// whose input holds a value that is not finite, or whose output does (an overflow inside the
+// network), is run again on the plain kernels, whose result it then is. A NaN made from finite
+// values inside the network (inf - inf after an overflow) that oneDNN then hides, leaving every
+// output finite, is not caught: the weights are finite (model_file.h refuses others), so that
+// needs a model whose activations overflow float32.
+//
+// A network oneDNN declines (dnnl::error while creating a primitive) runs on the plain kernels.
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <utility>
+
+#include "backends/cpu/cpu_backend.h"
+#include "backends/cpu/gemm/gemm.h"
+#include "backends/cpu/onednn_program.h"
+#include "backends/cpu/threads.h"
+
+namespace infer {
+namespace {
+
+using cpu::OnednnProgram;
+using cpu::OnednnStorage;
+
+std::string isa_name(dnnl::cpu_isa isa) {
+  switch (isa) {
+    case dnnl::cpu_isa::sse41: return "SSE4.1";
+    case dnnl::cpu_isa::avx: return "AVX";
+    case dnnl::cpu_isa::avx2: return "AVX2";
+    case dnnl::cpu_isa::avx2_vnni: return "AVX2 VNNI";
+    case dnnl::cpu_isa::avx512_core: return "AVX-512";
+    case dnnl::cpu_isa::avx512_core_vnni: return "AVX-512 VNNI";
+    case dnnl::cpu_isa::avx512_core_bf16: return "AVX-512 BF16";
+    case dnnl::cpu_isa::avx512_core_amx: return "AVX-512 AMX";
+    default: return "ISA " + std::to_string(static_cast<int>(isa));
+  }
+}
+
+std::string onednn_name() {
+  const dnnl_version_t* v = dnnl_version();
+  return "oneDNN " + std::to_string(v->major) + "." + std::to_string(v->minor) + "." + std::to_string(v->patch) + ", " +
+         isa_name(dnnl::get_effective_cpu_isa()) + ", " + cpu::threads_string(cpu::onednn_threads());
+}
+
+bool all_finite(const float* v, std::size_t n) {
+  for (std::size_t i = 0; i < n; ++i) {
+    if (!std::isfinite(v[i])) return false;
+  }
+  return true;
+}
+
+class OnednnBackend final : public Backend {
+ public:
+  OnednnBackend(const Network& network, int max_batch, bool winograd)
+      : network_(network),
+        max_batch_(max_batch),
+        winograd_(winograd),
+        engine_(dnnl::engine::kind::cpu, 0),
+        stream_(engine_),
+        storage_(engine_) {
+    if (max_batch < 1) throw std::invalid_argument("max_batch must be at least 1");
+    chunk_ = std::min(max_batch, kChunk);
+  }
+
+  std::string description() const override {
+    const bool any = std::any_of(network_.layers().begin(), network_.layers().end(), winograd_shape);
+    return "cpu: " + onednn_name() + (winograd_ && any && onednn_has_winograd() ? ", Winograd 3x3" : "");
+  }
+  const char* device() const override { return "cpu"; }
+  int max_batch() const override { return max_batch_; }
+  std::size_t layer_count() const override { return network_.layers().size(); }
+  std::size_t output_size() const override { return network_.output_dims().size(); }
+
+  void forward(const float* input, int n, float* output, std::size_t layer_count) override {
+    if (n < 1 || n > max_batch_) throw std::invalid_argument("batch size out of range");
+    if (layer_count < 1 || layer_count > network_.layers().size())
+      throw std::invalid_argument("layer_count out of range");
+    const std::size_t in_size = network_.input().dims.size();
+    const std::size_t out_size = network_.layers()[layer_count - 1].out.size();
+    for (int first = 0; first < n; first += chunk_) {
+      const int m = std::min(chunk_, n - first);
+      const float* x = input + static_cast<std::size_t>(first) * in_size;
+      float* y = output + static_cast<std::size_t>(first) * out_size;
+      OnednnProgram* p = program(m, layer_count);
+      if (p != nullptr && all_finite(x, static_cast<std::size_t>(m) * in_size)) {
+        p->run(x, y);
+        if (all_finite(y, static_cast<std::size_t>(m) * out_size)) continue;
+      }
+      plain().forward(x, m, y, layer_count);  // NaN semantics, or no program (see the top of this file)
+    }
+  }
+
+ private:
+  // Samples per program run: enough for oneDNN's threads to split the work, few enough for a
+  // chunk's activations to stay in the caches (measured: 16 beat 8 and 64 on the shipped model).
+  static constexpr int kChunk = 2 * kCpuChunk;
+
+  // The program for m samples and `count` layers; null when oneDNN declined to create one of its
+  // primitives (a shape or parameter outside what its implementations take): the plain kernels,
+  // which run every network the validator accepts, then run those passes.
+  OnednnProgram* program(int m, std::size_t count) {
+    const auto key = std::make_pair(m, count);
+    auto it = programs_.find(key);
+    if (it == programs_.end()) {
+      std::unique_ptr<OnednnProgram> p;
+      try {
+        p = std::make_unique<OnednnProgram>(network_, storage_, stream_, m, count, winograd_);
+      } catch (const dnnl::error&) {
+        p = nullptr;
+      }
+      it = programs_.emplace(key, std::move(p)).first;
+    }
+    return it->second.get();
+  }
+
+  Backend& plain() {
+    if (!plain_) plain_ = make_plain_backend(network_, chunk_);
+    return *plain_;
+  }
+
+  const Network& network_;
+  int max_batch_;
+  bool winograd_;
+  int chunk_ = 1;
+  std::unique_ptr<Backend> plain_;  // built the first time a chunk is not finite
+  dnnl::engine engine_;
+  dnnl::stream stream_;
+  OnednnStorage storage_;
+  std::map<std::pair<int, std::size_t>, std::unique_ptr<OnednnProgram>> programs_;
+};
+
+}  // namespace
+
+std::string cpu_libraries() {
+  return onednn_name() + "; plain kernels: " + cpu::gemm_library() + ", " + cpu::threads_string(cpu::gemm_threads());
+}
+
+bool onednn_available() { return true; }
+
+std::unique_ptr<Backend> make_onednn_backend(const Network& network, int max_batch, bool winograd) {
+  return std::make_unique<OnednnBackend>(network, max_batch, winograd);
+}
+
+
+std::vector<WinogradMemory> onednn_winograd_memory(const Layer& layer, int max_m) {
+  if (!onednn_has_winograd() || !winograd_shape(layer)) return {};
+  const dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  std::vector<WinogradMemory> out(static_cast<std::size_t>(std::max(max_m, 1)));
+  std::vector<dnnl::memory::desc> layouts;
+  WinogradMemory so_far;
+  for (int m = 1; m <= max_m; ++m) {
+    try {
+      const dnnl::memory::desc dst({m, layer.out.c, layer.out.h, layer.out.w}, dnnl::memory::data_type::f32,
+                                   dnnl::memory::format_tag::any);
+      const dnnl::convolution_forward::primitive_desc pd(
+          cpu::convolution_desc(layer, m, dnnl::algorithm::convolution_winograd, dst), attr, engine);
+      so_far.scratchpad = std::max<std::uint64_t>(so_far.scratchpad, pd.scratchpad_desc().get_size());
+      if (std::find(layouts.begin(), layouts.end(), pd.weights_desc()) == layouts.end()) {
+        layouts.push_back(pd.weights_desc());
+        so_far.weights += pd.weights_desc().get_size();
+      }
+    } catch (const dnnl::error&) {
+      // Declined for this m: the program runs the direct algorithm, which the plan counts anyway.
+    }
+    out[static_cast<std::size_t>(m - 1)] = so_far;
+  }
+  return out;
+}
+
+bool onednn_has_winograd() {
+  static const bool has = [] {
+    // A small convolution of the accepted shape (16 to 16 channels, 3x3, 8x8, padding 1) on two
+    // samples, asked for by algorithm: oneDNN declines (throws) where it has no Winograd kernel.
+    Layer probe;
+    probe.kind = LayerKind::Conv2d;
+    Conv2dAttrs a;
+    a.out_channels = 16;
+    a.kernel_h = a.kernel_w = 3;
+    a.pad_h = a.pad_w = 1;
+    probe.attrs = a;
+    probe.in = probe.out = Dims{16, 8, 8};
+    const dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+    try {
+      const dnnl::memory::desc dst({2, 16, 8, 8}, dnnl::memory::data_type::f32, dnnl::memory::format_tag::any);
+      const dnnl::convolution_forward::primitive_desc pd(
+          cpu::convolution_desc(probe, 2, dnnl::algorithm::convolution_winograd, dst), engine);
+      return true;
+    } catch (const dnnl::error&) {
+      return false;
+    }
+  }();
+  return has;
+}
+
+}  // namespace infer

@@ -1,0 +1,112 @@
+// The oneDNN backend's parts (onednn_backend.cpp): the memory its programs share, and a program,
+// the primitives that run layers [0, count) of a network on m samples.
+#pragma once
+
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include <cstddef>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "graph/network.h"
+
+namespace infer::cpu {
+
+// A Conv2d layer's weights as oneDNN dimensions: {out, in, kh, kw}, or {groups, out/groups,
+// in/groups, kh, kw} for a grouped convolution.
+dnnl::memory::dims convolution_weight_dims(const Layer& layer);
+// The descriptor of a Conv2d layer's convolution on m samples by `alg`: source and weights in the
+// layouts oneDNN prefers (format_tag::any), a bias, symmetric padding (so that the output size is
+// PyTorch's floor division), the destination `dst`. The program, the memory plan and the Winograd
+// probe (onednn_backend.cpp) all describe convolutions with it.
+dnnl::convolution_forward::desc convolution_desc(const Layer& layer, int m, dnnl::algorithm alg,
+                                                 const dnnl::memory::desc& dst);
+
+// Memory shared by every program of one backend; programs run one at a time, so they share it
+// all: one buffer per key (an activation and which copy of it), the weights of each layer in each
+// layout a primitive wanted, and one scratchpad for every primitive (oneDNN's user scratchpad
+// mode: nothing is allocated while running). A program that needs a larger buffer than the key's
+// gets a new one; the programs built before keep theirs alive (shared ownership).
+class OnednnStorage {
+ public:
+  explicit OnednnStorage(const dnnl::engine& engine) : engine_(engine) {}
+
+  using Key = std::pair<std::size_t, int>;  // (activation index, copy number)
+  struct Buffer {
+    std::shared_ptr<void> data;
+    std::size_t bytes = 0;
+  };
+  // A buffer of at least `bytes` for `key` (64-byte aligned).
+  Buffer buffer(Key key, std::size_t bytes);
+  // The scratchpad, at least `bytes`.
+  Buffer scratchpad(std::size_t bytes) { return grow(scratchpad_, bytes); }
+  // Layer `layer`'s parameter `arg` in the layout `wanted`, reordered once from `values` (in the
+  // plain layout `given`) and reused by every program that wants the same layout.
+  dnnl::memory constant(std::size_t layer, int arg, const std::vector<float>& values, const dnnl::memory::desc& given,
+                        const dnnl::memory::desc& wanted, dnnl::stream& stream);
+
+  const dnnl::engine& engine() const { return engine_; }
+
+ private:
+  Buffer grow(Buffer& b, std::size_t bytes);
+
+  dnnl::engine engine_;
+  std::map<Key, Buffer> buffers_;
+  Buffer scratchpad_;
+  std::map<std::pair<std::size_t, int>, std::vector<dnnl::memory>> constants_;
+};
+
+class OnednnProgram {
+ public:
+  // Builds every primitive (oneDNN JIT-compiles them) and takes its buffers from `storage`.
+  // Throws dnnl::error when oneDNN cannot create one.
+  // winograd: convolutions of winograd_shape() (cpu_backend.h) as oneDNN's Winograd algorithm
+  // where it takes them (the direct algorithm where it declines).
+  OnednnProgram(const Network& network, OnednnStorage& storage, dnnl::stream& stream, int m, std::size_t count,
+                bool winograd);
+
+  // m samples of plain NCHW input in, layer count - 1's output for them out, plain NCHW.
+  void run(const float* input, float* output);
+
+ private:
+  std::size_t plan_layer(std::size_t i);
+  std::size_t plan_convolution(std::size_t i);
+  std::optional<std::size_t> residual_input(std::size_t conv, std::size_t last) const;
+  void plan_batchnorm(std::size_t i);
+  void plan_pooling(std::size_t i);
+  void plan_flatten(std::size_t i);
+  std::size_t plan_binary(std::size_t i);
+  void plan_plain(std::size_t i);
+
+  const dnnl::memory& source(std::size_t i, std::size_t k = 0) const;
+  // A new memory of `desc` for activation a (its next copy).
+  dnnl::memory allocate(std::size_t a, const dnnl::memory::desc& desc);
+  // Runs `p` with `args`, its scratchpad added, writing `dst` as layer i's output.
+  void add_primitive(std::size_t i, const dnnl::primitive& p, const dnnl::memory::desc& scratchpad,
+                     std::unordered_map<int, dnnl::memory> args, const dnnl::memory::desc& dst);
+  void add_call(const dnnl::primitive& p, const dnnl::memory::desc& scratchpad,
+                std::unordered_map<int, dnnl::memory> args);
+  // Activation a's memory `from` in the layout `desc`: itself, or a copy reordered at run time.
+  dnnl::memory in_layout(std::size_t a, const dnnl::memory& from, const dnnl::memory::desc& desc);
+
+  const Network& network_;
+  OnednnStorage& storage_;
+  dnnl::stream& stream_;
+  int m_;
+  std::size_t count_;
+  bool winograd_;
+  dnnl::memory input_;                 // plain NCHW, the caller's input copied in
+  dnnl::memory output_;                // the caller's output, plain NCHW (its handle set per run)
+  std::vector<dnnl::memory> acts_;     // activation a: the input (0) or layer a - 1's output
+  std::map<std::size_t, int> copies_;  // per activation, the buffers taken so far
+  std::vector<std::shared_ptr<void>> held_;
+  std::vector<std::function<void()>> steps_;
+  dnnl::reorder output_reorder_;
+  bool copy_out_ = false;
+};
+
+}  // namespace infer::cpu

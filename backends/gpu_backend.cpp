@@ -1,0 +1,176 @@
+#include "backends/gpu_backend.h"
+
+#include <array>
+#include <cstdlib>
+#include <functional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "infer/errors.h"
+#include "platform/install_layout.h"
+#include "platform/isolated.h"
+#include "graph/network.h"
+
+namespace infer {
+namespace {
+
+// The C side of GpuOptions::log: no exception may cross into the library.
+void log_trampoline(void* ctx, const char* line) {
+  try {
+    (*static_cast<const std::function<void(const std::string&)>*>(ctx))(line);
+  } catch (...) {
+    // A failing log sink must not fail inference.
+  }
+}
+
+class GpuBackend final : public Backend {
+ public:
+  GpuBackend(std::shared_ptr<GpuLibrary> library, const Network& network, int max_batch, const GpuOptions& options)
+      : library_(std::move(library)),
+        options_(options),
+        layer_count_(network.layers().size()),
+        output_size_(network.output_dims().size()),
+        max_batch_(max_batch) {
+    InferGpuOptions c{};
+    c.precision = static_cast<int>(options_.precision);
+    c.fold_batchnorm = options_.fold_batchnorm ? 1 : 0;
+    c.cuda_graphs = options_.cuda_graphs ? 1 : 0;
+    c.autotune = options_.autotune ? 1 : 0;
+    c.autotune_cache = options_.autotune_cache.c_str();
+    c.deterministic = options_.deterministic ? 1 : 0;
+    if (options_.log) {
+      c.log = log_trampoline;
+      c.log_ctx = &options_.log;  // options_ lives as long as the executor
+    }
+    std::array<char, 1024> message{};
+    const int status = library_->api().create(&network, max_batch, &c, &executor_, message.data(), message.size());
+    if (status == INFER_GPU_UNAVAILABLE) throw GpuUnavailableError(message.data());
+    // Everything else, BAD_ARGUMENT included, is GpuError: the caller's own arguments were checked
+    // in make_gpu_backend, so a refusal here is the library's (a network or option it cannot set
+    // up), and the app's --device auto falls back to the CPU on any infer::Error.
+    if (status != INFER_GPU_OK) throw GpuError(message.data());
+  }
+  ~GpuBackend() override { library_->api().destroy(executor_); }
+
+  std::string description() const override { return std::string("gpu: ") + library_->api().describe(executor_); }
+  const char* device() const override { return "gpu"; }
+  int max_batch() const override { return max_batch_; }
+  std::size_t layer_count() const override { return layer_count_; }
+  std::size_t output_size() const override { return output_size_; }
+
+  void forward(const float* input, int n, float* output, std::size_t layer_count) override {
+    std::array<char, 1024> message{};
+    const int status =
+        library_->api().forward(executor_, input, n, output, layer_count, message.data(), message.size());
+    if (status == INFER_GPU_BAD_ARGUMENT) throw std::invalid_argument(message.data());
+    if (status != INFER_GPU_OK) throw GpuError(message.data());
+  }
+
+  void top_k(const float* input, int n, int k, int* classes, float* scores) override {
+    if (!gpu_top_k_on_device(output_size_, n)) {
+      Backend::top_k(input, n, k, classes, scores);  // beyond the kernel's limits: forward() + host selection
+      return;
+    }
+    std::array<char, 1024> message{};
+    const int status = library_->api().top_k(executor_, input, n, k, classes, scores, message.data(), message.size());
+    if (status == INFER_GPU_BAD_ARGUMENT) throw std::invalid_argument(message.data());
+    if (status != INFER_GPU_OK) throw GpuError(message.data());
+  }
+
+  std::optional<BatchTiming> last_timing() const override {
+    InferGpuTiming t{};
+    if (library_->api().last_timing(executor_, &t) != INFER_GPU_OK || !t.available) return std::nullopt;
+    return BatchTiming{t.h2d_ms, t.compute_ms, t.d2h_ms, t.device_ms};
+  }
+
+ private:
+  std::shared_ptr<GpuLibrary> library_;  // keeps the code of executor_ loaded
+  GpuOptions options_;                   // its log function is called by the library
+  void* executor_ = nullptr;
+  std::size_t layer_count_;
+  std::size_t output_size_;
+  int max_batch_;
+};
+
+}  // namespace
+
+bool gpu_top_k_on_device(std::size_t classes, int n) {
+  return classes <= static_cast<std::size_t>(INFER_GPU_TOP_K_MAX_CLASSES) && n <= INFER_GPU_TOP_K_MAX_SAMPLES;
+}
+
+std::vector<std::filesystem::path> gpu_library_candidates() {
+  std::vector<std::filesystem::path> out;
+  if (std::filesystem::path env = path_from_environment("INFER_GPU_LIBRARY"); !env.empty()) {
+    out.push_back(std::move(env));
+    return out;
+  }
+  for (const std::filesystem::path& dir : gpu_module_folders()) out.push_back(dir / kGpuLibraryName);
+  return out;
+}
+
+namespace {
+
+const char* cxx_library_name(std::uint32_t id) {
+  switch (id) {
+    case 1: return "libstdc++ (GCC, mingw-w64)";
+    case 2: return "Microsoft's STL (MSVC)";
+    case 3: return "libc++ (clang)";
+    default: return "an unknown C++ standard library";
+  }
+}
+
+}  // namespace
+
+const InferGpuPlugin& checked_plugin(InferGpuPluginEntry entry, const std::filesystem::path& path) {
+  const InferGpuPlugin* api = entry ? entry() : nullptr;
+  const std::string file = path.u8string();
+  if (!api || api->abi_version != INFER_GPU_PLUGIN_ABI || api->network_size != sizeof(Network) ||
+      api->ops_hash != ops_hash()) {
+    throw GpuUnavailableError(file + " is not a GPU backend of this build of infer (ABI mismatch); "
+                              "use the library built with this executable");
+  }
+  if (api->cxx_library != INFER_GPU_CXX_LIBRARY) {
+    throw GpuUnavailableError(file + " was built with " + cxx_library_name(api->cxx_library) + ", this program with " +
+                              cxx_library_name(INFER_GPU_CXX_LIBRARY) +
+                              ": they cannot share the network's C++ types; build both with one compiler "
+                              "(docs/windows.md)");
+  }
+  return *api;
+}
+
+GpuLibrary::GpuLibrary(void* handle, const InferGpuPlugin* api, std::filesystem::path path)
+    : handle_(handle), api_(api), path_(std::move(path)) {}
+
+std::shared_ptr<GpuLibrary> GpuLibrary::open() {
+  const std::vector<std::filesystem::path> candidates = gpu_library_candidates();
+  for (const std::filesystem::path& p : candidates) {
+    std::error_code ec;
+    if (std::filesystem::exists(p, ec)) return open(p);
+  }
+  if (const std::filesystem::path env = path_from_environment("INFER_GPU_LIBRARY"); !env.empty()) {
+    throw GpuUnavailableError("INFER_GPU_LIBRARY=" + env.u8string() + ": no such file");
+  }
+  std::string looked;
+  for (const std::filesystem::path& p : candidates) looked += (looked.empty() ? "" : ", ") + p.parent_path().u8string();
+  throw GpuUnavailableError(std::string(kGpuLibraryName) + " (the GPU backend) was not found (looked in " + looked +
+                            "); " + kGpuBuildHint);
+}
+
+InferGpuVersions GpuLibrary::versions() const {
+  InferGpuVersions v{};
+  api_->versions(&v);
+  return v;
+}
+
+std::unique_ptr<Backend> make_gpu_backend(const Network& network, int max_batch, const GpuOptions& options) {
+  return make_gpu_backend(GpuLibrary::open(), network, max_batch, options);
+}
+
+std::unique_ptr<Backend> make_gpu_backend(std::shared_ptr<GpuLibrary> library, const Network& network, int max_batch,
+                                          const GpuOptions& options) {
+  if (max_batch < 1) throw std::invalid_argument("max_batch must be at least 1");
+  return std::make_unique<GpuBackend>(std::move(library), network, max_batch, options);
+}
+
+}  // namespace infer

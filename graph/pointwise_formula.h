@@ -1,0 +1,40 @@
+// The formula of every pointwise op (INFER_POINTWISE_OPS in ops.h), y = f(x; a, b), in float. One
+// definition for both backends: the CPU kernel
+// (cpu/activation.cpp) and the CUDA kernel (cudnn/pointwise.cu) both call pointwise_value, so the
+// tests that check the CPU against the double-precision reference check the GPU's formula too.
+//
+// A NaN x gives NaN for every op (PyTorch's behaviour): fminf and fmaxf would return the bound, so
+// the clamps pass NaN through. expf and IEEE division, no fast math: the tests' bounds assume
+// expf's documented error (CUDA: 2 ulp) and a correctly rounded quotient.
+#pragma once
+
+#include <math.h>
+
+#include "graph/ops.h"
+
+#if defined(__CUDACC__)
+#define INFER_HOST_DEVICE __host__ __device__
+#else
+#define INFER_HOST_DEVICE
+#endif
+
+namespace infer {
+
+// max(lo, min(hi, v)), NaN passed through.
+INFER_HOST_DEVICE inline float pointwise_clamp(float v, float lo, float hi) {
+  return v != v ? v : fminf(fmaxf(v, lo), hi);
+}
+
+INFER_HOST_DEVICE inline float pointwise_value(PointwiseOp op, float a, float b, float x) {
+  switch (op) {
+    case PointwiseOp::Sigmoid: return 1.0f / (1.0f + expf(-x));
+    case PointwiseOp::Clip: return pointwise_clamp(x, a, b);  // a = min, b = max; ReLU6 is 0, 6
+    case PointwiseOp::HardSigmoid: return x != x ? x : pointwise_clamp(a * x + b, 0.0f, 1.0f);  // a = alpha, b = beta
+    case PointwiseOp::HardSwish: return x != x ? x : x * pointwise_clamp(a * x + b, 0.0f, 1.0f);
+    case PointwiseOp::Silu: return x / (1.0f + expf(-x));
+    case PointwiseOp::LeakyRelu: return x < 0.0f ? a * x : x;  // a = alpha; NaN < 0 is false: NaN
+  }
+  return x;  // not reached: every op returns above
+}
+
+}  // namespace infer

@@ -1,0 +1,533 @@
+// The graph format (model format version 2): layers that name their inputs, the ops that read
+// several (add, mul, concat), the smooth activations, dropout and identity removed at load; every
+// way a graph can be wrong; and the CPU backend on each op and on graphs against the
+// double-precision reference of reference.h, within its derived bound.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <fstream>
+#include <limits>
+
+#include "backends/cpu/cpu_backend.h"
+#include "graph/model_error.h"
+#include "formats/model_file.h"
+#include "tests/support/model_cases.h"
+#include "tests/support/temp_dir.h"
+#include "tests/support/reference.h"
+#include "tests/support/test_util.h"
+
+namespace infer::test {
+namespace {
+
+const char* kGraphToml = R"(format = "infer-model"
+format_version = 2
+name = "graph"
+weights = "graph.safetensors"
+
+[input]
+channels = 2
+height = 5
+width = 5
+mean = [0.5, 0.5]
+std = [0.25, 0.25]
+
+[[layers]]
+name = "conv1"
+type = "conv2d"
+out_channels = 2
+kernel = 3
+padding = 1
+
+[[layers]]
+name = "drop"
+type = "dropout"
+p = 0.2
+
+[[layers]]
+name = "relu1"
+type = "relu"
+
+[[layers]]
+name = "sum"
+type = "add"
+inputs = ["relu1", "input"]
+relu = true
+
+[[layers]]
+name = "same"
+type = "identity"
+
+[[layers]]
+name = "gate"
+type = "sigmoid"
+inputs = "same"
+
+[[layers]]
+name = "scaled"
+type = "mul"
+inputs = ["sum", "gate"]
+
+[[layers]]
+name = "joined"
+type = "concat"
+inputs = ["scaled", "drop", "input"]
+
+[[layers]]
+name = "flat"
+type = "flatten"
+
+[[layers]]
+name = "fc"
+type = "linear"
+out_features = 3
+)";
+
+std::vector<Tensor> graph_tensors(Random& rng) {
+  return {f32("conv1.weight", {2, 2, 3, 3}, rng), f32("conv1.bias", {2}, rng), f32("fc.weight", {3, 150}, rng),
+          f32("fc.bias", {3}, rng)};
+}
+
+class GraphFile : public ::testing::Test {
+ protected:
+  void write(const std::string& toml) {
+    write_file(dir_ / "graph.toml", toml);
+    write_file(dir_ / "graph.safetensors", safetensors_bytes(graph_tensors(rng_)));
+  }
+  std::string load_error(const std::string& toml) {
+    write(toml);
+    try {
+      load_model(dir_ / "graph.toml");
+    } catch (const InputError& e) {
+      return e.what();
+    }
+    ADD_FAILURE() << "the model loaded but should have been refused";
+    return "";
+  }
+  static std::string edited(const std::string& from, const std::string& to) {
+    std::string toml = kGraphToml;
+    const std::size_t at = toml.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    return at == std::string::npos ? toml : toml.replace(at, from.size(), to);
+  }
+
+  Random rng_;
+  TempDir dir_;
+};
+
+std::vector<std::string> names(const Network& net) {
+  std::vector<std::string> out;
+  for (const Layer& l : net.layers()) out.push_back(l.name);
+  return out;
+}
+
+TEST_F(GraphFile, LayersReadTheirNamedInputsAndDropoutAndIdentityAreRemoved) {
+  SCOPED_TRACE(rng_.trace());
+  write(kGraphToml);
+  const LoadedModel m = load_model(dir_ / "graph.toml");
+  const Network& net = m.network;
+  EXPECT_EQ(names(net), (std::vector<std::string>{"conv1", "relu1", "sum", "gate", "scaled", "joined", "flat", "fc"}));
+  auto sources = [&](std::size_t i) { return net.layers()[i].sources; };
+  using S = std::vector<std::size_t>;
+  EXPECT_EQ(sources(0), (S{0}));        // the network input
+  EXPECT_EQ(sources(1), (S{1}));        // relu1 read "drop", which passes conv1 on
+  EXPECT_EQ(sources(2), (S{2, 0}));     // sum: relu1 and the input
+  EXPECT_EQ(sources(3), (S{3}));        // gate read "same", which passes sum on
+  EXPECT_EQ(sources(4), (S{3, 4}));     // scaled: sum * gate
+  EXPECT_EQ(sources(5), (S{5, 1, 0}));  // joined: scaled, conv1 (through "drop") and the input
+  EXPECT_EQ(sources(6), (S{6}));
+  EXPECT_EQ(net.layers()[5].out, (Dims{6, 5, 5}));
+  EXPECT_EQ(net.output_dims(), (Dims{3, 1, 1}));
+  EXPECT_EQ(net.layers()[0].readers, 2);  // relu1 and joined
+  EXPECT_EQ(net.layers()[7].readers, 1);  // the network output
+  EXPECT_TRUE(net.layers()[2].add().relu);
+
+  // And it computes what the graph says: the CPU against the reference, every layer count.
+  const int n = 2;
+  const std::vector<float> input = rng_.vector(static_cast<std::size_t>(n) * net.input().dims.size());
+  const std::vector<ReferenceTensor> ref = reference_forward(net, input, n, net.layers().size(), cpu_winograd());
+  auto cpu = make_cpu_backend(net, n);
+  for (std::size_t count = 1; count <= net.layers().size(); ++count) {
+    std::vector<float> got(ref[count].value.size(), std::numeric_limits<float>::quiet_NaN());
+    cpu->forward(input.data(), n, got.data(), count);
+    expect_close(got, ref[count].value, reference_tolerance(ref[count]), "layers [0, " + std::to_string(count) + ")");
+  }
+}
+
+// An upsample reads its scale as [h, w] (or one integer for both), and runs as the reference says.
+TEST_F(GraphFile, AnUpsampleReadsItsScale) {
+  SCOPED_TRACE(rng_.trace());
+  write(edited("name = \"flat\"",
+               "name = \"up\"\ntype = \"upsample\"\nscale = [2, 3]\n\n[[layers]]\nname = \"down\"\n"
+               "type = \"maxpool\"\nkernel = [2, 3]\n\n[[layers]]\nname = \"flat\""));
+  const LoadedModel m = load_model(dir_ / "graph.toml");
+  const Layer& up = m.network.layers()[6];
+  ASSERT_EQ(up.name, "up");
+  EXPECT_EQ(up.upsample().scale_h, 2);
+  EXPECT_EQ(up.upsample().scale_w, 3);
+  EXPECT_EQ(up.out, (Dims{6, 10, 15}));
+  const int n = 2;
+  const std::vector<float> input = rng_.vector(static_cast<std::size_t>(n) * m.network.input().dims.size());
+  const std::vector<ReferenceTensor> ref = reference_forward(m.network, input, n, 7, cpu_winograd());
+  std::vector<float> got(ref[7].value.size(), std::numeric_limits<float>::quiet_NaN());
+  make_cpu_backend(m.network, n)->forward(input.data(), n, got.data(), 7);
+  expect_close(got, ref[7].value, reference_tolerance(ref[7]), "up to the upsample");
+
+  write(edited("name = \"flat\"", "name = \"up\"\ntype = \"upsample\"\nscale = 1\n\n[[layers]]\nname = \"flat\""));
+  EXPECT_EQ(load_model(dir_ / "graph.toml").network.layers()[6].out, (Dims{6, 5, 5})) << "scale = 1: both sides";
+}
+
+// A pad reads pads = [top, left, bottom, right] and value, -inf included (TOML's -inf).
+TEST_F(GraphFile, APadReadsItsBorderAndValue) {
+  write(edited("name = \"flat\"",
+               "name = \"p\"\ntype = \"pad\"\npads = [1, 0, 2, 3]\nvalue = -inf\n\n[[layers]]\n"
+               "name = \"down\"\ntype = \"maxpool\"\nkernel = [4, 4]\nstride = 1\n\n[[layers]]\nname = \"flat\""));
+  const LoadedModel m = load_model(dir_ / "graph.toml");
+  const Layer& p = m.network.layers()[6];
+  ASSERT_EQ(p.name, "p");
+  EXPECT_EQ((std::vector<int>{p.pad().top, p.pad().left, p.pad().bottom, p.pad().right}),
+            (std::vector<int>{1, 0, 2, 3}));
+  EXPECT_EQ(p.pad().value, -std::numeric_limits<float>::infinity());
+  EXPECT_EQ(p.out, (Dims{6, 8, 8}));
+  EXPECT_EQ(m.network.layers()[7].out, (Dims{6, 5, 5}));
+}
+
+TEST_F(GraphFile, EveryWrongGraphIsRefusedNamingTheLayer) {
+  struct Case {
+    const char* what;
+    std::string toml;
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {"an input that comes later", edited("inputs = [\"relu1\", \"input\"]", "inputs = [\"gate\", \"input\"]"),
+       "layer 'sum' (add): reads 'gate', which comes after it; list the layers in the order they run"},
+      {"an input that is no layer", edited("inputs = [\"relu1\", \"input\"]", "inputs = [\"relu9\", \"input\"]"),
+       "layer 'sum' (add): reads 'relu9', which is no layer of the model (nor 'input')"},
+      {"too many inputs", edited("inputs = \"same\"", "inputs = [\"same\", \"conv1\"]"),
+       "layer 'gate' (sigmoid): reads one input, found 2"},
+      {"too few inputs", edited("inputs = [\"sum\", \"gate\"]", "inputs = [\"sum\"]"),
+       "layer 'scaled' (mul): reads two inputs, found 1"},
+      {"a concat of one", edited("inputs = [\"scaled\", \"drop\", \"input\"]", "inputs = [\"scaled\"]"),
+       "layer 'joined' (concat): reads two or more inputs, found 1"},
+      {"an empty list", edited("inputs = \"same\"", "inputs = []"), "key 'inputs' must name at least one layer"},
+      {"an output nobody reads",
+       edited("name = \"fc\"",
+              "name = \"orphan\"\ntype = \"flatten\"\ninputs = \"input\"\n\n[[layers]]\nname = \"fc\""),
+       "layer 'flat' (flatten): its output is never read"},
+      {"a layer named input", edited("name = \"relu1\"", "name = \"input\""),
+       "no layer may be named 'input': it stands for the network input"},
+      {"a dropout and a layer with one name", edited("name = \"same\"", "name = \"drop\""),
+       "two layers are named 'drop'"},
+      {"a dropout probability of 1", edited("p = 0.2", "p = 1.0"), "key 'p' must be in [0, 1), found 1"},
+      {"an add of two shapes",
+       edited("inputs = [\"scaled\", \"drop\", \"input\"]",
+              "inputs = [\"scaled\", \"drop\", \"input\"]\n\n[[layers]]\nname = \"bad\"\ntype = \"add\"\ninputs = "
+              "[\"joined\", \"input\"]"),
+       "layer 'bad' (add): adds inputs of the same shape, found 6x5x5 and 2x5x5"},
+      {"a clip with min above max",
+       edited("name = \"flat\"", "name = \"c\"\ntype = \"clip\"\nmin = 2\nmax = 1\n\n[[layers]]\nname = \"flat\""),
+       "min and max must be numbers with min <= max, found 2 and 1"},
+      {"a trailing dropout that passes on another layer",
+       edited("out_features = 3\n",
+              "out_features = 3\n\n[[layers]]\nname = \"tail\"\ntype = \"dropout\"\ninputs = \"flat\"\n"),
+       "the last entry passes on 'flat', but the network's output is the last layer's ('fc')"},
+      {"an identity named input", edited("name = \"same\"", "name = \"input\""),
+       "no layer may be named 'input': it stands for the network input"},
+      {"a clip without max",
+       edited("name = \"flat\"", "name = \"c\"\ntype = \"clip\"\nmin = 0\n\n[[layers]]\nname = \"flat\""),
+       "layer 'c': missing key 'max'"},
+      {"an attribute an op does not have", edited("relu = true", "relu = true\nalpha = 0.5"),
+       "layer 'sum': unknown key 'alpha'"},
+      {"pads of three",
+       edited("name = \"flat\"", "name = \"p\"\ntype = \"pad\"\npads = [1, 1, 1]\n\n[[layers]]\nname = \"flat\""),
+       "key 'pads' must be [top, left, bottom, right]"},
+      {"a negative pad",
+       edited("name = \"flat\"", "name = \"p\"\ntype = \"pad\"\npads = [0, -1, 0, 0]\n\n[[layers]]\nname = \"flat\""),
+       "key 'pads' has -1, out of range [0, 1000000]"},
+      {"a NaN padding value",
+       edited("name = \"flat\"",
+              "name = \"p\"\ntype = \"pad\"\npads = [1, 1, 1, 1]\nvalue = nan\n\n[[layers]]\nname = \"flat\""),
+       "key 'value' must be a number or an infinity, found NaN"},
+      {"an adaptive pooling without its output",
+       edited("name = \"flat\"", "name = \"a\"\ntype = \"adaptive_avgpool\"\n\n[[layers]]\nname = \"flat\""),
+       "layer 'a': missing key 'output'"},
+      {"an upsample by 0",
+       edited("name = \"flat\"", "name = \"up\"\ntype = \"upsample\"\nscale = [0, 2]\n\n[[layers]]\nname = \"flat\""),
+       "key 'scale' has 0, out of range [1, 1000000]"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.what);
+    const std::string error = load_error(c.toml);
+    EXPECT_NE(error.find((dir_ / "graph.toml").string()), std::string::npos) << error;
+    EXPECT_NE(error.find(c.message), std::string::npos) << error;
+  }
+}
+
+// PyTorch's ceil_mode sizes (torch.nn.MaxPool2d docs): a last window that would start in the right
+// padding is dropped.
+TEST(Graph, CeilModePoolingSizesArePyTorchs) {
+  EXPECT_EQ(pool_output_size(10, 3, 2, 0, false), 4);
+  EXPECT_EQ(pool_output_size(10, 3, 2, 0, true), 5);
+  EXPECT_EQ(pool_output_size(10, 3, 2, 1, true), 6);  // (10 + 2 - 3) / 2 = 4.5 -> 5, + 1
+  EXPECT_EQ(pool_output_size(8, 2, 2, 0, true), 4);   // exact: no overhang
+  EXPECT_EQ(pool_output_size(5, 2, 2, 1, true),
+            3);  // ceil(5 / 2) + 1 = 4, but window 3 would start at 6 - 1 = 5: in the right padding
+  EXPECT_EQ(pool_output_size(13, 3, 2, 0, true), 6);  // SqueezeNet's 111 -> 55 pattern, small
+  EXPECT_EQ(pool_output_size(111, 3, 2, 0, true), 55);
+  EXPECT_EQ(pool_output_size(54, 3, 2, 0, true), 27);
+}
+
+TEST(Graph, ShapesTheOpsCannotCombineAreRefused) {
+  Random rng;
+  SCOPED_TRACE(rng.trace());
+  auto error = [&](Dims input, std::vector<Layer> layers) -> std::string {
+    try {
+      random_network(rng, input, std::move(layers));
+    } catch (const ModelError& e) {
+      return e.what();
+    }
+    ADD_FAILURE() << "the network was accepted";
+    return "";
+  };
+  EXPECT_NE(error({4, 6, 6}, {conv_layer("c", 3, 1), reading(make_layer("m", LayerKind::Mul), {"input", "c"})})
+                .find("layer 'm' (mul): multiplies by an input of the same shape or of 4x1x1 (one value per channel), "
+                      "found 4x6x6 and 3x6x6"),
+            std::string::npos);
+  EXPECT_NE(error({4, 6, 6}, {pool_layer("p", LayerKind::MaxPool, 2, 2),
+                              reading(make_layer("j", LayerKind::Concat), {"p", "input"})})
+                .find("layer 'j' (concat): joins inputs along the channels, so their heights and widths must agree, "
+                      "found 4x3x3 and 4x6x6"),
+            std::string::npos);
+  EXPECT_NE(error({4, 6, 6},
+                  {make_layer("c", LayerKind::Clip, PointwiseAttrs{0.0f, std::numeric_limits<float>::quiet_NaN()})})
+                .find("min and max must be numbers with min <= max"),
+            std::string::npos);
+  // An infinite bound is no bound (ONNX's Clip without max).
+  EXPECT_NO_THROW(
+      random_network(rng, {4, 6, 6},
+                     {make_layer("c", LayerKind::Clip, PointwiseAttrs{0.0f, std::numeric_limits<float>::infinity()})}));
+  EXPECT_NE(error({4, 6, 6}, {make_layer("h", LayerKind::HardSigmoid,
+                                         PointwiseAttrs{std::numeric_limits<float>::quiet_NaN(), 0.5f})})
+                .find("alpha and beta must be finite"),
+            std::string::npos);
+  // A per-channel mul takes its scale second; the same shape works either way.
+  EXPECT_NO_THROW(random_network(
+      rng, {4, 6, 6},
+      {plain_layer("g", LayerKind::GlobalAvgPool), reading(make_layer("m", LayerKind::Mul), {"input", "g"})}));
+}
+
+// The op table of docs/model-format.md names every op of graph/ops.h in the first cell of a row:
+// a new op is documented before the suite passes.
+TEST(Graph, TheReadmeOpTableNamesEveryOp) {
+  std::ifstream readme(INFER_SOURCE_DIR "/docs/model-format.md");
+  ASSERT_TRUE(readme) << INFER_SOURCE_DIR "/docs/model-format.md";
+  std::vector<std::string> first_cells;
+  for (std::string line; std::getline(readme, line);) {
+    if (line.rfind("| `", 0) == 0) first_cells.push_back(line.substr(0, line.find(" |", 1)));
+  }
+  for (LayerKind kind : kAllOps) {
+    const std::string quoted = "`" + std::string(op_name(kind)) + "`";
+    const bool found = std::any_of(first_cells.begin(), first_cells.end(),
+                                   [&](const std::string& cell) { return cell.find(quoted) != std::string::npos; });
+    EXPECT_TRUE(found) << "docs/model-format.md has no op-table row for " << quoted;
+  }
+}
+
+// The graph zoo (test_util.h) holds every op of graph/ops.h, so that a new op joins the tests that
+// run it (the CPU against the reference below, the GPU against the CPU, the cuDNN planning tests)
+// as soon as it is added to the zoo, and this test fails until it is.
+TEST(Graph, TheZooHoldsEveryOp) {
+  const std::vector<Layer> zoo = graph_zoo_layers();
+  for (LayerKind kind : kAllOps) {
+    const bool found = std::any_of(zoo.begin(), zoo.end(), [kind](const Layer& l) { return l.kind == kind; });
+    EXPECT_TRUE(found) << "graph_zoo_layers() has no " << op_name(kind) << " layer";
+  }
+}
+
+// One case: a network, and the CPU must be within the reference's bound at every layer count.
+struct OpCase {
+  std::string what;
+  Dims input;
+  std::vector<Layer> layers;
+};
+
+std::vector<OpCase> op_cases() {
+  std::vector<OpCase> cases = {
+      {"sigmoid", {3, 5, 6}, {plain_layer("s", LayerKind::Sigmoid)}},
+      {"silu", {3, 5, 6}, {plain_layer("s", LayerKind::Silu)}},
+      {"relu6", {3, 5, 6}, {make_layer("c", LayerKind::Clip, PointwiseAttrs{0.0f, 0.5f})}},
+      {"clip below zero", {3, 5, 6}, {make_layer("c", LayerKind::Clip, PointwiseAttrs{-0.25f, 0.25f})}},
+      {"hardsigmoid, PyTorch", {3, 5, 6}, {plain_layer("h", LayerKind::HardSigmoid)}},
+      {"hardsigmoid, ONNX default", {3, 5, 6}, {make_layer("h", LayerKind::HardSigmoid, PointwiseAttrs{0.2f, 0.5f})}},
+      {"hardswish", {3, 5, 6}, {plain_layer("h", LayerKind::HardSwish)}},
+      {"leaky relu", {3, 5, 6}, {make_layer("l", LayerKind::LeakyRelu, PointwiseAttrs{0.2f, 0.0f})}},
+      {"upsample 3x2", {3, 5, 6}, {make_layer("u", LayerKind::Upsample, UpsampleAttrs{3, 2})}},
+      {"adaptive avgpool 5x6 to 3x4 (windows of 2 and 3, overlapping)",
+       {3, 5, 6},
+       {make_layer("a", LayerKind::AdaptiveAvgPool, AdaptivePoolAttrs{3, 4})}},
+      {"adaptive avgpool to more than the input",
+       {3, 5, 6},
+       {make_layer("a", LayerKind::AdaptiveAvgPool, AdaptivePoolAttrs{7, 6})}},
+      {"pad 1, 0, 2, 3 with 0.5", {3, 5, 6}, {make_layer("p", LayerKind::Pad, PadAttrs{1, 0, 2, 3, 0.5f})}},
+      {"pad with -inf, max pooling",
+       {3, 5, 6},
+       {make_layer("p", LayerKind::Pad, PadAttrs{0, 1, 1, 0, -std::numeric_limits<float>::infinity()}),
+        pool_layer("m", LayerKind::MaxPool, 2, 2)}},
+      {"upsample 1x4 after a conv",
+       {3, 5, 6},
+       {conv_layer("c", 4, 3, 1, 1), make_layer("u", LayerKind::Upsample, UpsampleAttrs{1, 4})}},
+      {"add",
+       {3, 5, 6},
+       {conv_layer("c", 3, 3, 1, 1), reading(make_layer("a", LayerKind::Add, AddAttrs{}), {"c", "input"})}},
+      {"add with relu",
+       {3, 5, 6},
+       {conv_layer("c", 3, 3, 1, 1), reading(make_layer("a", LayerKind::Add, AddAttrs{true}), {"input", "c"})}},
+      // ResNet's block: the last convolution (with its batch-norm) adds the shortcut relu0, which
+      // nothing reads after the add (oneDNN: a sum post-op into relu0's buffer), then a ReLU.
+      {"residual block",
+       {3, 6, 5},
+       {conv_layer("c0", 8, 3, 1, 1), plain_layer("relu0", LayerKind::Relu), conv_layer("c1", 8, 3, 1, 1),
+        plain_layer("relu1", LayerKind::Relu), conv_layer("c2", 8, 3, 1, 1), batchnorm_layer("bn2"),
+        reading(make_layer("add", LayerKind::Add, AddAttrs{}), {"bn2", "relu0"}),
+        plain_layer("relu", LayerKind::Relu)}},
+      {"residual block, the add's own ReLU, a projection shortcut",
+       {3, 6, 5},
+       {conv_layer("c0", 8, 3, 1, 1), plain_layer("relu0", LayerKind::Relu), conv_layer("c1", 8, 3, 2, 1),
+        reading(conv_layer("down", 8, 1, 2), {"relu0"}),
+        reading(make_layer("add", LayerKind::Add, AddAttrs{true}), {"down", "c1"}),
+        plain_layer("h", LayerKind::HardSwish)}},
+      {"residual block, an activation after the add",
+       {3, 6, 5},
+       {conv_layer("c0", 8, 3, 1, 1), conv_layer("c1", 8, 3, 1, 1),
+        reading(make_layer("add", LayerKind::Add, AddAttrs{}), {"c0", "c1"}), plain_layer("h", LayerKind::HardSwish)}},
+      // The shortcut h is also read, as the flatten's view of its buffer, after the add: oneDNN
+      // may not sum into h's buffer (onednn_program.cpp residual_input).
+      {"residual add whose shortcut a flatten still reads",
+       {3, 6, 5},
+       {plain_layer("h", LayerKind::HardSigmoid), plain_layer("f", LayerKind::Flatten),
+        reading(conv_layer("c", 3, 3, 1, 1), {"input"}),
+        reading(make_layer("a", LayerKind::Add, AddAttrs{}), {"c", "h"}), plain_layer("g", LayerKind::GlobalAvgPool),
+        reading(linear_layer("fc", 4), {"f"}), reading(make_layer("cat", LayerKind::Concat), {"fc", "g"})}},
+      {"add, then a ReLU layer",
+       {3, 5, 6},
+       {conv_layer("c", 3, 3, 1, 1), reading(make_layer("a", LayerKind::Add, AddAttrs{}), {"input", "c"}),
+        plain_layer("r", LayerKind::Relu)}},
+      {"mul, then hardswish",
+       {3, 5, 6},
+       {conv_layer("c", 3, 1), reading(make_layer("m", LayerKind::Mul), {"c", "input"}),
+        plain_layer("h", LayerKind::HardSwish)}},
+      {"mul, same shape", {3, 5, 6}, {conv_layer("c", 3, 1), reading(make_layer("m", LayerKind::Mul), {"c", "input"})}},
+      {"mul by one value per channel",
+       {3, 5, 6},
+       {plain_layer("g", LayerKind::GlobalAvgPool), plain_layer("s", LayerKind::Sigmoid),
+        reading(make_layer("m", LayerKind::Mul), {"input", "s"})}},
+      {"concat of three",
+       {3, 5, 6},
+       {conv_layer("c", 2, 1), reading(conv_layer("d", 4, 3, 1, 1), {"input"}),
+        reading(make_layer("j", LayerKind::Concat), {"d", "input", "c"})}},
+      // Nothing may be fused across a branch: c is read by its batch-norm and by the add.
+      {"a convolution read by its batch-norm and an add",
+       {3, 6, 6},
+       {conv_layer("c", 3, 3, 1, 1), batchnorm_layer("bn"), plain_layer("r", LayerKind::Relu),
+        reading(make_layer("a", LayerKind::Add, AddAttrs{}), {"r", "c"})}},
+      {"maxpool, ceil mode", {3, 10, 11}, {ceil_mode(pool_layer("p", LayerKind::MaxPool, 3, 2))}},
+      {"avgpool, ceil mode, padding counted",
+       {3, 10, 10},
+       {ceil_mode(pool_layer("p", LayerKind::AvgPool, 3, 2, 1, true))}},
+      {"avgpool, ceil mode, padding not counted",
+       {3, 10, 10},
+       {ceil_mode(pool_layer("p", LayerKind::AvgPool, 3, 2, 1, false))}},
+      // oneDNN runs it on the plain kernel between reorders (onednn_program.cpp).
+      {"convolution padded beyond its kernel's extent",
+       {2, 3, 4},
+       {conv_layer("c", 3, 1, 2, 2), plain_layer("r", LayerKind::Relu)}},
+      {"every op (graph zoo)", {3, 8, 8}, graph_zoo_layers()},
+  };
+  // Each pointwise op right after a convolution (with a batch-norm between) and a linear layer:
+  // where a backend fuses it into that layer (oneDNN's eltwise post-ops), the fused form is checked.
+  for (std::size_t i = 0; i < kPointwiseCount; ++i) {
+    const auto op = static_cast<PointwiseOp>(i);
+    const std::string name(op_name(layer_kind(op)));
+    cases.push_back(
+        {name + " after conv and batch-norm",
+         {3, 5, 6},
+         {conv_layer("c", 4, 3, 1, 1), batchnorm_layer("bn"), make_layer("p", layer_kind(op), pointwise_sample(op))}});
+    cases.push_back({name + " after linear",
+                     {12, 1, 1},
+                     {linear_layer("fc", 7), make_layer("p", layer_kind(op), pointwise_sample(op))}});
+  }
+  return cases;
+}
+
+TEST(Graph, EveryOpOnTheCpuIsWithinTheReferenceBound) {
+  Random rng;
+  SCOPED_TRACE(rng.trace());
+  for (const OpCase& c : op_cases()) {
+    SCOPED_TRACE(c.what);
+    const Network net = random_network(rng, c.input, c.layers);
+    const int n = 3;
+    // Inputs in [-4, 4]: both sides of every clamp, the curved part of the smooth activations.
+    const std::vector<float> input = rng.vector(static_cast<std::size_t>(n) * net.input().dims.size(), -4.0f, 4.0f);
+    for (CpuKernels kernels : {CpuKernels::Onednn, CpuKernels::Plain}) {
+      const std::string name = kernels == CpuKernels::Onednn ? "onednn" : "plain";
+      const std::vector<ReferenceTensor> ref =
+          reference_forward(net, input, n, net.layers().size(), cpu_winograd(CpuOptions{kernels}));
+      auto cpu = make_cpu_backend(net, n, CpuOptions{kernels});
+      for (std::size_t count = 1; count <= net.layers().size(); ++count) {
+        std::vector<float> got(ref[count].value.size(), std::numeric_limits<float>::quiet_NaN());
+        cpu->forward(input.data(), n, got.data(), count);
+        expect_close(
+            got, ref[count].value, reference_tolerance(ref[count]),
+            name + ", layers [0, " + std::to_string(count) + ") ending at '" + net.layers()[count - 1].name + "'");
+      }
+    }
+  }
+}
+
+// The bound is not vacuous: an error of one part in 2^12 of the magnitude of the last op's values
+// (its input and output) exceeds it for each op alone (the smooth ones included), so a kernel with
+// a wrong constant cannot pass.
+TEST(Graph, TheReferenceBoundIsTightForEachOpAlone) {
+  Random rng;
+  SCOPED_TRACE(rng.trace());
+  for (const OpCase& c : op_cases()) {
+    if (c.layers.size() > 3) continue;  // deep graphs: the bound grows with depth, by design
+    SCOPED_TRACE(c.what);
+    // The scale is the last op's input and output, not its output alone: an activation that squashes
+    // (a ReLU that zeroes every output of a small convolution, a hard-swish of mostly negative
+    // inputs) shrinks its outputs far more than the rounding it inherits from its input.
+    const Network net = random_network(rng, c.input, c.layers);
+    const std::vector<float> input = rng.vector(net.input().dims.size(), -4.0f, 4.0f);
+    const std::vector<ReferenceTensor> ref = reference_forward(net, input, 1, net.layers().size());
+    double largest = 0.0, worst = 0.0;
+    for (std::size_t l = ref.size() >= 2 ? ref.size() - 2 : 0; l < ref.size(); ++l) {
+      for (double v : ref[l].value) largest = std::max(largest, std::fabs(v));
+    }
+    for (double b : ref.back().bound) worst = std::max(worst, b);
+    EXPECT_LT(worst, largest / 4096.0);
+  }
+}
+
+// NaN in, NaN out, for every elementwise op (PyTorch's semantics; a clamp must not swallow it).
+TEST(Graph, NaNPassesThroughEveryElementwiseOp) {
+  Random rng;
+  SCOPED_TRACE(rng.trace());
+  const std::vector<Layer> ops = {plain_layer("s", LayerKind::Sigmoid),
+                                  plain_layer("s", LayerKind::Silu),
+                                  make_layer("c", LayerKind::Clip, PointwiseAttrs{0.0f, 6.0f}),
+                                  plain_layer("h", LayerKind::HardSigmoid),
+                                  plain_layer("h", LayerKind::HardSwish),
+                                  plain_layer("r", LayerKind::Relu)};
+  for (const Layer& op : ops) {
+    SCOPED_TRACE(layer_kind_name(op.kind));
+    const Network net = random_network(rng, {1, 1, 4}, {op});
+    auto cpu = make_cpu_backend(net, 1);
+    const std::vector<float> input = {std::numeric_limits<float>::quiet_NaN(), -100.0f, 100.0f, 0.5f};
+    std::vector<float> got(4);
+    cpu->forward(input.data(), 1, got.data(), 1);
+    EXPECT_TRUE(std::isnan(got[0]));
+    for (std::size_t i = 1; i < 4; ++i) EXPECT_TRUE(std::isfinite(got[i])) << i;
+  }
+}
+
+}  // namespace
+}  // namespace infer::test

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Installs the dependencies (tools/dev/install-deps.sh) and builds infer into ${BUILD_DIR:-build}.
+# The GPU backend is built when CUDA and cuDNN are found (/usr/local/cuda by default).
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+build="${BUILD_DIR:-$root/build}"
+"$root/tools/dev/install-deps.sh"
+if [[ -d /usr/local/cuda/bin && ":$PATH:" != *":/usr/local/cuda/bin:"* ]]; then
+  export PATH="/usr/local/cuda/bin:$PATH"   # lets CMake's FindCUDAToolkit see nvcc
+fi
+# Configure quietly (the whole log if it fails), but say whether the GPU backend is built.
+log="$(mktemp)"
+trap 'rm -f "$log"' EXIT
+# The flags are CMakePresets.json's "default" preset; BUILD_DIR and BUILD_TYPE override its folder and type.
+args=(-S "$root" --preset default -B "$build")
+if [[ -n "${BUILD_TYPE:-}" ]]; then args+=(-DCMAKE_BUILD_TYPE="$BUILD_TYPE"); fi
+if ! cmake "${args[@]}" >"$log" 2>&1; then
+  cat "$log" >&2
+  exit 1
+fi
+grep -E '^-- GPU backend' "$log" >&2 || true
+cmake --build "$build" -j "$(nproc)" >&2

@@ -1,0 +1,156 @@
+#!/usr/bin/env python3
+"""Export torchvision architectures to ONNX and record ONNX Runtime's outputs on them, for the
+conformance test (tests/formats/test_torchvision.cpp): infer must agree with ONNX Runtime on each model.
+
+    tools/train/torchvision_conformance.py OUTDIR [--models resnet18,mobilenet_v2,...] [--size 224]
+                                            [--count 100] [--seed 0]
+
+Run with Debian's Python (/usr/bin/python3: python3-torch and python3-torchvision, tools/dev/install-deps.sh)
+and onnxruntime importable: tools/dev/ort-venv.sh makes a virtual environment with Debian's packages
+visible and the onnxruntime wheel from PyPI, in a cache outside the repository.
+
+Each model is built with random weights (seeded) and realistic batch-norm statistics: in training
+mode with a cumulative average (momentum None), a few batches of random images set the running mean
+and variance, as training would; then it is put in eval mode and exported with torch.onnx.export
+(opset 14, the batch dimension free). Nothing is downloaded and nothing large is committed.
+
+Written per model, under OUTDIR:
+    NAME.onnx          the exported model
+    NAME.input.bin     COUNT inputs, float32 [COUNT, 3, SIZE, SIZE], little-endian: random images in
+                       [0, 1] normalised with ImageNet's mean and std, as a preprocessed photo is
+    NAME.ort.bin       ONNX Runtime's outputs on them (CPU execution provider), float32 [COUNT, classes]
+    NAME.torch.bin     PyTorch's outputs on them, the same layout
+"residual" is not torchvision's: it is the module of the trial that tools/train/infer_model.py's old exporter
+wrote silently as another network (a forward() that adds a skip connection), here through the
+documented route, torch.onnx.export.
+and OUTDIR/conformance.json: the models, sizes, counts and the versions of torch, torchvision and
+onnxruntime, and the SHA-256 of this script. When that file already records the same request, the
+same versions and this script, nothing is redone (CTest's fixture runs the script before each test
+run that needs it). Exit status 0, or 1 with a message when a package is missing.
+"""
+import argparse
+import hashlib
+import json
+import os
+import sys
+
+DEFAULT_MODELS = "residual,resnet18,mobilenet_v2,mobilenet_v3_small,efficientnet_b0,squeezenet1_0"
+MEAN = (0.485, 0.456, 0.406)
+STD = (0.229, 0.224, 0.225)
+
+
+def residual_module(torch):
+    """The trial's residual model: conv-bn-relu, conv-bn, the sum with the block's input, ReLU."""
+    nn = torch.nn
+
+    class Residual(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.stem = nn.Sequential(nn.Conv2d(3, 16, 3, 2, 1), nn.BatchNorm2d(16), nn.ReLU())
+            self.conv1 = nn.Conv2d(16, 16, 3, 1, 1, bias=False)
+            self.bn1 = nn.BatchNorm2d(16)
+            self.conv2 = nn.Conv2d(16, 16, 3, 1, 1, bias=False)
+            self.bn2 = nn.BatchNorm2d(16)
+            self.head = nn.Sequential(nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(16, 10))
+
+        def forward(self, x):
+            x = self.stem(x)
+            y = torch.relu(self.bn1(self.conv1(x)))
+            return self.head(torch.relu(self.bn2(self.conv2(y)) + x))
+
+    return Residual()
+
+
+def export(torch, model, sample, path):
+    """torch.onnx.export at opset 14 with a free batch dimension. PyTorch 2.9 and later export through
+    torch.export (dynamo=True) by default, whose graphs are another exporter's; the TorchScript
+    exporter, what Debian's PyTorch has, is asked for where the keyword exists, so that every
+    machine exports the same way. Where it is gone, the default exporter is used and said so."""
+    import inspect
+    kwargs = dict(opset_version=14, input_names=["x"], output_names=["y"], dynamic_axes={"x": {0: "N"}, "y": {0: "N"}})
+    if "dynamo" in inspect.signature(torch.onnx.export).parameters:
+        try:
+            torch.onnx.export(model, sample, path, dynamo=False, **kwargs)
+            return
+        except Exception as e:  # the TorchScript exporter removed or refusing: the default one
+            print(f"torch.onnx.export(dynamo=False) failed ({type(e).__name__}: {e}); using the default exporter",
+                  flush=True)
+    torch.onnx.export(model, sample, path, **kwargs)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("outdir")
+    ap.add_argument("--models", default=DEFAULT_MODELS)
+    ap.add_argument("--size", type=int, default=224)
+    ap.add_argument("--count", type=int, default=100)
+    ap.add_argument("--seed", type=int, default=0)
+    args = ap.parse_args()
+    from importlib import metadata
+    try:
+        versions = {p: metadata.version(p) for p in ("torch", "torchvision", "onnxruntime")}
+    except metadata.PackageNotFoundError as e:
+        sys.exit(f"torchvision_conformance: {e} is not installed: install python3-torchvision "
+                 "(tools/dev/install-deps.sh) and onnxruntime (tools/dev/ort-venv.sh)")
+
+    with open(os.path.abspath(__file__), "rb") as f:
+        script = hashlib.sha256(f.read()).hexdigest()
+    record = dict(versions, size=args.size, count=args.count, seed=args.seed, script=script, models=[])
+    names = args.models.split(",")
+    try:
+        with open(os.path.join(args.outdir, "conformance.json")) as f:
+            old = json.load(f)
+        if ({k: v for k, v in old.items() if k != "models"} == {k: v for k, v in record.items() if k != "models"} and
+                [m["name"] for m in old["models"]] == names and
+                all(os.path.exists(os.path.join(args.outdir, n + ext)) for n in names
+                    for ext in (".onnx", ".input.bin", ".ort.bin", ".torch.bin"))):
+            print(f"{args.outdir}: up to date ({', '.join(names)} at {args.size}x{args.size})")
+            return
+    except (OSError, ValueError, KeyError):
+        pass
+
+    import numpy as np
+    import onnxruntime as ort
+    import torch
+    import torchvision
+
+    os.makedirs(args.outdir, exist_ok=True)
+    torch.set_num_threads(max(1, os.cpu_count() or 1))
+    mean = torch.tensor(MEAN).view(1, 3, 1, 1)
+    std = torch.tensor(STD).view(1, 3, 1, 1)
+
+    def images(n, gen):
+        return (torch.rand(n, 3, args.size, args.size, generator=gen) - mean) / std
+
+    for name in names:
+        gen = torch.Generator().manual_seed(args.seed)
+        torch.manual_seed(args.seed)
+        model = residual_module(torch) if name == "residual" else getattr(torchvision.models, name)(weights=None)
+        # Realistic batch-norm statistics: cumulative averages over a few batches in training mode.
+        for m in model.modules():
+            if isinstance(m, torch.nn.modules.batchnorm._BatchNorm):
+                m.momentum = None
+                m.reset_running_stats()
+        model.train()
+        with torch.no_grad():
+            for _ in range(4):
+                model(images(8, gen))
+        model.eval()
+        onnx_path = os.path.join(args.outdir, name + ".onnx")
+        export(torch, model, images(1, gen), onnx_path)
+        x = images(args.count, gen).numpy().astype(np.float32)
+        session = ort.InferenceSession(onnx_path, providers=["CPUExecutionProvider"])
+        y = np.concatenate([session.run(None, {"x": x[i:i + 10]})[0] for i in range(0, args.count, 10)])
+        with torch.no_grad():
+            t = model(torch.from_numpy(x)).numpy()
+        t.astype("<f4").tofile(os.path.join(args.outdir, name + ".torch.bin"))
+        x.astype("<f4").tofile(os.path.join(args.outdir, name + ".input.bin"))
+        y.astype("<f4").tofile(os.path.join(args.outdir, name + ".ort.bin"))
+        record["models"].append({"name": name, "classes": int(y.shape[1])})
+        print(f"{name}: exported, ONNX Runtime ran {args.count} inputs of 3x{args.size}x{args.size}", flush=True)
+    with open(os.path.join(args.outdir, "conformance.json"), "w") as f:
+        json.dump(record, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
