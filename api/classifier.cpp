@@ -5,8 +5,9 @@
 #include <cmath>
 
 #include "backends/cpu/threads.h"
-#include "image/image.h"
+#include "image/load_image.h"
 #include "image/preprocess.h"
+#include "platform/install_layout.h"
 #include "api/setup.h"
 
 namespace infer {
@@ -73,7 +74,7 @@ struct Classifier::Impl {
 
   // The threads are set before anything runs; then the manifest is read.
   static std::optional<manifest::Manifest> start(const ClassifierOptions& o) {
-    if (o.threads > 0) cpu::set_threads(o.threads);
+    set_cpu_threads(o.threads);
     return api::manifest_to_verify(o);
   }
 
@@ -167,5 +168,23 @@ std::string Classifier::backend() const { return impl_->backend->description(); 
 int Classifier::max_batch() const { return impl_->backend->max_batch(); }
 std::string Classifier::model_name() const { return impl_->model.network.name(); }
 const std::filesystem::path& Classifier::model_path() const { return impl_->model.toml_path; }
+
+void set_cpu_threads(int n) {
+  if (n > 0) cpu::set_threads(n);
+}
+
+const std::vector<std::string>& image_file_extensions() { return image_extensions(); }
+
+ModelInfo model_info(const std::filesystem::path& model) {
+  ModelInfo info;
+  info.path = model.empty() ? default_model_path() : model;
+  const LoadedModel loaded = load_model(info.path);
+  const Network& net = loaded.network;
+  info.name = net.name();
+  info.input = {net.input().dims.c, net.input().dims.h, net.input().dims.w};
+  info.classes = net.output_dims().size();
+  info.layers = net.layers().size();
+  return info;
+}
 
 }  // namespace infer

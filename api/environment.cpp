@@ -3,10 +3,13 @@
 #include "infer/environment.h"
 
 #include "infer/errors.h"
+#include "backends/cpu/cpu_backend.h"
+#include "backends/gpu_backend.h"
 #include "manifest/check.h"
 #include "manifest/report.h"
 #include "manifest/writer.h"
 #include "platform/install_layout.h"
+#include "platform/nvidia_versions.h"
 #include "formats/model_file.h"
 #include "api/setup.h"
 
@@ -29,11 +32,37 @@ EnvironmentItem public_item(const manifest::ReportRow& row) {
   return item;
 }
 
+// The libraries report 0 for a version they could not read.
+std::string cuda_or_empty(int v) { return v > 0 ? cuda_version_string(v) : ""; }
+std::string cudnn_or_empty(int v) { return v > 0 ? cudnn_version_string(v) : ""; }
+
 }  // namespace
 
 BuildInfo build_info() {
   const manifest::BuildInfo b = api::build_info();
   return {b.cuda, b.cudnn, b.compiler};
+}
+
+RuntimeInfo runtime_info() {
+  const std::lock_guard<std::mutex> lock(api::setup_mutex());
+  RuntimeInfo info;
+  info.cpu_libraries = cpu_libraries();
+  try {
+    const auto library = GpuLibrary::open();
+    const InferGpuVersions v = library->versions();
+    info.gpu_module = library->path();
+    info.cuda_runtime = cuda_or_empty(v.cuda_runtime_loaded);
+    info.cuda_runtime_built = cuda_or_empty(v.cuda_runtime_built);
+    info.cuda_driver = v.cuda_driver == 0 ? "" : cuda_version_string(v.cuda_driver);
+    info.cudnn = cudnn_or_empty(v.cudnn_loaded);
+    info.cudnn_built = cudnn_or_empty(v.cudnn_built);
+    info.cudnn_cuda = cuda_or_empty(v.cudnn_loaded_cudart);
+    info.gpu_loaded = true;
+  } catch (const GpuUnavailableError& e) {
+    info.gpu_problem = e.what();
+  }
+  info.standins = manifest::probe_machine(api::build_info()).standins();
+  return info;
 }
 
 EnvironmentReport check_environment(const fs::path& manifest_path) {

@@ -13,6 +13,19 @@
 #include "backends/gpu_backend.h"
 #include "platform/install_layout.h"
 #include "backends/cpu/memory_plan.h"
+#include "platform/byte_size.h"
+
+namespace infer {
+
+std::string cpu_fallback_message(Precision precision, const std::string& reason, const std::string& setting) {
+  std::string message = "running on the CPU";
+  if (precision != Precision::Fp32) {
+    message += " in fp32 (" + setting + " " + precision_name(precision) + " needs the GPU)";
+  }
+  return message + ": " + reason;
+}
+
+}  // namespace infer
 
 namespace infer::api {
 namespace {
@@ -43,11 +56,7 @@ std::unique_ptr<Backend> cpu_fallback(const ClassifierOptions& o, const Network&
   Notice n;
   n.kind = Notice::Kind::CpuFallback;
   n.reason = why;
-  n.message = "running on the CPU";
-  if (o.precision != Precision::Fp32) {
-    n.message += std::string(" in fp32 (precision ") + precision_name(o.precision) + " needs the GPU)";
-  }
-  n.message += ": " + why;
+  n.message = cpu_fallback_message(o.precision, why);
   notify(o, n);
   return make_cpu_backend(net, batch);
 }

@@ -4,8 +4,8 @@
 #include <cctype>
 #include <filesystem>
 
-#include "image/image.h"
 #include "app/options.h"
+#include "infer/classifier.h"
 
 namespace infer::app {
 namespace {
@@ -15,7 +15,7 @@ namespace fs = std::filesystem;
 bool has_image_extension(const fs::path& p) {
   std::string ext = p.extension().u8string();
   std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return std::tolower(c); });
-  const auto& known = image_extensions();
+  const auto& known = image_file_extensions();
   return std::find(known.begin(), known.end(), ext) != known.end();
 }
 

@@ -13,7 +13,6 @@
 #include "app/exit_codes.h"
 #include "infer/classifier.h"
 #include "app/memory_limit.h"
-#include "backends/cpu/threads.h"
 #include "platform/printable.h"
 #include "app/options.h"
 #include "app/version.h"
@@ -23,21 +22,12 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// "running on the CPU" plus, when another precision was asked for, that the CPU runs fp32.
-std::string cpu_notice(const Options& o, const std::string& reason) {
-  std::string notice = "running on the CPU";
-  if (o.precision != Precision::Fp32) {
-    notice += std::string(" in fp32 (--precision ") + precision_name(o.precision) + " needs the GPU)";
-  }
-  return notice + ": " + reason;
-}
-
 // The classifier's notices, in the command line's words, on stderr.
 void print_notice(const Options& o, const Notice& n) {
   std::string line = n.message;
   switch (n.kind) {
     case Notice::Kind::NoManifest: break;
-    case Notice::Kind::CpuFallback: line = cpu_notice(o, n.reason); break;
+    case Notice::Kind::CpuFallback: line = cpu_fallback_message(o.precision, n.reason, "--precision"); break;
     case Notice::Kind::BatchReduced: line = batch_reduced_message(n); break;
   }
   std::cerr << "infer: notice: " << printable_utf8(line) << '\n';
@@ -80,11 +70,11 @@ int run(int argc, char** argv) {
   const Options& o = parsed.options;
 
   if (o.threads > 0) {
-    cpu::set_threads(o.threads);
+    set_cpu_threads(o.threads);
   } else if (o.inputs.size() == 1 && fs::is_regular_file(arg_path(o.inputs[0]))) {
     // One image: one thread. Starting and waking the OpenMP team costs more than it saves on one
     // image (measured: 20-30 ms for the shipped model on one thread; 30-130 ms on two, bimodal).
-    cpu::set_threads(1);
+    set_cpu_threads(1);
   }
   if (o.version) {
     print_version(std::cout, o.model);

@@ -5,7 +5,7 @@
 #include <string>
 
 #include "infer/errors.h"
-#include "backends/cpu/memory_plan.h"
+#include "platform/byte_size.h"
 
 namespace infer::app {
 namespace {

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "infer/classifier.h"
-#include "backends/backend.h"
+#include "infer/device.h"
 
 namespace infer::app {
 

@@ -1,23 +1,19 @@
 #include "app/version.h"
 
+#include <filesystem>
 #include <ostream>
 
+#include "app/options.h"
+#include "infer/classifier.h"
 #include "infer/environment.h"
-#include "infer/version.h"
-#include "manifest/probe.h"
-#include "backends/cpu/cpu_backend.h"
 #include "infer/errors.h"
-#include "backends/gpu_backend.h"
-#include "platform/install_layout.h"
-#include "formats/model_file.h"
-#include "platform/nvidia_versions.h"
+#include "infer/version.h"
 
 namespace infer::app {
 namespace {
 
-// The libraries report 0 for a version they could not read.
-std::string cuda_or_none(int v) { return v > 0 ? cuda_version_string(v) : "none"; }
-std::string cudnn_or_none(int v) { return v > 0 ? cudnn_version_string(v) : "none"; }
+// RuntimeInfo leaves a version empty where the library reported none.
+std::string or_none(const std::string& version) { return version.empty() ? "none" : version; }
 
 }  // namespace
 
@@ -35,35 +31,27 @@ void print_version(std::ostream& out, const std::string& model) {
   } else {
     out << "built for CUDA " << built.cuda << ", cuDNN " << built.cudnn << '\n';
   }
-  out << "  CPU backend:  " << cpu_libraries() << '\n';
-  try {
-    const auto library = GpuLibrary::open();
-    const InferGpuVersions v = library->versions();
-    out << "  run time:     " << library->path().u8string() << '\n'
-        << "                CUDA runtime " << cuda_or_none(v.cuda_runtime_loaded) << " (built against "
-        << cuda_or_none(v.cuda_runtime_built) << ")\n"
+  const RuntimeInfo run = runtime_info();
+  out << "  CPU backend:  " << run.cpu_libraries << '\n';
+  if (run.gpu_loaded) {
+    out << "  run time:     " << run.gpu_module.u8string() << '\n'
+        << "                CUDA runtime " << or_none(run.cuda_runtime) << " (built against "
+        << or_none(run.cuda_runtime_built) << ")\n"
         << "                CUDA driver: "
-        << (v.cuda_driver == 0 ? std::string("none (cudaDriverGetVersion found no NVIDIA driver)")
-                               : "supports up to CUDA " + cuda_version_string(v.cuda_driver))
+        << (run.cuda_driver.empty() ? std::string("none (cudaDriverGetVersion found no NVIDIA driver)")
+                                    : "supports up to CUDA " + run.cuda_driver)
         << '\n'
-        << "                cuDNN " << cudnn_or_none(v.cudnn_loaded) << " (built against "
-        << cudnn_or_none(v.cudnn_built) << "; this cuDNN was built for CUDA " << cuda_or_none(v.cudnn_loaded_cudart)
-        << ")\n";
-  } catch (const GpuUnavailableError& e) {
-    out << "  run time:     GPU backend not loadable: " << e.what() << '\n';
+        << "                cuDNN " << or_none(run.cudnn) << " (built against " << or_none(run.cudnn_built)
+        << "; this cuDNN was built for CUDA " << or_none(run.cudnn_cuda) << ")\n";
+  } else {
+    out << "  run time:     GPU backend not loadable: " << run.gpu_problem << '\n';
   }
   // The project's CPU stand-in for NVIDIA's libraries (tests only) says so wherever it is loaded.
-  const manifest::MachineProbe& machine = manifest::probe_machine({built.cuda, built.cudnn, built.compiler});
-  for (const manifest::LibraryProbe* lib : {&machine.libcuda, &machine.libnvml, &machine.cudart, &machine.cudnn}) {
-    if (lib->standin.empty()) continue;
-    out << "  STAND-IN:     " << lib->path << ": " << lib->standin << " -- not a GPU\n";
-  }
+  for (const std::string& standin : run.standins) out << "  STAND-IN:     " << standin << " -- not a GPU\n";
   try {
-    const std::filesystem::path model_path = model.empty() ? default_model_path() : std::filesystem::u8path(model);
-    const LoadedModel loaded = load_model(model_path);
-    const Network& net = loaded.network;
-    out << "  model:        " << net.name() << " (" << model_path.u8string() << "), input " << to_string(net.input().dims)
-        << ", " << net.output_dims().size() << " classes, " << net.layers().size() << " layers\n";
+    const ModelInfo m = model_info(arg_path(model));
+    out << "  model:        " << m.name << " (" << m.path.u8string() << "), input " << m.input.channels << 'x'
+        << m.input.height << 'x' << m.input.width << ", " << m.classes << " classes, " << m.layers << " layers\n";
   } catch (const InputError& e) {
     out << "  model:        not loadable: " << e.what() << '\n';
   }

@@ -29,6 +29,11 @@ void select_top_k(const float* row, std::size_t size, int k, int* classes, float
   }
 }
 
+void Backend::check_forward_arguments(int n, std::size_t layer_count) const {
+  if (n < 1 || n > max_batch()) throw std::invalid_argument("batch size out of range");
+  if (layer_count < 1 || layer_count > this->layer_count()) throw std::invalid_argument("layer_count out of range");
+}
+
 void Backend::top_k(const float* input, int n, int k, int* classes, float* scores) {
   const std::size_t count = layer_count();
   if (count == 0) throw std::invalid_argument("top_k: the network has no layers");

@@ -15,16 +15,7 @@
 
 namespace infer {
 
-// Precision (the GPU backend's arithmetic): infer/device.h, public.
-
-inline const char* precision_name(Precision p) {
-  switch (p) {
-    case Precision::Fp32: return "fp32";
-    case Precision::Tf32: return "tf32";
-    case Precision::Fp16: return "fp16";
-  }
-  return "unknown";
-}
+// Precision (the GPU backend's arithmetic) and precision_name(): infer/device.h, public.
 
 // "fp32", "tf32" or "fp16" (exact, lower case); nullopt for anything else.
 inline std::optional<Precision> parse_precision(std::string_view s) {
@@ -106,6 +97,11 @@ class Backend {
   // events could not be read (the GPU backend logs why, once). top_k() beyond the device's limits
   // (the default top_k()) reports the forward() it ran. Allocates nothing.
   virtual std::optional<BatchTiming> last_timing() const { return std::nullopt; }
+
+ protected:
+  // forward()'s argument checks: throws std::invalid_argument ("batch size out of range") unless
+  // 1 <= n <= max_batch(), and ("layer_count out of range") unless 1 <= layer_count <= layer_count().
+  void check_forward_arguments(int n, std::size_t layer_count) const;
 
  private:
   std::vector<float> top_k_buffer_;  // max_batch x output size, for the default top_k()

@@ -8,7 +8,7 @@
 //   opsets 1 to 17 of the default domain (17: the newest of ONNX 1.12, Debian 12's); one graph input, [N, C, H, W] or
 //   [N, features], N free; one graph output, written by the last node that computes; float32 initializers stored in the
 //   file (not external data);
-//   the ops onnx_ops() lists (the reader table in onnx_model.cpp), each within the limits the
+//   the ops onnx_ops() lists (the reader table in onnx_ops.cpp), each within the limits the
 //   docs state (symmetric pads, Gemm as a linear layer, softmax over the channels, ...).
 // Anything else is refused naming the node and its op type.
 #pragma once

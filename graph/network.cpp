@@ -409,19 +409,7 @@ std::vector<ParamShape> expected_params(const Layer& layer, const Dims& in) {
       if (a.bias) p.push_back({n + ".bias", {a.out_features}, &LayerParams::bias});
       return p;
     }
-    // No parameters. Listed, not defaulted, so that a new kind is a build error.
-    case LayerKind::Relu:
-    case LayerKind::MaxPool:
-    case LayerKind::AvgPool:
-    case LayerKind::GlobalAvgPool:
-    case LayerKind::Flatten:
-    case LayerKind::Softmax:
-    case LayerKind::Add:
-    case LayerKind::Mul:
-    case LayerKind::Concat:
-    case LayerKind::Upsample:
-    case LayerKind::Pad:
-    case LayerKind::AdaptiveAvgPool: INFER_CASE_POINTWISE_OPS return {};
+      INFER_CASE_PARAMETERLESS_OPS return {};
   }
   fail(layer, "unknown layer kind");  // a value outside the enum: every kind returns above
 }

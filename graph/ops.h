@@ -57,6 +57,24 @@
 #define INFER_POINTWISE_CASE(X, kind, name, key_a, a, key_b, b, rule) case ::infer::LayerKind::kind:
 #define INFER_CASE_POINTWISE_OPS INFER_POINTWISE_OPS(INFER_POINTWISE_CASE, _)
 
+// The case labels of every kind without parameters (LayerParams, network.h: all but Conv2d,
+// BatchNorm and Linear), for a switch over LayerKind that handles those three and does one thing
+// for the rest. Listed, not defaulted, so that a new kind is a build error until it has a place:
+//   INFER_CASE_PARAMETERLESS_OPS return {};
+#define INFER_CASE_PARAMETERLESS_OPS      \
+  case ::infer::LayerKind::Relu:          \
+  case ::infer::LayerKind::MaxPool:       \
+  case ::infer::LayerKind::AvgPool:       \
+  case ::infer::LayerKind::GlobalAvgPool: \
+  case ::infer::LayerKind::Flatten:       \
+  case ::infer::LayerKind::Softmax:       \
+  case ::infer::LayerKind::Add:           \
+  case ::infer::LayerKind::Mul:           \
+  case ::infer::LayerKind::Concat:        \
+  case ::infer::LayerKind::Upsample:      \
+  case ::infer::LayerKind::Pad:           \
+  case ::infer::LayerKind::AdaptiveAvgPool: INFER_CASE_POINTWISE_OPS
+
 namespace infer {
 
 // A pointwise parameter's default that makes its key required (INFER_POINTWISE_OPS).

@@ -112,7 +112,7 @@ void store(Image& img, long long pixel, const float (&v)[3], int file_channels) 
     for (int c = 0; c < file_channels; ++c) out[c] = v[c];
   } else if (img.channels == 3) {  // grey to RGB
     out[0] = out[1] = out[2] = v[0];
-  } else {  // RGB to grey: ITU-R BT.601 luma, as image.cpp uses for every other format
+  } else {  // RGB to grey: ITU-R BT.601 luma, as load_image.cpp uses for every other format
     out[0] = 0.299f * v[0] + 0.587f * v[1] + 0.114f * v[2];
   }
 }

@@ -7,8 +7,8 @@
 #define STBI_ONLY_BMP
 #define STBI_ONLY_GIF
 #define STBI_ONLY_TGA
-#define STBI_NO_STDIO  // images are read by image.cpp, which reports I/O errors itself
-// image.cpp refuses images over kMaxImagePixels from their header; this bounds each side too.
+#define STBI_NO_STDIO  // images are read by load_image.cpp, which reports I/O errors itself
+// load_image.cpp refuses images over kMaxImagePixels from their header; this bounds each side too.
 #define STBI_MAX_DIMENSIONS (1 << 16)
 #include "stb_image_fixed.h"  // the system stb_image.h plus later stb fixes (stb_patch.cmake)
 

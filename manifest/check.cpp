@@ -4,10 +4,10 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "infer/errors.h"
 #include "manifest/diagnosis.h"
 #include "manifest/facts.h"
 #include "manifest/glob.h"
-#include "infer/errors.h"
 #include "manifest/nvidia_errors.h"
 #include "manifest/platform_words.h"
 #include "manifest/sha256.h"
@@ -57,6 +57,9 @@ Eval unknown(std::string found, std::string source, std::string fix) {
   return {Outcome::Unknown, std::move(found), std::move(source), std::move(fix), "", {}};
 }
 
+// A key this version of infer does not know.
+Eval not_checked() { return unknown("not checked by this infer", "", "remove the key or upgrade infer"); }
+
 // The CUDA runtime version that matters for driver floors: the loaded one, else the compiled one.
 std::optional<Version> runtime_version(const MachineProbe& m) {
   if (m.cudart_version) return Version::try_parse(*m.cudart_version);
@@ -101,8 +104,7 @@ Eval check_version(const Expectation& e, const std::optional<std::string>& value
 }
 
 bool matches_any(const std::vector<std::string>& patterns, const std::string& value) {
-  return std::any_of(patterns.begin(), patterns.end(),
-                     [&](const std::string& p) { return glob_match(p, value); });
+  return std::any_of(patterns.begin(), patterns.end(), [&](const std::string& p) { return glob_match(p, value); });
 }
 
 // Other copies on the loader's path (LD_LIBRARY_PATH and the ldconfig cache; Windows' DLL search
@@ -112,7 +114,8 @@ Eval shadowing(const MachineProbe& m, const LibraryProbe& lib, const std::string
                const std::vector<CudnnSublibrary>& subs = {}) {
   const PlatformWords& w = words(m.platform);
   const std::string source = w.search_sources;
-  if (!lib.loaded) return unknown("not loaded (" + lib.soname + " not found)", w.load_call, "install " + what + " first");
+  if (!lib.loaded)
+    return unknown("not loaded (" + lib.soname + " not found)", w.load_call, "install " + what + " first");
   std::vector<std::string> others = lib.other_copies();
   for (const CudnnSublibrary& s : subs) others.insert(others.end(), s.other_copies.begin(), s.other_copies.end());
   std::vector<std::string> off_path;
@@ -123,12 +126,12 @@ Eval shadowing(const MachineProbe& m, const LibraryProbe& lib, const std::string
   if (others.empty()) return {Outcome::Holds, "one copy on the loader path: " + lib.path + aside, source, "", "", {}};
   return fails("loaded " + lib.path + "; also on the loader path: " + join(others, ", ") + aside, source,
                "keep one " + lib.soname + (subs.empty() ? "" : " and one of each sub-library") +
-                   " on the search path (a conda env or pip wheel can shadow the system copy): fix " +
-                   w.path_variable + " or remove the extra copies");
+                   " on the search path (a conda env or pip wheel can shadow the system copy): fix " + w.path_variable +
+                   " or remove the extra copies");
 }
 
 // gpu.compute_capability, gpu.name, gpu.memory_mib over the GPUs CUDA uses.
-Eval evaluate_gpus(const Expectation& e, const MachineProbe& m, const std::string& source) {
+Eval evaluate_visible_gpus(const Expectation& e, const MachineProbe& m, const std::string& source) {
   const std::string& k = e.key;
   std::vector<std::string> found;
   bool ok = true, known = true;
@@ -173,10 +176,8 @@ Eval evaluate_gpus(const Expectation& e, const MachineProbe& m, const std::strin
     return check_version(e, std::to_string(*smallest), std::to_string(*smallest) + " MiB", source,
                          "use a GPU with more memory (" + e.want + " MiB)");
   }
-  return unknown("not checked by this infer", "", "remove the key or upgrade infer");
+  return not_checked();
 }
-
-Eval evaluate_cudnn(const Expectation& e, const MachineProbe& m, const std::string& cudnn_fix_install);
 
 // The root causes, worked out once for all rows.
 struct Diagnoses {
@@ -184,178 +185,8 @@ struct Diagnoses {
   std::optional<detail::Problem> sublibraries;  // shown on the cudnn.* rows
 };
 
-Eval evaluate(const Expectation& e, const MachineProbe& m, const Diagnoses& d) {
-  const std::string& k = e.key;
-  const PlatformWords& w = words(m.platform);
-  const std::string nvml = m.libnvml.soname.empty() ? "NVML" : m.libnvml.soname;
-  const std::string floor = floor_text(m);
-  if (k == "system.os")
-    return holds_if(matches_any(e.patterns, m.os), m.os, w.os_source,
-                    "use the OS this deployment was validated on, or update the manifest");
-  if (k == "system.arch")
-    return holds_if(matches_any(e.patterns, m.arch), m.arch, w.arch_source, "use a machine of the validated architecture");
-  if (k == "system.glibc" && m.platform == Platform::Windows)
-    return unknown("no GNU C library on Windows", "", "remove system.glibc from a manifest for Windows");
-  if (k == "system.glibc")
-    return check_version(e, m.glibc, m.glibc, "gnu_get_libc_version", "use a system with a matching C library");
-  if (k == "system.compiler") {
-    return holds_if(matches_any(e.patterns, m.build.compiler), m.build.compiler, "compile time",
-                    "rebuild infer with the validated compiler");
-  }
-  const detail::Problem* driver =
-      (k.rfind("driver.", 0) == 0 || k.rfind("gpu.", 0) == 0) && d.driver ? &*d.driver : nullptr;
-  if (k == "driver.release") {
-    if (driver && driver->item == k) return from_problem(*driver, k);
-    if (!m.driver_release) {
-      // libcuda answers, NVML does not: the release is unknown, but what libcuda says comes first.
-      return follows(
-          unknown("unknown: " + nvml + (m.libnvml.error.empty() ? " unusable" : " not found") +
-                      (m.platform == Platform::Linux ? " and no /proc/driver/nvidia/version" : ""),
-                  nvml + ": " + (m.libnvml.broken.empty() ? m.libnvml.error : m.libnvml.broken),
-                  "install the driver's NVML (" + nvml + "), " + w.driver_libraries),
-          "driver.cuda");
-    }
-    return check_version(
-        e, m.driver_release, driver_text(m), m.driver_release_source,
-        "upgrade the NVIDIA driver to a release " + e.want + (floor.empty() ? "" : " (" + floor + ")"));
-  }
-  if (driver) return from_problem(*driver, k);
-  if (k == "driver.cuda") {
-    if (!m.driver_cuda) return unknown("cuDriverGetVersion failed", m.libcuda.path, "reinstall the NVIDIA driver");
-    return check_version(e, cuda_version_string(*m.driver_cuda),
-                         cuda_version_string(*m.driver_cuda) + " (driver " +
-                             (m.driver_release ? *m.driver_release : std::string("release unknown")) + ")",
-                         "cuDriverGetVersion (" + m.libcuda.path + ")",
-                         "this driver supports CUDA up to " + cuda_version_string(*m.driver_cuda) +
-                             "; upgrade the driver" + (floor.empty() ? "" : " (" + floor + ")"));
-  }
-  if (k == "driver.runtime_compatible") {
-    const std::optional<Version> rv = runtime_version(m);
-    if (!rv) return unknown("no CUDA runtime found", "libcudart", "install the CUDA runtime");
-    const DriverFloor* f = floor_for(m, *rv);
-    if (!f)
-      return unknown("no driver floor known for CUDA " + rv->to_string(), "manifest/facts.toml",
-                     "add the row to manifest/facts.toml");
-    const std::string found =
-        "driver " + driver_text(m) + "; " + runtime_text(m) + " needs >= " + f->min_driver.to_string();
-    const std::string fix = "upgrade the NVIDIA driver to >= " + f->min_driver.to_string() + " for CUDA " +
-                            rv->to_string() + ", or use a CUDA runtime this driver supports";
-    if (m.driver_release) {
-      if (const std::optional<Version> rel = Version::try_parse(*m.driver_release)) {
-        return holds_if(!(*rel < f->min_driver), found, "facts.toml: " + f->source, fix);
-      }
-    }
-    if (m.driver_cuda) {  // minor version compatibility: the driver's CUDA major must reach the runtime's
-      const Version dc = Version::parse(cuda_version_string(*m.driver_cuda));
-      return holds_if(dc.parts()[0] >= rv->parts()[0], found, "cuDriverGetVersion", fix);
-    }
-    return unknown(found, "facts.toml", "install the driver's NVML to read the release");
-  }
-  if (k == "gpu.count") {
-    if (!m.cuda_device_count)
-      return unknown(m.cuda_init_error.empty() ? "cuDeviceGetCount failed" : m.cuda_init_error,
-                     "cuInit (" + m.libcuda.path + ")",
-                     m.platform == Platform::Windows
-                         ? "check the driver installation (Device Manager: the GPU and its driver's status)"
-                         : "check the driver installation (dmesg, nvidia kernel module)");
-    std::string found = std::to_string(*m.cuda_device_count);
-    std::string fix = m.platform == Platform::Windows
-                          ? "no GPU visible to CUDA: check in Device Manager that the GPU is present and its NVIDIA "
-                            "driver has no error"
-                          : "no GPU visible to CUDA: check that the GPU is attached (containers: --gpus all) and the "
-                            "nvidia kernel module is loaded";
-    if (m.cuda_visible_devices) {
-      found += "; CUDA_VISIBLE_DEVICES='" + *m.cuda_visible_devices + "'";
-      if (*m.cuda_device_count == 0) {
-        fix =
-            "CUDA_VISIBLE_DEVICES='" + *m.cuda_visible_devices + "' hides every GPU: unset it or set it to a GPU index";
-      }
-    }
-    if (m.gpus_known) found += "; NVML sees " + std::to_string(m.gpus.size() + m.hidden_gpus.size());
-    if (!m.cuda_init_error.empty()) found += "; " + m.cuda_init_error;
-    return check_version(e, std::to_string(*m.cuda_device_count), found,
-                         "cuInit + cuDeviceGetCount (" + m.libcuda.path + ")", fix);
-  }
-  if (k.rfind("gpu.", 0) == 0) {
-    if (!m.gpus_known) {
-      const std::string why = !m.libnvml.broken.empty() ? m.libnvml.broken
-                              : m.nvml_init             ? "nvmlInit_v2: " + nvml_return_name(*m.nvml_init)
-                                                        : nvml + " not found (" + m.libnvml.error + ")";
-      return unknown("NVML unavailable: " + why, nvml, "install the driver's NVML (" + nvml + "), " + w.driver_libraries);
-    }
-    if (m.gpus.empty())
-      return unknown("no GPU visible to CUDA", "NVML (" + m.libnvml.path + ")",
-                     "attach a GPU, or check CUDA_VISIBLE_DEVICES");
-    const std::string source = m.gpus.front().source.rfind("CUDA", 0) == 0
-                                   ? "driver API (" + m.libcuda.path + ")"
-                                   : "NVML (" + m.libnvml.path + "), CUDA_VISIBLE_DEVICES applied";
-    std::vector<std::string> hidden;
-    for (const GpuProbe& g : m.hidden_gpus) {
-      hidden.push_back("not considered, hidden by CUDA_VISIBLE_DEVICES: " + g.name +
-                       (g.compute_capability ? " (compute capability " + *g.compute_capability + ")" : ""));
-    }
-    Eval ev = evaluate_gpus(e, m, source);
-    ev.notes = hidden;
-    return ev;
-  }
-  if (k == "cuda.built" || k == "cudnn.built") {
-    const std::string& v = k == "cuda.built" ? m.build.cuda : m.build.cudnn;
-    if (v.empty()) {
-      return fails("no GPU backend in this build", "compile time",
-                   "rebuild with the CUDA toolkit and cuDNN installed (see README.md)");
-    }
-    return check_version(e, v, v, "compile time (CMake found it)",
-                         "rebuild against the version in the manifest, or update the manifest");
-  }
-  if (k == "cuda.runtime") {
-    if (!m.cudart.broken.empty()) {
-      return fails(m.cudart.broken, m.cudart.broken_file,
-                   detail::broken_fix(m, m.cudart.broken_file, "part of the CUDA runtime"));
-    }
-    if (!m.cudart.loaded) {
-      const std::string install = "install the CUDA runtime (" + m.cudart.soname + ": " + w.cudart_packages + ") and " +
-                                  w.put_on_path();
-      const detail::Elsewhere other = detail::found_elsewhere(m, m.cudart, m.cudart_other_majors, install);
-      return fails("not found (" + m.cudart.soname + ")" + (other.found.empty() ? "" : "; " + other.found),
-                   std::string(w.load_call) + ": " + m.cudart.error, other.fix.empty() ? install : other.fix);
-    }
-    return check_version(e, m.cudart_version, m.cudart_version.value_or("unknown"), m.cudart_version_source,
-                         "install the CUDA runtime " + e.want + " or put it first on " + w.path_variable);
-  }
-  if (k == "cuda.single_copy") return shadowing(m, m.cudart, "the CUDA runtime");
-  if (k == "cudnn.single_copy") return shadowing(m, m.cudnn, "cuDNN", m.cudnn_sublibraries);
-  const std::string cudnn_fix_install =
-      "install cuDNN " + (m.build.cudnn.empty() ? std::string("9") : m.build.cudnn.substr(0, m.build.cudnn.find('.'))) +
-      " for CUDA " + (m.build.cuda.empty() ? std::string("13") : m.build.cuda.substr(0, m.build.cuda.find('.'))) +
-      " (" + w.cudnn_packages + ") and " + w.put_on_path();
-  if (k.rfind("cudnn.", 0) == 0) {
-    const std::optional<detail::Problem>& sub = d.sublibraries;
-    if (k == "cudnn.sublibraries" && sub) return from_problem(*sub, k);
-    // A damaged front library, or a nonsense answer: the first cuDNN row names the file.
-    if (!m.cudnn.broken.empty()) {
-      Eval ev = fails(m.cudnn.broken, m.cudnn.broken_file, detail::broken_fix(m, m.cudnn.broken_file, "part of cuDNN"));
-      ev.notes = m.cudnn.output;
-      return follows(ev, sub ? "cudnn.sublibraries" : k == "cudnn.version" ? "" : "cudnn.version");
-    }
-    if (!m.cudnn.loaded) {
-      const detail::Elsewhere other = detail::found_elsewhere(m, m.cudnn, m.cudnn_other_majors, cudnn_fix_install);
-      return follows(fails("not found (" + m.cudnn.soname + ")" + (other.found.empty() ? "" : "; " + other.found),
-                           std::string(w.load_call) + ": " + m.cudnn.error, other.fix.empty() ? cudnn_fix_install : other.fix),
-                     k == "cudnn.version" ? "" : "cudnn.version");
-    }
-    if (sub && k != "cudnn.sublibraries") {
-      Eval ev = evaluate_cudnn(e, m, cudnn_fix_install);
-      if (k == "cudnn.version" && !m.cudnn_version_from.empty()) {
-        ev.found += " (answered by " + m.cudnn_version_from + ")";
-      }
-      return follows(ev, "cudnn.sublibraries");
-    }
-  }
-  return evaluate_cudnn(e, m, cudnn_fix_install);
-}
-
 // cudnn.version, cudnn.runtime_compatible, cudnn.cuda_major, cudnn.sublibraries for a cuDNN that loads.
-Eval evaluate_cudnn(const Expectation& e, const MachineProbe& m, const std::string& cudnn_fix_install) {
+Eval evaluate_loaded_cudnn(const Expectation& e, const MachineProbe& m, const std::string& cudnn_fix_install) {
   const std::string& k = e.key;
   const PlatformWords& w = words(m.platform);
   if (k == "cudnn.version") {
@@ -422,17 +253,233 @@ Eval evaluate_cudnn(const Expectation& e, const MachineProbe& m, const std::stri
              " (not the same build)";
       if (!p.empty()) problems.push_back(s.soname + ": " + p);
     }
-    const std::string found = problems.empty() ? "all " + std::to_string(m.cudnn_sublibraries.size()) + " next to " +
-                                                     m.cudnn.soname + " in " + dir.u8string() +
-                                                     (m.platform == Platform::Windows ? ", each loaded from there"
-                                                                                      : ", version checks 0")
-                                               : join(problems, "; ");
+    const std::string found =
+        problems.empty()
+            ? "all " + std::to_string(m.cudnn_sublibraries.size()) + " next to " + m.cudnn.soname + " in " +
+                  dir.u8string() + (m.platform == Platform::Windows ? ", each loaded from there" : ", version checks 0")
+            : join(problems, "; ");
     return holds_if(problems.empty(), found, "files in " + dir.u8string() + ", cudnn*VersionCheck, " + w.loaded_from,
                     "install the complete cuDNN package into " + dir.u8string() +
                         " (every sub-library of the same release as " + m.cudnn.soname +
                         "); do not mix files from different installs");
   }
-  return unknown("not checked by this infer", "", "remove the key or upgrade infer");
+  return not_checked();
+}
+
+// system.*: the OS and C library of this machine, and the compiler that built infer.
+Eval evaluate_system(const Expectation& e, const MachineProbe& m) {
+  const std::string& k = e.key;
+  const PlatformWords& w = words(m.platform);
+  if (k == "system.os")
+    return holds_if(matches_any(e.patterns, m.os), m.os, w.os_source,
+                    "use the OS this deployment was validated on, or update the manifest");
+  if (k == "system.arch")
+    return holds_if(matches_any(e.patterns, m.arch), m.arch, w.arch_source,
+                    "use a machine of the validated architecture");
+  if (k == "system.glibc" && m.platform == Platform::Windows)
+    return unknown("no GNU C library on Windows", "", "remove system.glibc from a manifest for Windows");
+  if (k == "system.glibc")
+    return check_version(e, m.glibc, m.glibc, "gnu_get_libc_version", "use a system with a matching C library");
+  if (k == "system.compiler") {
+    return holds_if(matches_any(e.patterns, m.build.compiler), m.build.compiler, "compile time",
+                    "rebuild infer with the validated compiler");
+  }
+  return not_checked();
+}
+
+// driver.*: the NVIDIA driver's release, the CUDA it supports, and its floor for the CUDA runtime.
+// A driver problem (Diagnoses::driver) is shown on its own row and repeated on the others.
+Eval evaluate_driver(const Expectation& e, const MachineProbe& m, const Diagnoses& d) {
+  const std::string& k = e.key;
+  const PlatformWords& w = words(m.platform);
+  const std::string nvml = m.libnvml.soname.empty() ? "NVML" : m.libnvml.soname;
+  const std::string floor = floor_text(m);
+  const std::optional<detail::Problem>& driver = d.driver;
+  if (k == "driver.release") {
+    if (driver && driver->item == k) return from_problem(*driver, k);
+    if (!m.driver_release) {
+      // libcuda answers, NVML does not: the release is unknown, but what libcuda says comes first.
+      return follows(unknown("unknown: " + nvml + (m.libnvml.error.empty() ? " unusable" : " not found") +
+                                 (m.platform == Platform::Linux ? " and no /proc/driver/nvidia/version" : ""),
+                             nvml + ": " + (m.libnvml.broken.empty() ? m.libnvml.error : m.libnvml.broken),
+                             "install the driver's NVML (" + nvml + "), " + w.driver_libraries),
+                     "driver.cuda");
+    }
+    return check_version(
+        e, m.driver_release, driver_text(m), m.driver_release_source,
+        "upgrade the NVIDIA driver to a release " + e.want + (floor.empty() ? "" : " (" + floor + ")"));
+  }
+  if (driver) return from_problem(*driver, k);
+  if (k == "driver.cuda") {
+    if (!m.driver_cuda) return unknown("cuDriverGetVersion failed", m.libcuda.path, "reinstall the NVIDIA driver");
+    return check_version(e, cuda_version_string(*m.driver_cuda),
+                         cuda_version_string(*m.driver_cuda) + " (driver " +
+                             (m.driver_release ? *m.driver_release : std::string("release unknown")) + ")",
+                         "cuDriverGetVersion (" + m.libcuda.path + ")",
+                         "this driver supports CUDA up to " + cuda_version_string(*m.driver_cuda) +
+                             "; upgrade the driver" + (floor.empty() ? "" : " (" + floor + ")"));
+  }
+  if (k == "driver.runtime_compatible") {
+    const std::optional<Version> rv = runtime_version(m);
+    if (!rv) return unknown("no CUDA runtime found", "libcudart", "install the CUDA runtime");
+    const DriverFloor* f = floor_for(m, *rv);
+    if (!f)
+      return unknown("no driver floor known for CUDA " + rv->to_string(), "manifest/facts.toml",
+                     "add the row to manifest/facts.toml");
+    const std::string found =
+        "driver " + driver_text(m) + "; " + runtime_text(m) + " needs >= " + f->min_driver.to_string();
+    const std::string fix = "upgrade the NVIDIA driver to >= " + f->min_driver.to_string() + " for CUDA " +
+                            rv->to_string() + ", or use a CUDA runtime this driver supports";
+    if (m.driver_release) {
+      if (const std::optional<Version> rel = Version::try_parse(*m.driver_release)) {
+        return holds_if(!(*rel < f->min_driver), found, "facts.toml: " + f->source, fix);
+      }
+    }
+    if (m.driver_cuda) {  // minor version compatibility: the driver's CUDA major must reach the runtime's
+      const Version dc = Version::parse(cuda_version_string(*m.driver_cuda));
+      return holds_if(dc.parts()[0] >= rv->parts()[0], found, "cuDriverGetVersion", fix);
+    }
+    return unknown(found, "facts.toml", "install the driver's NVML to read the release");
+  }
+  return not_checked();
+}
+
+// gpu.*: the GPUs CUDA uses (gpu.count), and over them, from NVML, their compute capability, name and
+// memory (evaluate_visible_gpus). A driver problem (Diagnoses::driver) is shown on these rows.
+Eval evaluate_gpu(const Expectation& e, const MachineProbe& m, const Diagnoses& d) {
+  const std::string& k = e.key;
+  const PlatformWords& w = words(m.platform);
+  const std::string nvml = m.libnvml.soname.empty() ? "NVML" : m.libnvml.soname;
+  if (d.driver) return from_problem(*d.driver, k);
+  if (k == "gpu.count") {
+    if (!m.cuda_device_count)
+      return unknown(m.cuda_init_error.empty() ? "cuDeviceGetCount failed" : m.cuda_init_error,
+                     "cuInit (" + m.libcuda.path + ")",
+                     m.platform == Platform::Windows
+                         ? "check the driver installation (Device Manager: the GPU and its driver's status)"
+                         : "check the driver installation (dmesg, nvidia kernel module)");
+    std::string found = std::to_string(*m.cuda_device_count);
+    std::string fix = m.platform == Platform::Windows
+                          ? "no GPU visible to CUDA: check in Device Manager that the GPU is present and its NVIDIA "
+                            "driver has no error"
+                          : "no GPU visible to CUDA: check that the GPU is attached (containers: --gpus all) and the "
+                            "nvidia kernel module is loaded";
+    if (m.cuda_visible_devices) {
+      found += "; CUDA_VISIBLE_DEVICES='" + *m.cuda_visible_devices + "'";
+      if (*m.cuda_device_count == 0) {
+        fix =
+            "CUDA_VISIBLE_DEVICES='" + *m.cuda_visible_devices + "' hides every GPU: unset it or set it to a GPU index";
+      }
+    }
+    if (m.gpus_known) found += "; NVML sees " + std::to_string(m.gpus.size() + m.hidden_gpus.size());
+    if (!m.cuda_init_error.empty()) found += "; " + m.cuda_init_error;
+    return check_version(e, std::to_string(*m.cuda_device_count), found,
+                         "cuInit + cuDeviceGetCount (" + m.libcuda.path + ")", fix);
+  }
+  if (!m.gpus_known) {
+    const std::string why = !m.libnvml.broken.empty() ? m.libnvml.broken
+                            : m.nvml_init             ? "nvmlInit_v2: " + nvml_return_name(*m.nvml_init)
+                                                      : nvml + " not found (" + m.libnvml.error + ")";
+    return unknown("NVML unavailable: " + why, nvml, "install the driver's NVML (" + nvml + "), " + w.driver_libraries);
+  }
+  if (m.gpus.empty())
+    return unknown("no GPU visible to CUDA", "NVML (" + m.libnvml.path + ")",
+                   "attach a GPU, or check CUDA_VISIBLE_DEVICES");
+  const std::string source = m.gpus.front().source.rfind("CUDA", 0) == 0
+                                 ? "driver API (" + m.libcuda.path + ")"
+                                 : "NVML (" + m.libnvml.path + "), CUDA_VISIBLE_DEVICES applied";
+  std::vector<std::string> hidden;
+  for (const GpuProbe& g : m.hidden_gpus) {
+    hidden.push_back("not considered, hidden by CUDA_VISIBLE_DEVICES: " + g.name +
+                     (g.compute_capability ? " (compute capability " + *g.compute_capability + ")" : ""));
+  }
+  Eval ev = evaluate_visible_gpus(e, m, source);
+  ev.notes = hidden;
+  return ev;
+}
+
+// cuda.built and cudnn.built: `v`, the version the GPU backend was compiled with.
+Eval evaluate_built(const Expectation& e, const std::string& v) {
+  if (v.empty()) {
+    return fails("no GPU backend in this build", "compile time",
+                 "rebuild with the CUDA toolkit and cuDNN installed (see README.md)");
+  }
+  return check_version(e, v, v, "compile time (CMake found it)",
+                       "rebuild against the version in the manifest, or update the manifest");
+}
+
+// cuda.*: the CUDA toolkit the GPU backend was compiled with, the CUDA runtime loaded, and other
+// copies of it on the loader's path.
+Eval evaluate_cuda(const Expectation& e, const MachineProbe& m) {
+  const std::string& k = e.key;
+  const PlatformWords& w = words(m.platform);
+  if (k == "cuda.built") return evaluate_built(e, m.build.cuda);
+  if (k == "cuda.runtime") {
+    if (!m.cudart.broken.empty()) {
+      return fails(m.cudart.broken, m.cudart.broken_file,
+                   detail::broken_fix(m, m.cudart.broken_file, "part of the CUDA runtime"));
+    }
+    if (!m.cudart.loaded) {
+      const std::string install =
+          "install the CUDA runtime (" + m.cudart.soname + ": " + w.cudart_packages + ") and " + w.put_on_path();
+      const detail::Elsewhere other = detail::found_elsewhere(m, m.cudart, m.cudart_other_majors, install);
+      return fails("not found (" + m.cudart.soname + ")" + (other.found.empty() ? "" : "; " + other.found),
+                   std::string(w.load_call) + ": " + m.cudart.error, other.fix.empty() ? install : other.fix);
+    }
+    return check_version(e, m.cudart_version, m.cudart_version.value_or("unknown"), m.cudart_version_source,
+                         "install the CUDA runtime " + e.want + " or put it first on " + w.path_variable);
+  }
+  if (k == "cuda.single_copy") return shadowing(m, m.cudart, "the CUDA runtime");
+  return not_checked();
+}
+
+// cudnn.*: the cuDNN the GPU backend was compiled with, the one loaded, its sub-libraries and other
+// copies of it. A cuDNN that does not load, a damaged one and a sub-library problem
+// (Diagnoses::sublibraries) are worked out here; the rows of a cuDNN that loads in
+// evaluate_loaded_cudnn.
+Eval evaluate_cudnn(const Expectation& e, const MachineProbe& m, const Diagnoses& d) {
+  const std::string& k = e.key;
+  const PlatformWords& w = words(m.platform);
+  if (k == "cudnn.built") return evaluate_built(e, m.build.cudnn);
+  if (k == "cudnn.single_copy") return shadowing(m, m.cudnn, "cuDNN", m.cudnn_sublibraries);
+  const std::string cudnn_fix_install =
+      "install cuDNN " + (m.build.cudnn.empty() ? std::string("9") : m.build.cudnn.substr(0, m.build.cudnn.find('.'))) +
+      " for CUDA " + (m.build.cuda.empty() ? std::string("13") : m.build.cuda.substr(0, m.build.cuda.find('.'))) +
+      " (" + w.cudnn_packages + ") and " + w.put_on_path();
+  const std::optional<detail::Problem>& sub = d.sublibraries;
+  if (k == "cudnn.sublibraries" && sub) return from_problem(*sub, k);
+  // A damaged front library, or a nonsense answer: the first cuDNN row names the file.
+  if (!m.cudnn.broken.empty()) {
+    Eval ev = fails(m.cudnn.broken, m.cudnn.broken_file, detail::broken_fix(m, m.cudnn.broken_file, "part of cuDNN"));
+    ev.notes = m.cudnn.output;
+    return follows(ev, sub ? "cudnn.sublibraries" : k == "cudnn.version" ? "" : "cudnn.version");
+  }
+  if (!m.cudnn.loaded) {
+    const detail::Elsewhere other = detail::found_elsewhere(m, m.cudnn, m.cudnn_other_majors, cudnn_fix_install);
+    return follows(
+        fails("not found (" + m.cudnn.soname + ")" + (other.found.empty() ? "" : "; " + other.found),
+              std::string(w.load_call) + ": " + m.cudnn.error, other.fix.empty() ? cudnn_fix_install : other.fix),
+        k == "cudnn.version" ? "" : "cudnn.version");
+  }
+  if (sub && k != "cudnn.sublibraries") {
+    Eval ev = evaluate_loaded_cudnn(e, m, cudnn_fix_install);
+    if (k == "cudnn.version" && !m.cudnn_version_from.empty()) {
+      ev.found += " (answered by " + m.cudnn_version_from + ")";
+    }
+    return follows(ev, "cudnn.sublibraries");
+  }
+  return evaluate_loaded_cudnn(e, m, cudnn_fix_install);
+}
+
+// One row of the manifest, by its section.
+Eval evaluate(const Expectation& e, const MachineProbe& m, const Diagnoses& d) {
+  const std::string& k = e.key;
+  if (k.rfind("system.", 0) == 0) return evaluate_system(e, m);
+  if (k.rfind("driver.", 0) == 0) return evaluate_driver(e, m, d);
+  if (k.rfind("gpu.", 0) == 0) return evaluate_gpu(e, m, d);
+  if (k.rfind("cuda.", 0) == 0) return evaluate_cuda(e, m);
+  if (k.rfind("cudnn.", 0) == 0) return evaluate_cudnn(e, m, d);
+  return not_checked();
 }
 
 Status status_of(Outcome o, Severity s) {
@@ -468,8 +515,8 @@ Report check(const Manifest& manifest, const MachineProbe& machine, bool model_f
                       "the file is not the one validated: restore it, or if the change is intended update its sha256 "
                       "in the manifest");
       } catch (const NotRegularFileError& err) {
-        ev =
-            fails(err.problem(), f.resolved.u8string(), "list a regular file: [[model.files]] hashes regular files only");
+        ev = fails(err.problem(), f.resolved.u8string(),
+                   "list a regular file: [[model.files]] hashes regular files only");
       } catch (const InputError& err) {
         ev = fails(err.problem(), f.resolved.u8string(), "make the file readable");
       }
@@ -484,9 +531,7 @@ Report check(const Manifest& manifest, const MachineProbe& machine, bool model_f
                            "",
                            {}});
   }
-  for (const LibraryProbe* lib : {&machine.libcuda, &machine.libnvml, &machine.cudart, &machine.cudnn}) {
-    if (!lib->standin.empty()) report.standins.push_back(lib->path + ": " + lib->standin);
-  }
+  report.standins = machine.standins();
   report.ok = report.first_failure() == nullptr;
   return report;
 }

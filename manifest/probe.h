@@ -113,6 +113,10 @@ struct MachineProbe {
   std::vector<CudnnSublibrary> cudnn_sublibraries;
   std::vector<LibraryCopy> cudnn_other_majors;  // libcudnn.so.8 ... found by the loader, with versions
   BuildInfo build;
+
+  // "<path>: <its infer_standin_identity()>" of each library above that is the project's CPU
+  // stand-in (LibraryProbe::standin), in the order libcuda, libnvml, cudart, cudnn.
+  std::vector<std::string> standins() const;
 };
 
 // Probes this machine. Every library is loaded and called in child processes, all at once, with a

@@ -4,6 +4,14 @@
 
 namespace infer::manifest {
 
+std::vector<std::string> MachineProbe::standins() const {
+  std::vector<std::string> out;
+  for (const LibraryProbe* lib : {&libcuda, &libnvml, &cudart, &cudnn}) {
+    if (!lib->standin.empty()) out.push_back(lib->path + ": " + lib->standin);
+  }
+  return out;
+}
+
 std::vector<std::string> LibraryProbe::other_copies() const {
   std::vector<std::string> out;
   for (const LibraryCopy& c : copies) {

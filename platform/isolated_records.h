@@ -1,6 +1,6 @@
 // The record format between a probe child and its parent (platform/isolated.h), the same on every
 // system: one "key<TAB>value" line per record, with backslash, newline and tab escaped. Internal
-// to model/.
+// to platform/.
 #pragma once
 
 #include <string>

@@ -70,9 +70,7 @@ class PlainBackend final : public Backend {
   // spread over the workers, each with single-threaded sgemm calls (for these small matrix products
   // that scales better than threading each one).
   void forward(const float* input, int n, float* output, std::size_t layer_count) override {
-    if (n < 1 || n > max_batch_) throw std::invalid_argument("batch size out of range");
-    if (layer_count < 1 || layer_count > network_.layers().size())
-      throw std::invalid_argument("layer_count out of range");
+    check_forward_arguments(n, layer_count);
     const int chunks = (n + kChunk - 1) / kChunk;
     const int workers = std::min(chunks, static_cast<int>(buffers_.size()));
     if (workers <= 1) {

@@ -1,7 +1,6 @@
 #include "backends/cpu/memory_plan.h"
 
 #include <algorithm>
-#include <cstdio>
 #include <limits>
 
 #include "backends/cpu/cpu_backend.h"
@@ -42,19 +41,7 @@ std::uint64_t packed_floats(const Layer& layer) {
     }
     case LayerKind::BatchNorm:
       return mul(4, round_up(u(layer.in.c), kLanes));  // scale and shift, twice
-    // No parameters. Listed, not defaulted, so that a new kind is a build error.
-    case LayerKind::Relu:
-    case LayerKind::MaxPool:
-    case LayerKind::AvgPool:
-    case LayerKind::GlobalAvgPool:
-    case LayerKind::Flatten:
-    case LayerKind::Softmax:
-    case LayerKind::Add:
-    case LayerKind::Mul:
-    case LayerKind::Concat:
-    case LayerKind::Upsample:
-    case LayerKind::Pad:
-    case LayerKind::AdaptiveAvgPool: INFER_CASE_POINTWISE_OPS return 0;
+      INFER_CASE_PARAMETERLESS_OPS return 0;
   }
   return 0;  // a value outside the enum: every kind returns above
 }
@@ -139,21 +126,6 @@ int largest_batch_within(const MemoryPlan& plan, int max_batch, std::uint64_t li
     }
   }
   return lo;
-}
-
-std::string bytes_string(std::uint64_t bytes) {
-  if (bytes < 1024) return std::to_string(bytes) + " B";
-  static const char* const units[] = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
-  double value = static_cast<double>(bytes) / 1024.0;
-  std::size_t unit = 0;
-  // 1023.96 KiB prints as "1.0 MiB", not "1024.0 KiB".
-  while (value >= 1023.95 && unit + 1 < sizeof(units) / sizeof(units[0])) {
-    value /= 1024.0;
-    ++unit;
-  }
-  char text[32];
-  std::snprintf(text, sizeof(text), "%.1f %s", value, units[unit]);
-  return text;
 }
 
 }  // namespace infer

@@ -17,11 +17,11 @@
 //   workspace_bytes  the largest convolution's scratch for one sample (an im2col matrix), held once
 //                    per chunk of kCpuChunk samples (cpu/cpu_backend.h)
 // Not counted: cuDNN's own workspace (it depends on the algorithm cuDNN picks), decoded images
-// (bounded separately, image.h), the code and the libraries.
+// (bounded separately, load_image.h), the code and the libraries.
 #pragma once
 
 #include <cstdint>
-#include <string>
+#include <vector>
 
 #include "graph/network.h"
 
@@ -50,9 +50,5 @@ MemoryPlan plan_memory(const Network& network);
 // The largest batch size in [1, max_batch] whose bytes() are at most `limit`; 0 when even one
 // sample is over it.
 int largest_batch_within(const MemoryPlan& plan, int max_batch, std::uint64_t limit);
-
-// A size for people, in binary units with one decimal: "0 B", "1023 B", "1.5 KiB", "4.0 GiB",
-// "7.3 TiB" (up to EiB).
-std::string bytes_string(std::uint64_t bytes);
 
 }  // namespace infer

@@ -85,9 +85,7 @@ class OnednnBackend final : public Backend {
   std::size_t output_size() const override { return network_.output_dims().size(); }
 
   void forward(const float* input, int n, float* output, std::size_t layer_count) override {
-    if (n < 1 || n > max_batch_) throw std::invalid_argument("batch size out of range");
-    if (layer_count < 1 || layer_count > network_.layers().size())
-      throw std::invalid_argument("layer_count out of range");
+    check_forward_arguments(n, layer_count);
     const std::size_t in_size = network_.input().dims.size();
     const std::size_t out_size = network_.layers()[layer_count - 1].out.size();
     for (int first = 0; first < n; first += chunk_) {

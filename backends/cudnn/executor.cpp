@@ -1,13 +1,13 @@
 // The executor's construction (every buffer, the weights, the algorithms) and its two entry points.
 // The jobs are in files of their own: device.cpp (device, stream, handle), weights.cpp (parameter
-// upload), convolution.cpp (algorithm choice and convolution steps), steps.cpp (the other steps),
-// passes.cpp (a pass: copies, CUDA graphs, timing).
+// upload), convolution_algorithms.cpp (the convolutions' algorithm choice), convolution.cpp
+// (convolution steps), steps.cpp (the other steps), passes.cpp (a pass: copies, CUDA graphs, timing).
 //
 // Batch sizes: cuDNN tensor descriptors encode N. forward() re-sets the plan's existing activation
 // descriptors (cudnnSetTensor4dDescriptor, a host-side call, no creation) when n differs from the
 // previous call; the other descriptors do not depend on n. The workspace of each convolution is
-// queried at every batch size from 1 to max_batch (convolution.cpp), so that no batch size needs
-// more than was allocated.
+// queried at every batch size from 1 to max_batch (convolution_algorithms.cpp), so that no batch
+// size needs more than was allocated.
 #include "backends/cudnn/executor.h"
 
 #include <algorithm>

@@ -151,7 +151,7 @@ class Executor {
   // steps.cpp: the calls of one step.
   void run_step(std::size_t step_index, std::size_t layer_count, bool capturing);
 
-  // convolution.cpp
+  // convolution.cpp (running the steps) and convolution_algorithms.cpp (choose_algorithms and its probes)
   // The operands of a convolution call covering the first `stop` layers of a step: the plan's own
   // descriptors and buffers, or (float_fallback) Step::fallback's on the float scratch buffers.
   struct ConvolutionOperands {

@@ -27,8 +27,8 @@
 #include <vector>
 
 #include "backends/backend.h"
-#include "graph/network.h"
 #include "backends/cudnn/check.h"
+#include "graph/network.h"
 
 namespace infer::cudnn {
 
@@ -235,5 +235,8 @@ void require_network_dims(const Layer& layer, const char* call, int expected_n, 
 
 // "layer 'conv1'": the context of every check while planning or running that layer.
 std::string layer_context(const Layer& layer);
+
+// Bytes of one element of `type`: 2 for half, 4 for float.
+std::size_t type_bytes(cudnnDataType_t type);
 
 }  // namespace infer::cudnn

@@ -56,6 +56,13 @@ struct Notice {
   std::uint64_t limit = 0;
 };
 
+// A CpuFallback notice's words: "running on the CPU: <reason>", or where `precision` is not Fp32
+// "running on the CPU in fp32 (<setting> <precision_name> needs the GPU): <reason>". Notice::message
+// names the setting as ClassifierOptions does ("precision"); a program may name it as its user sets
+// it (the infer command: "--precision").
+INFER_API std::string cpu_fallback_message(Precision precision, const std::string& reason,
+                                           const std::string& setting = "precision");
+
 struct ClassifierOptions {
   Device device = Device::Auto;
   Precision precision = Precision::Fp32;  // Tf32 and Fp16 need the GPU; the CPU runs Fp32 regardless
@@ -78,6 +85,11 @@ struct ClassifierOptions {
   std::function<void(const Notice&)> notice;        // called during construction; empty: ignored
   std::function<void(const std::string&)> gpu_log;  // the GPU backend's choices, one line each
 };
+
+// Sets the CPU threads of the process as ClassifierOptions::threads does: n > 0 sets them, 0 leaves
+// them as they are. For a program that sets them before, or without, building a Classifier (the
+// infer command: one thread for a single image). Call while no other thread is inside the library.
+INFER_API void set_cpu_threads(int n);
 
 // One of the k best classes of an image, best first.
 struct Prediction {
@@ -139,5 +151,21 @@ class INFER_API Classifier {
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
+
+// The file extensions of the image formats a Classifier reads, lower case with the dot (".png",
+// ".jpg", ...): what the infer command takes from a directory. A file is decoded by its content,
+// whatever its name.
+INFER_API const std::vector<std::string>& image_file_extensions();
+
+// A model file's summary, without a backend or the manifest check: what `infer --version` says.
+struct ModelInfo {
+  std::string name;
+  std::filesystem::path path;  // the file read: the one named, or the model installed with the library
+  InputShape input;
+  std::size_t classes = 0;  // outputs per sample
+  std::size_t layers = 0;
+};
+// Loads `model` (empty: the model installed with the library). Throws InputError.
+INFER_API ModelInfo model_info(const std::filesystem::path& model = {});
 
 }  // namespace infer

@@ -14,4 +14,14 @@ enum class Device { Auto, Gpu, Cpu };
 //   Fp16  half storage of activations and weights, float accumulation, tensor cores
 enum class Precision { Fp32, Tf32, Fp16 };
 
+// "fp32", "tf32", "fp16": the names the infer command's --precision takes.
+inline const char* precision_name(Precision p) {
+  switch (p) {
+    case Precision::Fp32: return "fp32";
+    case Precision::Tf32: return "tf32";
+    case Precision::Fp16: return "fp16";
+  }
+  return "unknown";
+}
+
 }  // namespace infer

@@ -45,6 +45,27 @@ struct BuildInfo {
 };
 INFER_API BuildInfo build_info();
 
+// What this library finds at run time: the CPU backend's libraries, and the GPU module with the
+// NVIDIA libraries it loads. Versions as NVIDIA writes them ("13.0", "9.19.0"); empty where a
+// library reported none.
+struct RuntimeInfo {
+  std::string cpu_libraries;  // "oneDNN 2.6.3 (AVX-512, 2 threads); plain kernels: OpenBLAS 0.3.21 ... (2 threads)"
+  bool gpu_loaded = false;    // the GPU module loaded; else gpu_problem says why not
+  std::string gpu_problem;    // a GpuUnavailableError's what()
+  std::filesystem::path gpu_module;
+  std::string cuda_runtime;           // cudaRuntimeGetVersion
+  std::string cuda_runtime_built;     // the CUDA runtime the module was compiled against
+  std::string cuda_driver;            // the highest CUDA the driver supports; empty: no NVIDIA driver
+  std::string cudnn;                  // cudnnGetVersion
+  std::string cudnn_built;            // the cuDNN the module was compiled against
+  std::string cudnn_cuda;             // the CUDA runtime this cuDNN was built for (cudnnGetCudartVersion)
+  std::vector<std::string> standins;  // as EnvironmentReport::standins
+};
+// Loads the GPU module (in a child process first, as a Classifier does) and probes NVIDIA's
+// libraries as check_environment() does, under the same lock. A missing or broken GPU module is
+// gpu_problem, not an error.
+INFER_API RuntimeInfo runtime_info();
+
 // Checks this machine and the model files the manifest lists against `manifest` (empty: the
 // VERSIONS.toml installed with the library). Probing runs the NVIDIA libraries in a child process
 // (fork) with a time limit, so a broken install gives a report, never a crash; the result is kept

@@ -266,4 +266,54 @@ TEST(Api, AWrittenManifestPassesOnTheMachineThatWroteIt) {
   EXPECT_THROW(infer::write_environment_manifest(dir / "no" / "such" / "folder" / "V.toml"), infer::InputError);
 }
 
+// What `infer --version` says of the model and of the run time is the API's model_info() and
+// runtime_info(). (Paths are left out: the library and the command find the same files from
+// different folders.)
+TEST(Api, TheVersionLinesAreTheApis) {
+  const ProcessResult cli = infer::test::run_process((exe_dir() / "infer").string(), {"--version"});
+  ASSERT_EQ(cli.exit_code, 0) << cli.err;
+  const infer::ModelInfo m = infer::model_info();
+  EXPECT_EQ(m.input.channels, 1);  // the shipped Fashion-MNIST model: 1x28x28, 10 classes
+  EXPECT_EQ(m.input.height, 28);
+  EXPECT_EQ(m.input.width, 28);
+  EXPECT_EQ(m.classes, 10u);
+  EXPECT_NE(cli.out.find("  model:        " + m.name + " ("), std::string::npos) << cli.out;
+  EXPECT_NE(cli.out.find("), input 1x28x28, 10 classes, " + std::to_string(m.layers) + " layers\n"), std::string::npos)
+      << cli.out;
+  TempDir dir;
+  EXPECT_THROW(infer::model_info(dir / "absent.toml"), infer::InputError);
+
+  const infer::RuntimeInfo run = infer::runtime_info();
+  EXPECT_FALSE(run.cpu_libraries.empty());
+  EXPECT_EQ(cli.out.find("GPU backend not loadable: ") == std::string::npos, run.gpu_loaded) << cli.out;
+  EXPECT_EQ(run.gpu_loaded, run.gpu_problem.empty()) << run.gpu_problem;
+  std::size_t standins = 0;
+  for (std::size_t at = cli.out.find("STAND-IN:"); at != std::string::npos; at = cli.out.find("STAND-IN:", at + 1)) {
+    ++standins;
+  }
+  EXPECT_EQ(standins, run.standins.size()) << cli.out;
+}
+
+// The CpuFallback notice in its two wordings, the library's and the command line's.
+TEST(Api, TheCpuFallbackNoticeNamesThePrecisionAsAsked) {
+  EXPECT_EQ(infer::cpu_fallback_message(infer::Precision::Fp32, "no GPU"), "running on the CPU: no GPU");
+  EXPECT_EQ(infer::cpu_fallback_message(infer::Precision::Fp16, "no GPU"),
+            "running on the CPU in fp32 (precision fp16 needs the GPU): no GPU");
+  EXPECT_EQ(infer::cpu_fallback_message(infer::Precision::Tf32, "no GPU", "--precision"),
+            "running on the CPU in fp32 (--precision tf32 needs the GPU): no GPU");
+}
+
+// The extensions a directory is searched for: lower case, with the dot, the common formats among them.
+TEST(Api, ImageFileExtensionsAreLowerCaseWithTheDot) {
+  const std::vector<std::string>& exts = infer::image_file_extensions();
+  for (const char* e : {".png", ".jpg", ".jpeg", ".bmp"}) {
+    EXPECT_NE(std::find(exts.begin(), exts.end(), e), exts.end()) << e;
+  }
+  for (const std::string& e : exts) {
+    EXPECT_EQ(e.rfind('.', 0), 0u) << e;
+    EXPECT_TRUE(std::none_of(e.begin(), e.end(), [](char c) { return c >= 'A' && c <= 'Z'; })) << e;
+  }
+  infer::set_cpu_threads(0);  // 0 leaves the threads as they are: linked, exported, and harmless here
+}
+
 }  // namespace

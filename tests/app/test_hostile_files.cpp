@@ -12,7 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "image/image.h"
+#include "image/load_image.h"
 #include "tests/support/model_cases.h"
 #include "tests/support/png_writer.h"
 #include "tests/support/process.h"

@@ -10,6 +10,7 @@
 
 #include "backends/cpu/memory_plan.h"
 #include "formats/model_file.h"
+#include "platform/byte_size.h"
 #include "tests/support/model_cases.h"
 #include "tests/support/process.h"
 #include "tests/support/sanitizer.h"

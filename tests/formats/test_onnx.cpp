@@ -4,7 +4,7 @@
 // conformance cases (Debian's libonnx-testdata) pass for every supported op, within the bound of
 // reference.h.
 #include <gtest/gtest.h>
-#include "onnx.pb.h"  // generated from ONNX's schema (model/CMakeLists.txt)
+#include "onnx.pb.h"  // generated from ONNX's schema (formats/CMakeLists.txt)
 
 #include <algorithm>
 #include <cctype>
@@ -586,7 +586,7 @@ std::vector<float> floats(const onnx::TensorProto& t) {
 const std::set<std::string> kNoSingleNodeCase = {"Dropout", "Identity", "Constant", "Reshape", "Add", "Mul", "Concat"};
 
 // The "ONNX models" section of docs/model-format.md lists every op the import reads (its **Ops:**
-// item), so that a new reader in onnx_model.cpp is documented before the suite passes.
+// item), so that a new reader in onnx_ops.cpp is documented before the suite passes.
 TEST(Onnx, TheReadmeListsEveryImportedOp) {
   std::ifstream readme(INFER_SOURCE_DIR "/docs/model-format.md");
   ASSERT_TRUE(readme) << INFER_SOURCE_DIR "/docs/model-format.md";

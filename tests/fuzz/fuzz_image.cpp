@@ -7,7 +7,7 @@
 
 #include "tests/fuzz/fuzz_util.h"
 #include "infer/errors.h"
-#include "image/image.h"
+#include "image/load_image.h"
 #include "image/preprocess.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

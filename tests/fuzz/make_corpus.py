@@ -3,18 +3,23 @@
 
 Real files (the samples, the shipped model TOML, VERSIONS.toml) are copied; the edge cases that
 cannot be taken from the repository (16-bit, palette, alpha and interlaced PNGs, lying headers,
-truncations, small safetensors files) are generated here, deterministically. The shipped
+truncations, small safetensors files) are generated here, deterministically. The tiny model and its
+variants start from the C++ tests' tiny model (tests/support/model_cases.h: kTinyToml, and the names
+and shapes of tiny_tensors()), read from that file, so that it is written once. The shipped
 fashion.safetensors (1.9 MB) is not copied: small generated files cover the same structure.
 Run from anywhere: python3 tests/fuzz/make_corpus.py. Files it does not write are kept: crash-* are
 inputs that once crashed a target (each fixed, with a regression test), kept as seeds.
 """
 import json
+import math
 import pathlib
+import re
 import struct
 import zlib
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 CORPUS = ROOT / "tests" / "fuzz" / "corpus"
+MODEL_CASES = ROOT / "tests" / "support" / "model_cases.h"
 
 
 def out(target, name, data):
@@ -111,8 +116,22 @@ def floats(n):
     return b"".join(struct.pack("<f", (i % 7) * 0.25 - 0.75) for i in range(n))
 
 
-TINY = [("conv.weight", "F32", [2, 1, 3, 3], floats(18)), ("conv.bias", "F32", [2], floats(2)),
-        ("fc.weight", "F32", [3, 32], floats(96)), ("fc.bias", "F32", [3], floats(3))]
+def tiny_model():
+    """The tiny model of model_cases.h: the text of kTinyToml, and (name, shape) of each tensor that
+    tiny_tensors() makes. The values are not read: the C++ tests draw them at random, seeds need
+    fixed ones (floats())."""
+    text = MODEL_CASES.read_text()
+    toml = re.findall(r'\bkTinyToml = R"\((.*?)\)";', text, re.S)
+    body = re.findall(r"\btiny_tensors\(Random& rng\) \{(.*?)\n\}", text, re.S)
+    calls = re.findall(r'f32\("([^"]+)",\s*\{([0-9,\s]+)\},\s*rng\)', body[0]) if len(body) == 1 else []
+    if len(toml) != 1 or not calls:
+        raise SystemExit(f"make_corpus.py: {MODEL_CASES} no longer has kTinyToml as a raw string, or "
+                         'tiny_tensors() as calls f32("name", {dims...}, rng): update tiny_model()')
+    return toml[0], [(name, [int(d) for d in dims.split(",")]) for name, dims in calls]
+
+
+TINY_TOML, TINY_SHAPES = tiny_model()
+TINY = [(name, "F32", shape, floats(math.prod(shape))) for name, shape in TINY_SHAPES]
 
 
 def safetensors():
@@ -132,59 +151,35 @@ def safetensors():
     out("fuzz_safetensors", "fashion-head.safetensors", fashion[: 8 + n + 1024])
 
 
-TINY_TOML = """format = "infer-model"
-format_version = 1
-name = "tiny"
-weights = "tiny.safetensors"
+def edited(text, old, new):
+    """`text` with its one `old` replaced by `new` (as edited_toml() in model_cases.h edits kTinyToml)."""
+    if text.count(old) != 1:
+        raise SystemExit(f"make_corpus.py: {old!r} is not once in kTinyToml ({MODEL_CASES}): update tiny_toml()")
+    return text.replace(old, new)
 
-[input]
-channels = 1
-height = {size}
-width = {size}
-mean = [0.5]
-std = [0.25]
-labels = ["a", "b", "c"]
 
-[[layers]]
-name = "conv"
-type = "conv2d"
-out_channels = 2
-kernel = [3, 3]
-padding = [1, 1]
-{extra}
-[[layers]]
-name = "relu"
-type = "relu"
-{pool}
-[[layers]]
-name = "flat"
-type = "flatten"
-
-[[layers]]
-name = "fc"
-type = "linear"
-out_features = 3
-
-[[layers]]
-name = "prob"
-type = "softmax"
-"""
+def tiny_toml(size=4, conv="", after_relu=""):
+    """kTinyToml with an input of size x size, `conv` added to the convolution's keys and the layers
+    `after_relu` between the ReLU and the flatten."""
+    toml = edited(TINY_TOML, "height = 4\nwidth = 4", f"height = {size}\nwidth = {size}")
+    toml = edited(toml, "padding = [1, 1]\n", "padding = [1, 1]\n" + conv)
+    return edited(toml, 'type = "relu"\n', 'type = "relu"\n' + after_relu)
 
 
 def models():
     out("fuzz_model_toml", "fashion.toml", (ROOT / "weights" / "fashion.toml").read_bytes())
-    out("fuzz_model_toml", "tiny.toml", TINY_TOML.format(size=4, extra="", pool=""))
-    out("fuzz_model_toml", "tiny-maxpool.toml", TINY_TOML.format(
-        size=8, extra="stride = 1\ndilation = [1, 1]\ngroups = 1\nbias = true\n",
-        pool='\n[[layers]]\nname = "pool"\ntype = "maxpool"\nkernel = 2\n'))
-    out("fuzz_model_toml", "tiny-avgpool.toml", TINY_TOML.format(
-        size=8, extra="", pool='\n[[layers]]\nname = "bn"\ntype = "batchnorm"\nepsilon = 1e-3\n\n'
-                             '[[layers]]\nname = "pool"\ntype = "avgpool"\nkernel = [3, 3]\nstride = 2\n'
-                             'padding = 1\ncount_include_pad = false\n'))
+    out("fuzz_model_toml", "tiny.toml", TINY_TOML)
+    out("fuzz_model_toml", "tiny-maxpool.toml", tiny_toml(
+        8, conv="stride = 1\ndilation = [1, 1]\ngroups = 1\nbias = true\n",
+        after_relu='\n[[layers]]\nname = "pool"\ntype = "maxpool"\nkernel = 2\n'))
+    out("fuzz_model_toml", "tiny-avgpool.toml", tiny_toml(
+        8, after_relu='\n[[layers]]\nname = "bn"\ntype = "batchnorm"\nepsilon = 1e-3\n\n'
+                      '[[layers]]\nname = "pool"\ntype = "avgpool"\nkernel = [3, 3]\nstride = 2\n'
+                      'padding = 1\ncount_include_pad = false\n'))
     # Format version 2: a graph with every op of several inputs, the pointwise ops, dropout and
     # identity (tests/graph/test_graph.cpp reads the same structure), a -inf pad, upsample and adaptive
     # pooling.
-    graph = TINY_TOML.format(size=4, extra="", pool=(
+    graph = tiny_toml(after_relu=(
         '\n[[layers]]\nname = "drop"\ntype = "dropout"\np = 0.1\n'
         '\n[[layers]]\nname = "sum"\ntype = "add"\ninputs = ["drop", "conv"]\nrelu = true\n'
         '\n[[layers]]\nname = "gate"\ntype = "sigmoid"\n'
@@ -200,7 +195,7 @@ def models():
         '\n[[layers]]\nname = "mp"\ntype = "maxpool"\nkernel = 2\nstride = 1\n'
         '\n[[layers]]\nname = "up"\ntype = "upsample"\nscale = [2, 3]\n'
         '\n[[layers]]\nname = "ad"\ntype = "adaptive_avgpool"\noutput = [4, 4]\n'))
-    out("fuzz_model_toml", "graph.toml", graph.replace("format_version = 1", "format_version = 2"))
+    out("fuzz_model_toml", "graph.toml", edited(graph, "format_version = 1", "format_version = 2"))
 
 
 SMALL_MANIFEST = """schema = 1

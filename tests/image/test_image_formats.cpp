@@ -23,7 +23,7 @@
 
 #include "infer/errors.h"
 #include "image/exif.h"
-#include "image/image.h"
+#include "image/load_image.h"
 #include "image/pnm.h"
 #include "tests/support/test_util.h"
 

@@ -1,5 +1,7 @@
 // The tiny test model (TOML + safetensors) and the ways its files can be wrong, shared by the
 // library-level tests (test_model_file.cpp) and the end-to-end bad-input suite (test_bad_inputs.cpp).
+// tests/fuzz/make_corpus.py reads kTinyToml and the f32() calls of tiny_tensors() from this file for
+// the fuzz seeds (it stops, naming what it missed, if their form changes).
 #pragma once
 
 #include <cstring>

@@ -30,7 +30,7 @@ packages=(
   libgtest-dev           # tests
   zlib1g-dev             # PNG decompression-bomb check; tests: gzip'd Fashion-MNIST, writing PNGs
   dataset-fashion-mnist  # tests: the 10k test images for the accuracy check
-  libonnx-dev            # ONNX import: ONNX's schema, /usr/include/onnx/onnx.proto (model/CMakeLists.txt)
+  libonnx-dev            # ONNX import: ONNX's schema, /usr/include/onnx/onnx.proto (formats/CMakeLists.txt)
   protobuf-compiler libprotobuf-dev  # protoc compiles that schema; the lite runtime parses models
   libonnx-testdata       # tests: ONNX's operator conformance cases (/usr/share/libonnx-testdata)
   python3-torchvision    # tests: torchvision models exported to ONNX at test time (and PyTorch itself)

@@ -9,6 +9,7 @@
 
 #include "backends/cpu/cpu_backend.h"
 #include "backends/cpu/memory_plan.h"
+#include "platform/byte_size.h"
 #include "tests/support/sanitizer.h"
 #include "tests/support/test_util.h"
 

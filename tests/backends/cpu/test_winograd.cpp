@@ -139,13 +139,10 @@ TEST(CpuWinograd, TheProbabilisticBoundOfADeepStackStaysSmall) {
     layers.push_back(conv_layer("c" + std::to_string(i + 1), 16, 3, 1, 1));
     layers.push_back(plain_layer("r" + std::to_string(i + 1), LayerKind::Relu));
   }
-  const Network net = random_network(rng, {3, 8, 8}, layers);
-  const std::vector<float> input = rng.vector(net.input().dims.size());
-  const std::vector<ReferenceTensor> acts = reference_forward(net, input, 1, net.layers().size(), true);
   // sigma relative to the largest output, after 8 and after 16 convolutions: rounding errors of
   // independent layers add as variances, so it may grow about as the square root of the depth
   // (and with the activations' own spread); the worst-case error inside W made it grow as the
-  // product of the layers' sum|w| instead.
+  // product of the layers' sum|w| instead, by orders of magnitude.
   const auto relative_sigma = [](const ReferenceTensor& t) {
     double largest = 0.0, sigma = 0.0;
     for (std::size_t i = 0; i < t.value.size(); ++i) {
@@ -154,9 +151,23 @@ TEST(CpuWinograd, TheProbabilisticBoundOfADeepStackStaysSmall) {
     }
     return sigma / largest;
   };
-  const double at8 = relative_sigma(acts[1 + 1 + 2 * 8]), at16 = relative_sigma(acts.back());
-  std::printf("relative sigma after 8 convolutions %.3g, after 16 %.3g\n", at8, at16);
-  EXPECT_LT(at16, 4.0 * at8);
+  // The growth from 8 to 16 of one random network has a long tail, from the activations' spread:
+  // over 2,000 networks its median was 1.7 (sqrt(2) = 1.41 from the depth alone), its 99th
+  // percentile 3.9 and its largest 7.4. So the claim is checked on the median of 9 networks: that
+  // is over 4 only if 5 of the 9 are beyond the 99th percentile, p < C(9,5) * 0.01^5 = 1.3e-8,
+  // while the worst-case bound's growth is a product of eight sum|w| (orders of magnitude).
+  constexpr int kNetworks = 9;
+  std::vector<double> growth;
+  for (int n = 0; n < kNetworks; ++n) {
+    const Network net = random_network(rng, {3, 8, 8}, layers);
+    const std::vector<float> input = rng.vector(net.input().dims.size());
+    const std::vector<ReferenceTensor> acts = reference_forward(net, input, 1, net.layers().size(), true);
+    const double at8 = relative_sigma(acts[1 + 1 + 2 * 8]), at16 = relative_sigma(acts.back());
+    std::printf("relative sigma after 8 convolutions %.3g, after 16 %.3g\n", at8, at16);
+    growth.push_back(at16 / at8);
+  }
+  std::nth_element(growth.begin(), growth.begin() + kNetworks / 2, growth.end());
+  EXPECT_LT(growth[kNetworks / 2], 4.0) << "the median growth of the relative sigma from 8 to 16 convolutions";
 }
 
 }  // namespace

@@ -27,12 +27,12 @@
 #include <stdexcept>
 #include <tuple>
 
-#include "tests/support/error_bound.h"
 #include "backends/cpu/cpu_backend.h"
 #include "backends/cudnn/autotune/autotune_cache.h"
-#include "graph/model_error.h"
 #include "backends/gpu_backend.h"
 #include "formats/model_file.h"
+#include "graph/model_error.h"
+#include "tests/support/error_bound.h"
 #include "tests/support/process.h"
 #include "tests/support/test_util.h"
 
@@ -65,6 +65,31 @@ const std::string& gpu_unavailable_reason() {
   do {                                                                                   \
     if (!gpu_unavailable_reason().empty()) INFER_GPU_UNUSABLE(gpu_unavailable_reason()); \
   } while (false)
+
+// What every test of the suite has: a generator whose seed is in every failure message, and the
+// shipped model, read on its first use. The skip stays the first line of each test that needs a
+// GPU, not in SetUp: three tests of the suite run without one (one suite, one fixture class), and
+// under INFER_REQUIRE_GPU=1 the skip is a non-fatal failure, after which SetUp would not stop the
+// test body. The class is named as the suite, so that every test keeps its name (GpuBackend.X).
+class GpuBackend : public ::testing::Test {
+ protected:
+  const Network& shipped_model() {
+    if (!shipped_model_) shipped_model_ = load_model(test_file("weights/fashion.toml"));
+    return shipped_model_->network;
+  }
+
+  Random rng_;
+
+ private:
+  ::testing::ScopedTrace seed_trace_{__FILE__, __LINE__, rng_.trace()};
+  std::optional<LoadedModel> shipped_model_;
+};
+
+// `options` with every line the executor logs appended to `log`.
+GpuOptions logging_to(std::vector<std::string>& log, GpuOptions options = {}) {
+  options.log = [&log](const std::string& line) { log.push_back(line); };
+  return options;
+}
 
 // Lines of the log that mention `part`.
 int count_lines(const std::vector<std::string>& log, const std::string& part) {
@@ -235,10 +260,8 @@ struct OpCase {
   std::vector<Layer> layers;
 };
 
-TEST(GpuBackend, EveryOpAloneMatchesCpu) {
+TEST_F(GpuBackend, EveryOpAloneMatchesCpu) {
   SKIP_WITHOUT_GPU();
-  Random rng;
-  SCOPED_TRACE(rng.trace());
   const std::vector<OpCase> cases = {
       {"conv 3x3 pad 1", {3, 9, 11}, {conv_layer("conv", 8, 3, 1, 1)}},
       {"conv stride 2, odd size", {4, 13, 7}, {conv_layer("conv", 5, 3, 2)}},
@@ -293,7 +316,7 @@ TEST(GpuBackend, EveryOpAloneMatchesCpu) {
   };
   for (const OpCase& c : cases) {
     SCOPED_TRACE(c.name);
-    check_network(rng, random_network(rng, c.input, c.layers));
+    check_network(rng_, random_network(rng_, c.input, c.layers));
   }
 }
 
@@ -301,14 +324,12 @@ TEST(GpuBackend, EveryOpAloneMatchesCpu) {
 // step reads the right activation: a residual add, a concat into channel slices, a per-channel mul,
 // the pointwise kernel; a convolution followed by a batch-norm and a ReLU that another branch reads
 // too must not be fused past that ReLU.
-TEST(GpuBackend, GraphOfEveryOpMatchesCpuAtEveryLayerCount) {
+TEST_F(GpuBackend, GraphOfEveryOpMatchesCpuAtEveryLayerCount) {
   SKIP_WITHOUT_GPU();
-  Random rng;
-  SCOPED_TRACE(rng.trace());
-  const Network net = scaled_random_network(rng, {3, 8, 8}, graph_zoo_layers());
+  const Network net = scaled_random_network(rng_, {3, 8, 8}, graph_zoo_layers());
   std::vector<std::size_t> counts;
   for (std::size_t c = 1; c <= net.layers().size(); ++c) counts.push_back(c);
-  check_network(rng, net, counts);
+  check_network(rng_, net, counts);
 }
 
 // The GPU backend refuses `net` (a ModelError of the plan, a GpuError through the library boundary)
@@ -325,54 +346,46 @@ void expect_gpu_refuses(const Network& net, int max_batch, const std::string& me
 // cuDNN pools with floor division: a ceil-mode average whose last window overhangs would count the
 // overhang, so the plan refuses it naming the layer (the CPU runs it; --device auto falls back to it
 // with a notice). Through the library boundary the ModelError arrives as a GpuError.
-TEST(GpuBackend, CeilModeAveragePoolingThatOverhangsIsRefusedNamingTheLayer) {
+TEST_F(GpuBackend, CeilModeAveragePoolingThatOverhangsIsRefusedNamingTheLayer) {
   SKIP_WITHOUT_GPU();
-  Random rng;
-  SCOPED_TRACE(rng.trace());
-  const Network net = random_network(rng, {3, 10, 10}, {ceil_mode(pool_layer("avg", LayerKind::AvgPool, 3, 2, 1))});
+  const Network net = random_network(rng_, {3, 10, 10}, {ceil_mode(pool_layer("avg", LayerKind::AvgPool, 3, 2, 1))});
   expect_gpu_refuses(net, 2, "layer 'avg' (avgpool): ceil_mode average pooling whose last window overhangs");
 }
 
 // Upsampling is one cudnnTransformTensor per phase: beyond 64 (scale_h x scale_w) the plan refuses
 // it naming the layer, and the CPU runs it.
-TEST(GpuBackend, UpsamplingBeyondItsCopyLimitIsRefusedNamingTheLayer) {
+TEST_F(GpuBackend, UpsamplingBeyondItsCopyLimitIsRefusedNamingTheLayer) {
   SKIP_WITHOUT_GPU();
-  Random rng;
-  SCOPED_TRACE(rng.trace());
-  const Network net = random_network(rng, {2, 3, 3}, {make_layer("up", LayerKind::Upsample, UpsampleAttrs{5, 13})});
+  const Network net = random_network(rng_, {2, 3, 3}, {make_layer("up", LayerKind::Upsample, UpsampleAttrs{5, 13})});
   expect_gpu_refuses(net, 1, "layer 'up' (upsample): an upsampling by 5x13 takes more than 64 copies");
-  const Network fits = random_network(rng, {2, 3, 3}, {make_layer("up", LayerKind::Upsample, UpsampleAttrs{8, 8})});
+  const Network fits = random_network(rng_, {2, 3, 3}, {make_layer("up", LayerKind::Upsample, UpsampleAttrs{8, 8})});
   EXPECT_NO_THROW(make_gpu_backend(fits, 1)) << "64 copies fit";
 }
 
 // An adaptive average pooling whose output does not divide its input pools windows of different
 // sizes: refused naming the layer (the CPU runs it).
-TEST(GpuBackend, AdaptivePoolingThatDoesNotDivideIsRefusedNamingTheLayer) {
+TEST_F(GpuBackend, AdaptivePoolingThatDoesNotDivideIsRefusedNamingTheLayer) {
   SKIP_WITHOUT_GPU();
-  Random rng;
-  SCOPED_TRACE(rng.trace());
   const Network net =
-      random_network(rng, {2, 5, 6}, {make_layer("adapt", LayerKind::AdaptiveAvgPool, AdaptivePoolAttrs{3, 3})});
+      random_network(rng_, {2, 5, 6}, {make_layer("adapt", LayerKind::AdaptiveAvgPool, AdaptivePoolAttrs{3, 3})});
   expect_gpu_refuses(net, 1, "layer 'adapt' (adaptive_avgpool): an output of 3x3 that does not divide the input 5x6");
 }
 
-TEST(GpuBackend, FusedConvolutionReluAndItsIntermediateResult) {
+TEST_F(GpuBackend, FusedConvolutionReluAndItsIntermediateResult) {
   SKIP_WITHOUT_GPU();
-  Random rng;
-  SCOPED_TRACE(rng.trace());
   // Layer count 1 ends inside the fused step: the convolution's output, before the ReLU.
-  check_network(rng,
-                random_network(rng, {3, 10, 9}, {conv_layer("conv", 6, 3, 1, 1), plain_layer("relu", LayerKind::Relu)}),
-                {1, 2});
-  check_network(rng,
-                random_network(rng, {4, 9, 9},
+  check_network(
+      rng_, random_network(rng_, {3, 10, 9}, {conv_layer("conv", 6, 3, 1, 1), plain_layer("relu", LayerKind::Relu)}),
+      {1, 2});
+  check_network(rng_,
+                random_network(rng_, {4, 9, 9},
                                {conv_layer("conv", 4, 3, 2, 1, 1, 2, false), plain_layer("relu", LayerKind::Relu)}),
                 {1, 2});
-  check_network(rng, random_network(rng, {20, 1, 1}, {linear_layer("fc", 9), plain_layer("relu", LayerKind::Relu)}),
+  check_network(rng_, random_network(rng_, {20, 1, 1}, {linear_layer("fc", 9), plain_layer("relu", LayerKind::Relu)}),
                 {1, 2});
 }
 
-// The choice line the executor logs for a convolution step (convolution.cpp, one per step):
+// The choice line the executor logs for a convolution step (convolution_algorithms.cpp, one per step):
 // "<step>: <algorithm> fused|separate[ in float NCHW ...], workspace <bytes> B (<source>)[, deterministic]".
 bool is_choice_line(const std::string& line) { return line.find(", workspace ") != std::string::npos; }
 
@@ -392,29 +405,26 @@ std::string choice_line(const std::vector<std::string>& log, const std::string& 
 // as y (the bug this guards against), every output would stay zero, and differ from the CPU's
 // wherever the last ReLU passes a positive value (asserted present). Every batch size, direct and
 // replayed; the log must say each step runs fused, or this would not test the fused call.
-TEST(GpuBackend, FusedStepsWriteTheirOutputAtEveryBatchSize) {
+TEST_F(GpuBackend, FusedStepsWriteTheirOutputAtEveryBatchSize) {
   SKIP_WITHOUT_GPU();
-  Random rng;
-  SCOPED_TRACE(rng.trace());
   // conv+bn+relu (folded), conv+relu, linear+relu: each step one fused call ending in a ReLU.
   const Network net = scaled_random_network(
-      rng, {3, 10, 9},
+      rng_, {3, 10, 9},
       {conv_layer("c1", 8, 3, 1, 1), batchnorm_layer("bn1"), plain_layer("r1", LayerKind::Relu),
        conv_layer("c2", 8, 3, 1, 1), plain_layer("r2", LayerKind::Relu), plain_layer("flat", LayerKind::Flatten),
        linear_layer("fc", 16), plain_layer("r3", LayerKind::Relu)});
   for (bool graphs : {false, true}) {
     SCOPED_TRACE(graphs ? "graphs" : "direct");
     std::vector<std::string> log;
-    GpuOptions o;
+    GpuOptions o = logging_to(log);
     o.cuda_graphs = graphs;
-    o.log = [&log](const std::string& line) { log.push_back(line); };
     auto cpu = make_cpu_backend(net, kMaxBatch);
     auto gpu = make_gpu_backend(net, kMaxBatch, o);
     for (const char* step : {"c1+bn1+r1", "c2+r2", "fc+r3"}) {
       EXPECT_NE(choice_line(log, step).find(" fused"), std::string::npos) << step << " does not run fused";
     }
     for (int n = 1; n <= kMaxBatch; ++n) {
-      const std::vector<float> input = rng.vector(static_cast<std::size_t>(n) * net.input().dims.size());
+      const std::vector<float> input = rng_.vector(static_cast<std::size_t>(n) * net.input().dims.size());
       std::vector<float> want(static_cast<std::size_t>(n) * net.output_dims().size());
       cpu->forward(input.data(), n, want.data());
       ASSERT_GT(std::count_if(want.begin(), want.end(), [](float v) { return v > 0.0f; }), 0)
@@ -428,22 +438,18 @@ TEST(GpuBackend, FusedStepsWriteTheirOutputAtEveryBatchSize) {
 // the CPU, through a conv+relu step that runs fused (the standalone ReLU is checked in
 // TopKOnTheDeviceOrdersTiesAndNaNLikeTheHost). Outputs whose 3x3 window holds no NaN are within the
 // FP32 bound of the same input with zeros for the NaNs; some are clamped to 0, some positive.
-TEST(GpuBackend, NaNPassesThroughTheFusedRelu) {
+TEST_F(GpuBackend, NaNPassesThroughTheFusedRelu) {
   SKIP_WITHOUT_GPU();
-  Random rng;
-  SCOPED_TRACE(rng.trace());
   const float nan = std::numeric_limits<float>::quiet_NaN();
   const Network net =
-      random_network(rng, {2, 9, 8}, {conv_layer("conv", 4, 3, 1, 1), plain_layer("relu", LayerKind::Relu)});
+      random_network(rng_, {2, 9, 8}, {conv_layer("conv", 4, 3, 1, 1), plain_layer("relu", LayerKind::Relu)});
   std::vector<std::string> log;
-  GpuOptions o;
-  o.log = [&log](const std::string& line) { log.push_back(line); };
   auto cpu = make_cpu_backend(net, kMaxBatch);
-  auto gpu = make_gpu_backend(net, kMaxBatch, o);
+  auto gpu = make_gpu_backend(net, kMaxBatch, logging_to(log));
   EXPECT_NE(choice_line(log, "conv+relu").find(" fused"), std::string::npos) << "the step does not run fused";
   for (int n : {1, kMaxBatch}) {
     SCOPED_TRACE("n = " + std::to_string(n));
-    std::vector<float> input = rng.vector(static_cast<std::size_t>(n) * net.input().dims.size());
+    std::vector<float> input = rng_.vector(static_cast<std::size_t>(n) * net.input().dims.size());
     std::vector<float> clean = input;
     for (std::size_t i = 5; i < input.size(); i += 37) {
       input[i] = nan;
@@ -471,12 +477,10 @@ TEST(GpuBackend, NaNPassesThroughTheFusedRelu) {
   }
 }
 
-TEST(GpuBackend, EveryLayerCountOfACombination) {
+TEST_F(GpuBackend, EveryLayerCountOfACombination) {
   SKIP_WITHOUT_GPU();
-  Random rng;
-  SCOPED_TRACE(rng.trace());
   const Network net = scaled_random_network(
-      rng, {3, 17, 15},
+      rng_, {3, 17, 15},
       {conv_layer("c1", 8, 3, 1, 1), batchnorm_layer("bn1"), plain_layer("r1", LayerKind::Relu),
        pool_layer("mp", LayerKind::MaxPool, 3, 2, 1), conv_layer("c2", 8, 3, 1, 1, 1, 2),
        plain_layer("r2", LayerKind::Relu), pool_layer("ap", LayerKind::AvgPool, 2, 2, 1, false),
@@ -485,23 +489,21 @@ TEST(GpuBackend, EveryLayerCountOfACombination) {
        linear_layer("fc2", 5), plain_layer("sm", LayerKind::Softmax)});
   std::vector<std::size_t> counts;
   for (std::size_t c = 1; c <= net.layers().size(); ++c) counts.push_back(c);
-  check_network(rng, net, counts);
+  check_network(rng_, net, counts);
 }
 
 // Goldens: padding never wins a max (all inputs negative), and the divisors of average pooling
 // on a constant input (Caffe's test_pooling_layer idea).
-TEST(GpuBackend, PoolingPaddingGoldens) {
+TEST_F(GpuBackend, PoolingPaddingGoldens) {
   SKIP_WITHOUT_GPU();
-  Random rng;
-  SCOPED_TRACE(rng.trace());
-  const Network max = random_network(rng, {2, 5, 5}, {pool_layer("mp", LayerKind::MaxPool, 3, 2, 1)});
+  const Network max = random_network(rng_, {2, 5, 5}, {pool_layer("mp", LayerKind::MaxPool, 3, 2, 1)});
   auto gpu = make_gpu_backend(max, 1);
-  std::vector<float> negative = rng.vector(max.input().dims.size(), -2.0f, -1.0f), out(max.output_dims().size());
+  std::vector<float> negative = rng_.vector(max.input().dims.size(), -2.0f, -1.0f), out(max.output_dims().size());
   gpu->forward(negative.data(), 1, out.data());
   for (float v : out) EXPECT_LT(v, -0.5f) << "a padded zero won the max";
 
   for (bool include : {true, false}) {
-    const Network avg = random_network(rng, {1, 4, 4}, {pool_layer("ap", LayerKind::AvgPool, 3, 1, 1, include)});
+    const Network avg = random_network(rng_, {1, 4, 4}, {pool_layer("ap", LayerKind::AvgPool, 3, 1, 1, include)});
     auto g = make_gpu_backend(avg, 1);
     const std::vector<float> ones(16, 1.0f);
     std::vector<float> y(16, std::numeric_limits<float>::quiet_NaN());
@@ -513,12 +515,9 @@ TEST(GpuBackend, PoolingPaddingGoldens) {
   }
 }
 
-TEST(GpuBackend, ShippedModelMatchesCpu) {
+TEST_F(GpuBackend, ShippedModelMatchesCpu) {
   SKIP_WITHOUT_GPU();
-  Random rng;
-  SCOPED_TRACE(rng.trace());
-  const LoadedModel model = load_model(test_file("weights/fashion.toml"));
-  const Network& net = model.network;
+  const Network& net = shipped_model();
   auto cpu = make_cpu_backend(net, kMaxBatch);
   auto gpu = make_gpu_backend(net, kMaxBatch);
   const Dims d = net.input().dims;
@@ -527,7 +526,7 @@ TEST(GpuBackend, ShippedModelMatchesCpu) {
     std::vector<float> input(static_cast<std::size_t>(n) * d.size());
     for (std::size_t i = 0; i < input.size(); ++i) {
       const std::size_t c = i / (static_cast<std::size_t>(d.h) * d.w) % static_cast<std::size_t>(d.c);
-      input[i] = (rng.uniform(0.0f, 1.0f) - net.input().mean[c]) / net.input().std[c];
+      input[i] = (rng_.uniform(0.0f, 1.0f) - net.input().mean[c]) / net.input().std[c];
     }
     for (std::size_t count = 1; count <= net.layers().size(); ++count) {
       expect_gpu_matches_cpu(*gpu, *cpu, net, input, n, count);
@@ -535,11 +534,9 @@ TEST(GpuBackend, ShippedModelMatchesCpu) {
   }
 }
 
-TEST(GpuBackend, BadArgumentsThrowInvalidArgument) {
+TEST_F(GpuBackend, BadArgumentsThrowInvalidArgument) {
   SKIP_WITHOUT_GPU();
-  Random rng;
-  SCOPED_TRACE(rng.trace());
-  const Network net = random_network(rng, {2, 4, 4}, {plain_layer("r", LayerKind::Relu)});
+  const Network net = random_network(rng_, {2, 4, 4}, {plain_layer("r", LayerKind::Relu)});
   auto gpu = make_gpu_backend(net, 2);
   std::vector<float> in(3 * net.input().dims.size()), out(in.size());
   EXPECT_THROW(gpu->forward(in.data(), 0, out.data(), 1), std::invalid_argument);
@@ -549,10 +546,9 @@ TEST(GpuBackend, BadArgumentsThrowInvalidArgument) {
   EXPECT_THROW(make_gpu_backend(net, 0), std::invalid_argument);
 }
 
-TEST(GpuBackend, DescriptionNamesDeviceAndVersions) {
+TEST_F(GpuBackend, DescriptionNamesDeviceAndVersions) {
   SKIP_WITHOUT_GPU();
-  Random rng;
-  const Network net = random_network(rng, {1, 2, 2}, {plain_layer("r", LayerKind::Relu)});
+  const Network net = random_network(rng_, {1, 2, 2}, {plain_layer("r", LayerKind::Relu)});
   auto gpu = make_gpu_backend(net, 1);
   const std::string d = gpu->description();
   EXPECT_EQ(d.rfind("gpu: ", 0), 0u) << d;
@@ -616,18 +612,15 @@ void check_precision(Random& rng, const Network& net, Precision p, const GpuOpti
 // relu, linear, softmax; weights scaled as trained ones are.
 Network fashion_like(Random& rng) { return scaled_random_network(rng, {1, 12, 12}, fashion_like_layers()); }
 
-TEST(GpuBackend, EveryPrecisionMatchesCpuWithinItsDerivedBound) {
+TEST_F(GpuBackend, EveryPrecisionMatchesCpuWithinItsDerivedBound) {
   SKIP_WITHOUT_GPU();
-  Random rng;
-  SCOPED_TRACE(rng.trace());
-  const LoadedModel model = load_model(test_file("weights/fashion.toml"));
   for (Precision p : {Precision::Fp32, Precision::Tf32, Precision::Fp16}) {
     SCOPED_TRACE(precision_name(p));
-    check_precision(rng, fashion_like(rng), p);
-    check_precision(rng, model.network, p);
+    check_precision(rng_, fashion_like(rng_), p);
+    check_precision(rng_, shipped_model(), p);
     check_precision(
-        rng,
-        random_network(rng, {3, 9, 11},
+        rng_,
+        random_network(rng_, {3, 9, 11},
                        {rect_conv("rect", 4), plain_layer("relu", LayerKind::Relu),
                         pool_layer("ap", LayerKind::AvgPool, 3, 2, 1, false), conv_layer("dw", 4, 3, 1, 1, 1, 4, false),
                         batchnorm_layer("bn"), plain_layer("gap", LayerKind::GlobalAvgPool)}),
@@ -635,19 +628,17 @@ TEST(GpuBackend, EveryPrecisionMatchesCpuWithinItsDerivedBound) {
   }
 }
 
-TEST(GpuBackend, FoldedAndUnfoldedPlansAgree) {
+TEST_F(GpuBackend, FoldedAndUnfoldedPlansAgree) {
   SKIP_WITHOUT_GPU();
-  Random rng;
-  SCOPED_TRACE(rng.trace());
-  const Network net = fashion_like(rng);
+  const Network net = fashion_like(rng_);
   for (Precision p : {Precision::Fp32, Precision::Fp16}) {
     SCOPED_TRACE(precision_name(p));
     GpuOptions unfolded = with_precision(p);
     unfolded.fold_batchnorm = false;
-    check_precision(rng, net, p, unfolded);
+    check_precision(rng_, net, p, unfolded);
     auto folded_gpu = make_gpu_backend(net, kMaxBatch, with_precision(p));
     auto unfolded_gpu = make_gpu_backend(net, kMaxBatch, unfolded);
-    const std::vector<float> input = rng.vector(static_cast<std::size_t>(kMaxBatch) * net.input().dims.size());
+    const std::vector<float> input = rng_.vector(static_cast<std::size_t>(kMaxBatch) * net.input().dims.size());
     const std::size_t size = kMaxBatch * net.output_dims().size();
     std::vector<float> a(size), b(size);
     folded_gpu->forward(input.data(), kMaxBatch, a.data());
@@ -661,12 +652,10 @@ TEST(GpuBackend, FoldedAndUnfoldedPlansAgree) {
 
 // A forward pass that stops inside a folded conv+bn+relu step: after the conv (original weights),
 // after the bn (folded, no ReLU), after the relu; and with graphs, each stop is its own capture.
-TEST(GpuBackend, PartialRunsInsideAFoldedStepMatchCpu) {
+TEST_F(GpuBackend, PartialRunsInsideAFoldedStepMatchCpu) {
   SKIP_WITHOUT_GPU();
-  Random rng;
-  SCOPED_TRACE(rng.trace());
   const Network net =
-      scaled_random_network(rng, {3, 10, 9},
+      scaled_random_network(rng_, {3, 10, 9},
                             {conv_layer("conv", 6, 3, 1, 1), batchnorm_layer("bn"),
                              plain_layer("relu", LayerKind::Relu), conv_layer("conv_nobias", 5, 3, 1, 1, 1, 1, false),
                              batchnorm_layer("bn2"), plain_layer("flat", LayerKind::Flatten), linear_layer("fc", 7),
@@ -674,14 +663,13 @@ TEST(GpuBackend, PartialRunsInsideAFoldedStepMatchCpu) {
   for (bool graphs : {true, false}) {
     SCOPED_TRACE(graphs ? "CUDA graphs" : "direct");
     std::vector<std::string> log;
-    GpuOptions options;
+    GpuOptions options = logging_to(log);
     options.cuda_graphs = graphs;
-    options.log = [&log](const std::string& line) { log.push_back(line); };
     auto cpu = make_cpu_backend(net, kMaxBatch);
     auto gpu = make_gpu_backend(net, kMaxBatch, options);
     std::set<PassKey> passes;
     for (int n : {1, kMaxBatch, 3, 1}) {
-      const std::vector<float> input = rng.vector(static_cast<std::size_t>(n) * net.input().dims.size());
+      const std::vector<float> input = rng_.vector(static_cast<std::size_t>(n) * net.input().dims.size());
       for (std::size_t count = 1; count <= net.layers().size(); ++count) {
         expect_gpu_matches_cpu(*gpu, *cpu, net, input, n, count);
         passes.emplace(n, count, 0);
@@ -741,20 +729,17 @@ void expect_top_k_matches(Backend& gpu, Backend& cpu, const Network& net, const 
   }
 }
 
-TEST(GpuBackend, TopKOnTheDeviceMatchesCpu) {
+TEST_F(GpuBackend, TopKOnTheDeviceMatchesCpu) {
   SKIP_WITHOUT_GPU();
-  Random rng;
-  SCOPED_TRACE(rng.trace());
-  const LoadedModel model = load_model(test_file("weights/fashion.toml"));
-  const Network logits = random_network(rng, {40, 1, 1}, {linear_layer("fc", 300)});  // no softmax, > 256 classes
+  const Network logits = random_network(rng_, {40, 1, 1}, {linear_layer("fc", 300)});  // no softmax, > 256 classes
   for (Precision p : {Precision::Fp32, Precision::Tf32, Precision::Fp16}) {
     SCOPED_TRACE(precision_name(p));
-    for (const Network* net : {&model.network, &logits}) {
+    for (const Network* net : {&shipped_model(), &logits}) {
       auto cpu = make_cpu_backend(*net, kMaxBatch);
       auto gpu = make_gpu_backend(*net, kMaxBatch, with_precision(p));
       const int classes = static_cast<int>(net->output_dims().size());
       for (int n : {1, kMaxBatch, 3}) {
-        const std::vector<float> input = rng.vector(static_cast<std::size_t>(n) * net->input().dims.size());
+        const std::vector<float> input = rng_.vector(static_cast<std::size_t>(n) * net->input().dims.size());
         for (int k : {1, 3, classes}) expect_top_k_matches(*gpu, *cpu, *net, input, n, k, p);
       }
       std::vector<float> in(net->input().dims.size());
@@ -776,23 +761,21 @@ TEST(GpuBackend, TopKOnTheDeviceMatchesCpu) {
 //   2  all negative (C - 1 zeros) and a NaN at 257
 // cuDNN's ReLU propagates NaN (CUDNN_PROPAGATE_NAN, plan.cpp), checked on the forward output first;
 // NaN ranks above every number.
-TEST(GpuBackend, TopKOnTheDeviceOrdersTiesAndNaNLikeTheHost) {
+TEST_F(GpuBackend, TopKOnTheDeviceOrdersTiesAndNaNLikeTheHost) {
   SKIP_WITHOUT_GPU();
-  Random rng;
-  SCOPED_TRACE(rng.trace());
   constexpr int kClasses = 600;
   constexpr int n = 3;
   const float nan = std::numeric_limits<float>::quiet_NaN();
-  const Network net = random_network(rng, {kClasses, 1, 1}, {plain_layer("relu", LayerKind::Relu)});
+  const Network net = random_network(rng_, {kClasses, 1, 1}, {plain_layer("relu", LayerKind::Relu)});
   auto gpu = make_gpu_backend(net, n);
   std::vector<float> input(static_cast<std::size_t>(n) * kClasses);
   float* row0 = input.data();
   float* row1 = row0 + kClasses;
   float* row2 = row1 + kClasses;
   for (int c = 0; c < kClasses; ++c) {
-    row0[c] = static_cast<float>(rng.integer(-8, 4)) / 4.0f;
-    row1[c] = rng.uniform(-1.0f, -0.01f);
-    row2[c] = rng.uniform(-1.0f, -0.01f);
+    row0[c] = static_cast<float>(rng_.integer(-8, 4)) / 4.0f;
+    row1[c] = rng_.uniform(-1.0f, -0.01f);
+    row2[c] = rng_.uniform(-1.0f, -0.01f);
   }
   row0[300] = nan;
   row1[0] = row1[256] = 0.25f;
@@ -833,10 +816,8 @@ TEST(GpuBackend, TopKOnTheDeviceOrdersTiesAndNaNLikeTheHost) {
 // Beyond the kernel's limits (gpu_plugin.h) top_k runs forward() and selects on the host: the
 // CPU's answers, not std::invalid_argument (which `infer` would report as an internal error).
 // One ReLU layer (exact in fp32): 65537 classes at n = 2, and 1 class at n = 65536.
-TEST(GpuBackend, TopKBeyondTheDeviceLimitsMatchesCpu) {
+TEST_F(GpuBackend, TopKBeyondTheDeviceLimitsMatchesCpu) {
   SKIP_WITHOUT_GPU();
-  Random rng;
-  SCOPED_TRACE(rng.trace());
   struct Case {
     Dims input;
     int n;
@@ -846,12 +827,12 @@ TEST(GpuBackend, TopKBeyondTheDeviceLimitsMatchesCpu) {
   const std::vector<Case> cases = {{{kClasses, 1, 1}, 2, {1, 5, kClasses}},
                                    {{1, 1, 1}, INFER_GPU_TOP_K_MAX_SAMPLES + 1, {1}}};
   for (const Case& c : cases) {
-    const Network net = random_network(rng, c.input, {plain_layer("relu", LayerKind::Relu)});
+    const Network net = random_network(rng_, c.input, {plain_layer("relu", LayerKind::Relu)});
     SCOPED_TRACE(std::to_string(net.output_dims().size()) + " classes, n = " + std::to_string(c.n));
     ASSERT_FALSE(gpu_top_k_on_device(net.output_dims().size(), c.n));
     auto cpu = make_cpu_backend(net, c.n);
     auto gpu = make_gpu_backend(net, c.n);
-    const std::vector<float> input = rng.vector(static_cast<std::size_t>(c.n) * net.input().dims.size());
+    const std::vector<float> input = rng_.vector(static_cast<std::size_t>(c.n) * net.input().dims.size());
     for (int k : c.ks) {
       const std::size_t count = static_cast<std::size_t>(c.n) * static_cast<std::size_t>(k);
       std::vector<int> got_classes(count, -1), want_classes(count);
@@ -865,7 +846,7 @@ TEST(GpuBackend, TopKBeyondTheDeviceLimitsMatchesCpu) {
 }
 
 // No GPU needed: where GpuBackend::top_k selects on the device, and where on the host.
-TEST(GpuBackend, TopKSelectsOnTheHostBeyondTheDeviceLimits) {
+TEST_F(GpuBackend, TopKSelectsOnTheHostBeyondTheDeviceLimits) {
   EXPECT_TRUE(gpu_top_k_on_device(1, 1));
   EXPECT_TRUE(gpu_top_k_on_device(10, 64));
   EXPECT_TRUE(gpu_top_k_on_device(INFER_GPU_TOP_K_MAX_CLASSES, INFER_GPU_TOP_K_MAX_SAMPLES));
@@ -878,18 +859,14 @@ TEST(GpuBackend, TopKSelectsOnTheHostBeyondTheDeviceLimits) {
 // results, call after call, for every batch size. Bitwise only with deterministic algorithms
 // (GpuOptions::deterministic): cuDNN reports some forward algorithms CUDNN_NON_DETERMINISTIC
 // (split reductions whose order varies from run to run), which may differ in the last bits.
-TEST(GpuBackend, GraphReplayEqualsDirectExecution) {
+TEST_F(GpuBackend, GraphReplayEqualsDirectExecution) {
   SKIP_WITHOUT_GPU();
-  Random rng;
-  SCOPED_TRACE(rng.trace());
-  const LoadedModel model = load_model(test_file("weights/fashion.toml"));
-  const Network& net = model.network;
+  const Network& net = shipped_model();
   for (Precision p : {Precision::Fp32, Precision::Fp16}) {
     SCOPED_TRACE(precision_name(p));
     std::vector<std::string> log;
-    GpuOptions graphs = with_precision(p);
+    GpuOptions graphs = logging_to(log, with_precision(p));
     graphs.deterministic = true;
-    graphs.log = [&log](const std::string& line) { log.push_back(line); };
     GpuOptions direct = graphs;
     direct.log = nullptr;
     direct.cuda_graphs = false;
@@ -899,7 +876,7 @@ TEST(GpuBackend, GraphReplayEqualsDirectExecution) {
     for (int round = 0; round < 3; ++round) {  // round 0 captures, 1 and 2 replay
       for (int n : {1, 3, kMaxBatch}) {
         SCOPED_TRACE("round " + std::to_string(round) + ", n = " + std::to_string(n));
-        const std::vector<float> input = rng.vector(static_cast<std::size_t>(n) * net.input().dims.size());
+        const std::vector<float> input = rng_.vector(static_cast<std::size_t>(n) * net.input().dims.size());
         for (std::size_t count : {net.layers().size(), std::size_t{1}, std::size_t{3}}) {
           const std::size_t size = static_cast<std::size_t>(n) * net.layers()[count - 1].out.size();
           std::vector<float> a(size, std::numeric_limits<float>::quiet_NaN()), b(size);
@@ -952,27 +929,23 @@ void expect_consistent_timing(const std::optional<BatchTiming>& t, double host_m
 // precision: every call leaves a timing of its own. A replayed graph whose events were plain
 // records (fork/join markers in a capture, not nodes) would keep reporting the direct run's
 // times; so would a timing that is never refreshed: the replays' totals must not all be equal.
-TEST(GpuBackend, LastTimingSplitsEveryPassIntoCopiesAndCompute) {
+TEST_F(GpuBackend, LastTimingSplitsEveryPassIntoCopiesAndCompute) {
   SKIP_WITHOUT_GPU();
   using Clock = std::chrono::steady_clock;
   const auto ms_since = [](Clock::time_point t) {
     return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
   };
-  Random rng;
-  SCOPED_TRACE(rng.trace());
-  const LoadedModel model = load_model(test_file("weights/fashion.toml"));
-  const Network& net = model.network;
+  const Network& net = shipped_model();
   const std::size_t classes = net.output_dims().size();
   for (bool graphs : {true, false}) {
     for (Precision p : {Precision::Fp32, Precision::Fp16}) {
       SCOPED_TRACE(std::string(graphs ? "graphs, " : "direct, ") + precision_name(p));
       std::vector<std::string> log;
-      GpuOptions o = with_precision(p);
+      GpuOptions o = logging_to(log, with_precision(p));
       o.cuda_graphs = graphs;
-      o.log = [&log](const std::string& line) { log.push_back(line); };
       auto gpu = make_gpu_backend(net, kMaxBatch, o);
       EXPECT_FALSE(gpu->last_timing().has_value()) << "before the first call";
-      const std::vector<float> input = rng.vector(static_cast<std::size_t>(kMaxBatch) * net.input().dims.size());
+      const std::vector<float> input = rng_.vector(static_cast<std::size_t>(kMaxBatch) * net.input().dims.size());
       std::vector<float> out(static_cast<std::size_t>(kMaxBatch) * classes);
       std::vector<int> top_classes(static_cast<std::size_t>(kMaxBatch) * 3);
       std::vector<float> top_scores(top_classes.size());
@@ -1000,19 +973,15 @@ TEST(GpuBackend, LastTimingSplitsEveryPassIntoCopiesAndCompute) {
 
 // The first call of each graphed pass runs directly and then captures it: its timing is read
 // between the two, so every first call (forward and top-k, at each batch size) reports its own.
-TEST(GpuBackend, FirstCallOfEveryGraphedPassHasItsTiming) {
+TEST_F(GpuBackend, FirstCallOfEveryGraphedPassHasItsTiming) {
   SKIP_WITHOUT_GPU();
   using Clock = std::chrono::steady_clock;
-  Random rng;
-  SCOPED_TRACE(rng.trace());
-  const LoadedModel model = load_model(test_file("weights/fashion.toml"));
-  const Network& net = model.network;
+  const Network& net = shipped_model();
   std::vector<std::string> log;
-  GpuOptions o;
+  GpuOptions o = logging_to(log);
   o.cuda_graphs = true;
-  o.log = [&log](const std::string& line) { log.push_back(line); };
   auto gpu = make_gpu_backend(net, kMaxBatch, o);
-  const std::vector<float> input = rng.vector(static_cast<std::size_t>(kMaxBatch) * net.input().dims.size());
+  const std::vector<float> input = rng_.vector(static_cast<std::size_t>(kMaxBatch) * net.input().dims.size());
   std::vector<float> out(static_cast<std::size_t>(kMaxBatch) * net.output_dims().size());
   std::vector<int> top_classes(static_cast<std::size_t>(kMaxBatch) * 2);
   std::vector<float> top_scores(top_classes.size());
@@ -1035,12 +1004,9 @@ TEST(GpuBackend, FirstCallOfEveryGraphedPassHasItsTiming) {
 // left there by an earlier batch would turn into NaN (0 * Inf) if cuDNN read it: a batch of
 // non-finite pixels must not change the results of the clean batches after it, at every layer
 // count, graphed and direct.
-TEST(GpuBackend, NonFinitePixelsDoNotLeakIntoTheNextBatch) {
+TEST_F(GpuBackend, NonFinitePixelsDoNotLeakIntoTheNextBatch) {
   SKIP_WITHOUT_GPU();
-  Random rng;
-  SCOPED_TRACE(rng.trace());
-  const LoadedModel model = load_model(test_file("weights/fashion.toml"));
-  const Network& net = model.network;
+  const Network& net = shipped_model();
   const std::size_t sample = net.input().dims.size();
   auto cpu = make_cpu_backend(net, kMaxBatch);
   for (bool graphs : {true, false}) {
@@ -1048,7 +1014,7 @@ TEST(GpuBackend, NonFinitePixelsDoNotLeakIntoTheNextBatch) {
     GpuOptions o;
     o.cuda_graphs = graphs;
     auto gpu = make_gpu_backend(net, kMaxBatch, o);
-    std::vector<float> poisoned = rng.vector(static_cast<std::size_t>(kMaxBatch) * sample);
+    std::vector<float> poisoned = rng_.vector(static_cast<std::size_t>(kMaxBatch) * sample);
     for (std::size_t i = 0; i < poisoned.size(); i += 3) {
       poisoned[i] = i % 2 == 0 ? std::numeric_limits<float>::quiet_NaN() : std::numeric_limits<float>::infinity();
     }
@@ -1056,28 +1022,24 @@ TEST(GpuBackend, NonFinitePixelsDoNotLeakIntoTheNextBatch) {
       for (int n : {kMaxBatch, 3}) {
         std::vector<float> ignored(static_cast<std::size_t>(kMaxBatch) * net.layers()[count - 1].out.size());
         gpu->forward(poisoned.data(), kMaxBatch, ignored.data(), count);
-        const std::vector<float> clean = rng.vector(static_cast<std::size_t>(n) * sample);
+        const std::vector<float> clean = rng_.vector(static_cast<std::size_t>(n) * sample);
         expect_gpu_matches_cpu(*gpu, *cpu, net, clean, n, count);
       }
     }
   }
 }
 
-TEST(GpuBackend, AutotuneWritesACacheTheNextExecutorHitsAndRebuildsACorruptOne) {
+TEST_F(GpuBackend, AutotuneWritesACacheTheNextExecutorHitsAndRebuildsACorruptOne) {
   SKIP_WITHOUT_GPU();
-  Random rng;
-  SCOPED_TRACE(rng.trace());
-  const LoadedModel model = load_model(test_file("weights/fashion.toml"));
-  const Network& net = model.network;
+  const Network& net = shipped_model();
   TempDir dir;
   const std::string cache = (dir / "autotune.json").string();
   int convolutions = 0;
   for (const Layer& l : net.layers()) convolutions += l.kind == LayerKind::Conv2d || l.kind == LayerKind::Linear;
   auto build = [&](std::vector<std::string>& log) {
-    GpuOptions o = with_precision(Precision::Fp16);
+    GpuOptions o = logging_to(log, with_precision(Precision::Fp16));
     o.autotune = true;
     o.autotune_cache = cache;
-    o.log = [&log](const std::string& line) { log.push_back(line); };
     return make_gpu_backend(net, kMaxBatch, o);
   };
   std::vector<std::string> first, second, third;
@@ -1092,7 +1054,7 @@ TEST(GpuBackend, AutotuneWritesACacheTheNextExecutorHitsAndRebuildsACorruptOne) 
   EXPECT_EQ(count_lines(second, "(measured "), 0) << ::testing::PrintToString(second);
   // A cached choice computes what a measured one does.
   auto cpu = make_cpu_backend(net, kMaxBatch);
-  const std::vector<float> input = rng.vector(static_cast<std::size_t>(kMaxBatch) * net.input().dims.size());
+  const std::vector<float> input = rng_.vector(static_cast<std::size_t>(kMaxBatch) * net.input().dims.size());
   expect_top_k_matches(*hit, *cpu, net, input, kMaxBatch, 3, Precision::Fp16);
 
   std::ofstream(cache, std::ios::trunc) << "{\"format\": \"infer-autotune-cache\", \"version\": 1, \"entr";
@@ -1105,13 +1067,10 @@ TEST(GpuBackend, AutotuneWritesACacheTheNextExecutorHitsAndRebuildsACorruptOne) 
   EXPECT_EQ(rebuilt.size(), static_cast<std::size_t>(convolutions));
 }
 
-TEST(GpuBackend, VerboseLogNamesEveryConvolutionStep) {
+TEST_F(GpuBackend, VerboseLogNamesEveryConvolutionStep) {
   SKIP_WITHOUT_GPU();
-  const LoadedModel model = load_model(test_file("weights/fashion.toml"));
   std::vector<std::string> log;
-  GpuOptions o;
-  o.log = [&log](const std::string& line) { log.push_back(line); };
-  make_gpu_backend(model.network, 4, o);
+  make_gpu_backend(shipped_model(), 4, logging_to(log));
   for (const char* step : {"conv1+bn1+relu1: ", "conv4+bn4+relu4: "}) {
     EXPECT_EQ(count_lines(log, step), 1) << step << " in " << ::testing::PrintToString(log);
   }
@@ -1124,23 +1083,21 @@ int convolution_count(const Network& net) {
   return n;
 }
 
-// Algorithms that transform the operands (FFT, and Winograd fused or not: convolution.cpp) are
+// Algorithms that transform the operands (FFT, and Winograd fused or not: convolution_algorithms.cpp) are
 // never chosen: their error is not the summation-order error the FP32 bound covers. The shipped
 // model's 3x3 stride-1 convolutions are where cuDNN offers Winograd; every precision, heuristics
 // and autotune (FindEx measures every algorithm and may find one of them fastest).
-TEST(GpuBackend, NoAlgorithmThatTransformsOperandsIsChosen) {
+TEST_F(GpuBackend, NoAlgorithmThatTransformsOperandsIsChosen) {
   SKIP_WITHOUT_GPU();
-  const LoadedModel model = load_model(test_file("weights/fashion.toml"));
   TempDir dir;
   for (Precision p : {Precision::Fp32, Precision::Tf32, Precision::Fp16}) {
     for (bool autotune : {false, true}) {
       SCOPED_TRACE(std::string(precision_name(p)) + (autotune ? ", autotune" : ", heuristics"));
       std::vector<std::string> log;
-      GpuOptions o = with_precision(p);
+      GpuOptions o = logging_to(log, with_precision(p));
       o.autotune = autotune;
       o.autotune_cache = (dir / "autotune.json").string();
-      o.log = [&log](const std::string& line) { log.push_back(line); };
-      make_gpu_backend(model.network, kMaxBatch, o);
+      make_gpu_backend(shipped_model(), kMaxBatch, o);
       int chosen = 0;
       for (const std::string& line : log) {
         if (!is_choice_line(line)) continue;
@@ -1149,7 +1106,7 @@ TEST(GpuBackend, NoAlgorithmThatTransformsOperandsIsChosen) {
           EXPECT_EQ(line.find(transforming), std::string::npos) << line;
         }
       }
-      EXPECT_EQ(chosen, convolution_count(model.network)) << ::testing::PrintToString(log);
+      EXPECT_EQ(chosen, convolution_count(shipped_model())) << ::testing::PrintToString(log);
     }
   }
 }
@@ -1157,23 +1114,19 @@ TEST(GpuBackend, NoAlgorithmThatTransformsOperandsIsChosen) {
 // GpuOptions::deterministic reaches the executor (through the plugin's C options) and restricts
 // every convolution's choice, by heuristics or by measurement, to algorithms cuDNN reports
 // CUDNN_DETERMINISTIC; each choice line says so. Without it no line does. Results match the CPU.
-TEST(GpuBackend, DeterministicOptionRestrictsEveryConvolution) {
+TEST_F(GpuBackend, DeterministicOptionRestrictsEveryConvolution) {
   SKIP_WITHOUT_GPU();
-  Random rng;
-  SCOPED_TRACE(rng.trace());
-  const LoadedModel model = load_model(test_file("weights/fashion.toml"));
-  const Network& net = model.network;
+  const Network& net = shipped_model();
   auto cpu = make_cpu_backend(net, kMaxBatch);
   TempDir dir;
   for (bool autotune : {false, true}) {
     for (bool deterministic : {true, false}) {
       SCOPED_TRACE(std::string(autotune ? "autotune" : "heuristics") + (deterministic ? ", deterministic" : ""));
       std::vector<std::string> log;
-      GpuOptions o;
+      GpuOptions o = logging_to(log);
       o.deterministic = deterministic;
       o.autotune = autotune;
       o.autotune_cache = (dir / "autotune.json").string();
-      o.log = [&log](const std::string& line) { log.push_back(line); };
       auto gpu = make_gpu_backend(net, kMaxBatch, o);
       int chosen = 0, marked = 0;
       for (const std::string& line : log) {
@@ -1184,23 +1137,20 @@ TEST(GpuBackend, DeterministicOptionRestrictsEveryConvolution) {
       }
       EXPECT_EQ(chosen, convolution_count(net)) << ::testing::PrintToString(log);
       EXPECT_EQ(marked, deterministic ? chosen : 0) << ::testing::PrintToString(log);
-      const std::vector<float> input = rng.vector(static_cast<std::size_t>(kMaxBatch) * net.input().dims.size());
+      const std::vector<float> input = rng_.vector(static_cast<std::size_t>(kMaxBatch) * net.input().dims.size());
       expect_gpu_matches_cpu(*gpu, *cpu, net, input, kMaxBatch, net.layers().size());
     }
   }
 }
 
-// The workspace is sized for every batch size from 1 to max_batch (convolution.cpp queries each),
+// The workspace is sized for every batch size from 1 to max_batch (convolution_algorithms.cpp queries each),
 // not only for the two ends the probes run: cuDNN does not promise that the need grows with n, and
 // a call offered less workspace than its algorithm needs at that batch size fails. Every batch size,
 // up and then down, the whole network and a pass that stops inside the first step, direct and
 // replayed, fp32 and fp16, matches the CPU.
-TEST(GpuBackend, EveryBatchSizeRunsWithinTheWorkspaceChosenAtBuild) {
+TEST_F(GpuBackend, EveryBatchSizeRunsWithinTheWorkspaceChosenAtBuild) {
   SKIP_WITHOUT_GPU();
-  Random rng;
-  SCOPED_TRACE(rng.trace());
-  const LoadedModel model = load_model(test_file("weights/fashion.toml"));
-  const Network& net = model.network;
+  const Network& net = shipped_model();
   auto cpu = make_cpu_backend(net, kMaxBatch);
   std::vector<int> batches;
   for (int n = 1; n <= kMaxBatch; ++n) batches.push_back(n);
@@ -1212,7 +1162,7 @@ TEST(GpuBackend, EveryBatchSizeRunsWithinTheWorkspaceChosenAtBuild) {
       o.cuda_graphs = graphs;
       auto gpu = make_gpu_backend(net, kMaxBatch, o);
       for (int n : batches) {
-        const std::vector<float> input = rng.vector(static_cast<std::size_t>(n) * net.input().dims.size());
+        const std::vector<float> input = rng_.vector(static_cast<std::size_t>(n) * net.input().dims.size());
         // The whole network (every fused call) and a pass that stops inside the first step (the
         // separate call's algorithm, which shares the workspace); the other layer counts are
         // covered at three batch sizes by ShippedModelMatchesCpu.
@@ -1245,12 +1195,9 @@ class ScopedEnv {
 // every unaligned layer as falling back, and no other. On a GPU, whose cuDNN ignores the variable,
 // any layer that falls back must still be an unaligned one. Either way the results are within the
 // fp16 bound at every layer count (a float layer rounds less than a half one).
-TEST(GpuBackend, Fp16FallsBackToFloatPerLayerWhereHalfNhwcDeclines) {
+TEST_F(GpuBackend, Fp16FallsBackToFloatPerLayerWhereHalfNhwcDeclines) {
   SKIP_WITHOUT_GPU();
-  Random rng;
-  SCOPED_TRACE(rng.trace());
-  const LoadedModel model = load_model(test_file("weights/fashion.toml"));
-  const Network& net = model.network;
+  const Network& net = shipped_model();
   std::set<std::string> unaligned;  // the layers whose half NHWC convolution the stand-in declines
   std::string last_linear;
   for (const Layer& l : net.layers()) {
@@ -1263,10 +1210,8 @@ TEST(GpuBackend, Fp16FallsBackToFloatPerLayerWhereHalfNhwcDeclines) {
 
   const ScopedEnv decline("INFER_STANDIN_CUDNN_DECLINE", "half-nhwc-unaligned");
   std::vector<std::string> log;
-  GpuOptions o = with_precision(Precision::Fp16);
-  o.log = [&log](const std::string& line) { log.push_back(line); };
   auto cpu = make_cpu_backend(net, kMaxBatch);
-  auto gpu = make_gpu_backend(net, kMaxBatch, o);
+  auto gpu = make_gpu_backend(net, kMaxBatch, logging_to(log, with_precision(Precision::Fp16)));
   const bool standin = gpu->description().find("stand-in") != std::string::npos;
 
   std::set<std::string> fell_back;  // first layers of the steps whose choice line says "float NCHW"
@@ -1283,7 +1228,7 @@ TEST(GpuBackend, Fp16FallsBackToFloatPerLayerWhereHalfNhwcDeclines) {
   }
 
   for (int n : {3, 1, kMaxBatch}) {
-    const std::vector<float> input = rng.vector(static_cast<std::size_t>(n) * net.input().dims.size());
+    const std::vector<float> input = rng_.vector(static_cast<std::size_t>(n) * net.input().dims.size());
     for (std::size_t count = 1; count <= net.layers().size(); ++count) {
       expect_matches_at_precision(*gpu, *cpu, net, input, n, count, Precision::Fp16);
     }
@@ -1323,17 +1268,14 @@ void expect_every_layer_count(Backend& gpu, Backend& cpu, const Network& net, Ra
 
 // A residual add runs inside the fused call as its z (alpha2 = 1): the log says each residual step
 // runs fused (the identity one where IMPLICIT_PRECOMP_GEMM runs it), direct and replayed.
-TEST(GpuBackend, AResidualAddRunsAsTheFusedCallsZ) {
+TEST_F(GpuBackend, AResidualAddRunsAsTheFusedCallsZ) {
   SKIP_WITHOUT_GPU();
-  Random rng;
-  SCOPED_TRACE(rng.trace());
-  const Network net = residual_blocks(rng);
+  const Network net = residual_blocks(rng_);
   for (bool graphs : {false, true}) {
     SCOPED_TRACE(graphs ? "graphs" : "direct");
     std::vector<std::string> log;
-    GpuOptions o;
+    GpuOptions o = logging_to(log);
     o.cuda_graphs = graphs;
-    o.log = [&log](const std::string& line) { log.push_back(line); };
     auto cpu = make_cpu_backend(net, kMaxBatch);
     auto gpu = make_gpu_backend(net, kMaxBatch, o);
     for (const char* step : {"c2+bn2+add2+r2", "c3+add3"}) {
@@ -1343,53 +1285,45 @@ TEST(GpuBackend, AResidualAddRunsAsTheFusedCallsZ) {
     if (gpu->description().find("stand-in") != std::string::npos) {
       EXPECT_NE(identity.find("IMPLICIT_PRECOMP_GEMM fused"), std::string::npos) << identity;
     }
-    expect_every_layer_count(*gpu, *cpu, net, rng, Precision::Fp32);
+    expect_every_layer_count(*gpu, *cpu, net, rng_, Precision::Fp32);
   }
 }
 
 // Where cuDNN declines the fused call, the separate calls add the residual with cudnnAddTensor
 // (the stand-in declines it on request; a GPU's cuDNN ignores the variable and fuses).
-TEST(GpuBackend, AResidualAddRunsInTheSeparateCallsWhereTheFusedCallDeclines) {
+TEST_F(GpuBackend, AResidualAddRunsInTheSeparateCallsWhereTheFusedCallDeclines) {
   SKIP_WITHOUT_GPU();
-  Random rng;
-  SCOPED_TRACE(rng.trace());
-  const Network net = residual_blocks(rng);
+  const Network net = residual_blocks(rng_);
   const ScopedEnv decline("INFER_STANDIN_CUDNN_DECLINE", "fused-call");
   std::vector<std::string> log;
-  GpuOptions o;
-  o.log = [&log](const std::string& line) { log.push_back(line); };
   auto cpu = make_cpu_backend(net, kMaxBatch);
-  auto gpu = make_gpu_backend(net, kMaxBatch, o);
+  auto gpu = make_gpu_backend(net, kMaxBatch, logging_to(log));
   if (gpu->description().find("stand-in") != std::string::npos) {
     for (const char* step : {"c2+bn2+add2+r2", "c3+add3", "c5+add5"}) {
       EXPECT_NE(choice_line(log, step).find(" separate"), std::string::npos) << step;
     }
   }
-  expect_every_layer_count(*gpu, *cpu, net, rng, Precision::Fp32);
+  expect_every_layer_count(*gpu, *cpu, net, rng_, Precision::Fp32);
 }
 
 // FP16: a residual step whose half NHWC convolution declines runs in float NCHW with its residual
 // converted to float too (the stand-in declines the unaligned c4 and c5 on request).
-TEST(GpuBackend, Fp16FallbackOfAResidualStepAddsItsResidualInFloat) {
+TEST_F(GpuBackend, Fp16FallbackOfAResidualStepAddsItsResidualInFloat) {
   SKIP_WITHOUT_GPU();
-  Random rng;
-  SCOPED_TRACE(rng.trace());
-  const Network net = residual_blocks(rng, 5);
+  const Network net = residual_blocks(rng_, 5);
   const ScopedEnv decline("INFER_STANDIN_CUDNN_DECLINE", "half-nhwc-unaligned");
   std::vector<std::string> log;
-  GpuOptions o = with_precision(Precision::Fp16);
-  o.log = [&log](const std::string& line) { log.push_back(line); };
   auto cpu = make_cpu_backend(net, kMaxBatch);
-  auto gpu = make_gpu_backend(net, kMaxBatch, o);
+  auto gpu = make_gpu_backend(net, kMaxBatch, logging_to(log, with_precision(Precision::Fp16)));
   if (gpu->description().find("stand-in") != std::string::npos) {
     EXPECT_NE(choice_line(log, "c5+add5").find(" in float NCHW "), std::string::npos);
     EXPECT_EQ(choice_line(log, "c2+bn2+add2+r2").find(" in float NCHW "), std::string::npos);
   }
-  expect_every_layer_count(*gpu, *cpu, net, rng, Precision::Fp16);
+  expect_every_layer_count(*gpu, *cpu, net, rng_, Precision::Fp16);
 }
 
 // Needs the library only, not a GPU: the versions it reports are consistent.
-TEST(GpuBackend, LibraryReportsConsistentVersions) {
+TEST_F(GpuBackend, LibraryReportsConsistentVersions) {
   std::shared_ptr<GpuLibrary> library;
   try {
     library = GpuLibrary::open();
@@ -1406,7 +1340,7 @@ TEST(GpuBackend, LibraryReportsConsistentVersions) {
 // On a machine without a usable GPU, the reason is one line the app can print.
 // Where a GPU is usable, the same test runs in a child process of this executable with every device
 // hidden (CUDA_VISIBLE_DEVICES=-1, which the runtime honours), so that it never skips.
-TEST(GpuBackend, UnavailableReasonIsOneLine) {
+TEST_F(GpuBackend, UnavailableReasonIsOneLine) {
   const std::string& reason = gpu_unavailable_reason();
   if (reason.empty()) {
     const ProcessResult r =

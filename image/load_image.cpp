@@ -1,4 +1,4 @@
-#include "image/image.h"
+#include "image/load_image.h"
 
 #include <algorithm>
 #include <limits>

@@ -1,0 +1,501 @@
+// The algorithm choice of the convolution steps (conv2d and linear, with a folded batch-norm, a residual add and a
+// fused ReLU), once when the executor is built; convolution.cpp runs the steps with it.
+//
+// Algorithms, by default: cudnnGetConvolutionForwardAlgorithm_v7 ranks them by cuDNN's heuristics
+// (no benchmarking: building is quick and picks the same algorithm every time). We take them in
+// that order and skip any whose status is not success, any reported for a math type the precision
+// does not allow (Fp32: no tensor-op math; never ..._ALLOW_CONVERSION), any that transforms the
+// operands (transforms_operands), with GpuOptions::deterministic any not reported
+// CUDNN_DETERMINISTIC, and any whose workspace at some batch size exceeds kWorkspaceLimitBytes.
+// The workspace is queried at every batch size from 1 to max_batch (a host call each): cuDNN does
+// not document it as monotonic in n, and an engine chosen for a middle batch size may need more
+// than both ends. The convolution descriptor keeps the plan's math type: we never copy a result's
+// mathType into it.
+//
+// Autotune (GpuOptions::autotune): per step, the choice of the AutotuneCache (autotune_cache.h)
+// for (device, cuDNN version, precision, shape_key()) if it still runs (probed; a stale entry is
+// measured again), else cudnnFindConvolutionForwardAlgorithmEx on the executor's own buffers at
+// n = max_batch, taking the fastest allowed algorithm whose fused call runs (else the fastest
+// whose separate call runs). The cache is saved once, if it changed; a save failure is logged.
+//
+// Modes (see ConvolutionMode):
+//   convolution + ReLU  FusedRelu with the first candidate the fused call accepts, else Separate.
+//   convolution alone   FusedIdentity when IMPLICIT_PRECOMP_GEMM is a candidate and the fused call
+//                       accepts it (cuDNN documents CUDNN_ACTIVATION_IDENTITY in
+//                       cudnnConvolutionBiasActivationForward for that algorithm only), else Separate.
+//   with a residual add the add's other input is the fused call's z with alpha2 = 1 (ResNet's
+//                       shortcut: one call instead of three), under the same two rules; the
+//                       Separate calls add it with cudnnAddTensor after the bias.
+// Whether a call accepts a configuration is found by running it once at n = max_batch and n = 1
+// on the zeroed buffers with the workspace it will get (a probe at build time): cuDNN's heuristics
+// report SUCCESS for algorithms that a call can still decline, and it declines some fused
+// configurations that its separate calls run. The separate path's algorithm is probed too, since
+// partial forward passes and a fused call declined at another batch size fall back to it.
+//
+// Float fallback (Fp16 only): when no half NHWC candidate runs the separate convolution call (a
+// cuDNN build or GPU may decline every algorithm for C or K not a multiple of 8, such as the first
+// convolution's C = 1 or the last linear's K = 10), that step alone runs in float NCHW with FMA math
+// on Step::fallback's descriptors: its half NHWC input converted to float NCHW into fallback_x_,
+// the same calls and modes as above on float weights, the result converted back to half NHWC into
+// the step's output buffer. The rest of the network stays in half; the log line of the step says
+// "float NCHW" and why.
+#include <algorithm>
+#include <cstdio>
+#include <functional>
+#include <optional>
+#include <stdexcept>
+
+#include "backends/cudnn/autotune/autotune_cache.h"
+#include "backends/cudnn/autotune/autotune_cache_file.h"
+#include "backends/cudnn/calls.h"
+#include "backends/cudnn/declines.h"
+#include "backends/cudnn/executor.h"
+
+namespace infer::cudnn {
+namespace {
+
+static_assert(kConvolutionAlgorithmCount == CUDNN_CONVOLUTION_FWD_ALGO_COUNT,
+              "the autotune cache's algorithm range must be cuDNN's");
+
+struct Candidate {
+  cudnnConvolutionFwdAlgo_t algo;
+  std::size_t workspace;  // bytes, the most of any batch size 1..max_batch
+};
+
+// The descriptors of a step's convolution as cuDNN's queries take them: the plan's own (x the
+// step's input, y the convolution's own output) or, for a float fallback, Step::fallback's.
+struct ConvolutionDescs {
+  cudnnTensorDescriptor_t x;
+  cudnnFilterDescriptor_t w;
+  cudnnConvolutionDescriptor_t convolution;
+  cudnnTensorDescriptor_t y;
+};
+
+ConvolutionDescs descriptors(const Plan& plan, const Step& step, bool float_fallback) {
+  if (float_fallback) {
+    return {step.fallback.x.get(), step.fallback.filter.get(), step.fallback.convolution.get(), step.fallback.y.get()};
+  }
+  return {plan.activations()[step.input()].desc.get(), step.filter.get(), step.convolution.get(),
+          plan.activations()[step.first_layer + 1].desc.get()};
+}
+
+// FFT and Winograd algorithms, fused or not, transform the operands: they compute the convolution
+// as products of transformed input and filter tiles (Fourier or Winograd transforms, whose
+// coefficients are not exact in float), then transform back. Their error is not the summation-
+// order error the cross-backend tests bound (tests/backends/cudnn/test_gpu_backend.cpp: gamma_K over the K terms
+// of each output), and for Winograd it grows with the transform's tile size, so either can exceed
+// the FP32 bound. The fused CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD does the same transforms inside
+// one kernel: the fusion changes where the transformed tiles live, not their rounding. For this
+// project's small layers the GEMM-based algorithms are what the heuristics prefer anyway.
+bool transforms_operands(cudnnConvolutionFwdAlgo_t a) {
+  return a == CUDNN_CONVOLUTION_FWD_ALGO_FFT || a == CUDNN_CONVOLUTION_FWD_ALGO_FFT_TILING ||
+         a == CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD || a == CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED;
+}
+
+// Whether an algorithm result may be used under GpuOptions::deterministic.
+bool determinism_allowed(bool deterministic_only, cudnnDeterminism_t d) {
+  return !deterministic_only || d == CUDNN_DETERMINISTIC;
+}
+
+// Whether an algorithm result's math type is allowed at this precision.
+bool math_allowed(Precision precision, cudnnMathType_t math) {
+  if (math == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION) return false;
+  return precision != Precision::Fp32 || math != CUDNN_TENSOR_OP_MATH;
+}
+
+// Whether cudnnConvolutionBiasActivationForward may run this step's whole work with `algo`.
+bool fusable(const Step& step, cudnnConvolutionFwdAlgo_t algo) {
+  return step.fused_relu || algo == CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM;
+}
+
+const char* algorithm_name(cudnnConvolutionFwdAlgo_t a) {
+  switch (a) {
+    case CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM: return "IMPLICIT_GEMM";
+    case CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM: return "IMPLICIT_PRECOMP_GEMM";
+    case CUDNN_CONVOLUTION_FWD_ALGO_GEMM: return "GEMM";
+    case CUDNN_CONVOLUTION_FWD_ALGO_DIRECT: return "DIRECT";
+    case CUDNN_CONVOLUTION_FWD_ALGO_FFT: return "FFT";
+    case CUDNN_CONVOLUTION_FWD_ALGO_FFT_TILING: return "FFT_TILING";
+    case CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD: return "WINOGRAD";
+    case CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED: return "WINOGRAD_NONFUSED";
+    case CUDNN_CONVOLUTION_FWD_ALGO_COUNT: break;
+  }
+  return "UNKNOWN";
+}
+
+// The same tensor as `desc` at n samples, in a descriptor of its own: the plan's activations are
+// packed with the batch outermost, so only n changes. Two host calls per batch size, where
+// Plan::set_batch would re-set every descriptor of the plan.
+class BatchResized {
+ public:
+  BatchResized(cudnnTensorDescriptor_t desc, const std::string& context)
+      : context_(context), desc_(TensorDesc::create(context)) {
+    int n = 0;
+    INFER_CUDNN_CHECK(context_, cudnnGetTensor4dDescriptor(desc, &type_, &n, &c_, &h_, &w_, &ns_, &cs_, &hs_, &ws_));
+  }
+  cudnnTensorDescriptor_t at(int n) const {
+    INFER_CUDNN_CHECK(context_, cudnnSetTensor4dDescriptorEx(desc_.get(), type_, n, c_, h_, w_, ns_, cs_, hs_, ws_));
+    return desc_.get();
+  }
+
+ private:
+  std::string context_;
+  TensorDesc desc_;
+  cudnnDataType_t type_{};
+  int c_ = 0, h_ = 0, w_ = 0, ns_ = 0, cs_ = 0, hs_ = 0, ws_ = 0;
+};
+
+// The workspace `algo` needs at the batch size it needs most, of every n in [1, max_batch];
+// kWorkspaceLimitBytes + 1 if cuDNN declines it at any. max_batch host queries (no device work).
+std::size_t workspace_at_every_batch_size(cudnnHandle_t handle, const Plan& plan, const Step& step, bool float_fallback,
+                                          cudnnConvolutionFwdAlgo_t algo) {
+  const ConvolutionDescs d = descriptors(plan, step, float_fallback);
+  const std::string context = layer_context(plan.network().layers()[step.first_layer]);
+  const BatchResized x(d.x, context), y(d.y, context);
+  std::size_t most = 0;
+  for (int n = 1; n <= plan.max_batch(); ++n) {
+    std::size_t bytes = 0;
+    const cudnnStatus_t s =
+        cudnnGetConvolutionForwardWorkspaceSize(handle, x.at(n), d.w, d.convolution, y.at(n), algo, &bytes);
+    if (declines(s)) {
+      clear_last_error();
+      return kWorkspaceLimitBytes + 1;
+    }
+    if (s != CUDNN_STATUS_SUCCESS) {
+      detail::throw_cudnn_error(s, "cudnnGetConvolutionForwardWorkspaceSize", context, __FILE__, __LINE__);
+    }
+    most = std::max(most, bytes);
+  }
+  return most;
+}
+
+// The algorithms usable for a convolution step, best first (possibly none). Leaves the plan at
+// batch max_batch.
+std::vector<Candidate> list_candidates(cudnnHandle_t handle, Plan& plan, const Step& step, bool float_fallback,
+                                       bool deterministic_only) {
+  const Layer& layer = plan.network().layers()[step.first_layer];
+  const std::string context = layer_context(layer);
+  const ConvolutionDescs d = descriptors(plan, step, float_fallback);
+
+  plan.set_batch(plan.max_batch());
+  int max_count = 0;
+  INFER_CUDNN_CHECK(context, cudnnGetConvolutionForwardAlgorithmMaxCount(handle, &max_count));
+  std::vector<cudnnConvolutionFwdAlgoPerf_t> perf(static_cast<std::size_t>(std::max(max_count, 1)));
+  int returned = 0;
+  INFER_CUDNN_CHECK(context,
+                    cudnnGetConvolutionForwardAlgorithm_v7(handle, d.x, d.w, d.convolution, d.y,
+                                                           static_cast<int>(perf.size()), &returned, perf.data()));
+  // A float fallback computes as Fp32 does (FMA math): the Fp32 rule for math types applies.
+  const Precision precision = float_fallback ? Precision::Fp32 : plan.precision();
+  std::vector<Candidate> out;
+  for (int i = 0; i < returned; ++i) {
+    const cudnnConvolutionFwdAlgoPerf_t& p = perf[static_cast<std::size_t>(i)];
+    if (p.status != CUDNN_STATUS_SUCCESS) continue;
+    if (!math_allowed(precision, p.mathType)) continue;
+    if (transforms_operands(p.algo)) continue;
+    if (!determinism_allowed(deterministic_only, p.determinism)) continue;
+    if (std::any_of(out.begin(), out.end(), [&](const Candidate& c) { return c.algo == p.algo; })) continue;
+    out.push_back(Candidate{p.algo, workspace_at_every_batch_size(handle, plan, step, float_fallback, p.algo)});
+  }
+  const auto too_large = [](const Candidate& c) { return c.workspace > kWorkspaceLimitBytes; };
+  out.erase(std::remove_if(out.begin(), out.end(), too_large), out.end());
+  return out;
+}
+
+const char* type_name(cudnnDataType_t t) {
+  return t == CUDNN_DATA_HALF ? "half" : t == CUDNN_DATA_FLOAT ? "float" : "other";
+}
+
+// The canonical description of a convolution call for the autotune cache, read back from the
+// descriptors cuDNN is given (so that it cannot disagree with them), at batch max_batch:
+//   "n=64 x=1x28x28 y=32x28x28 w=32x1x3x3 pad=1,1 stride=1,1 dilation=1,1 groups=1 act=relu
+//    type=half layout=nhwc compute=float math=tensor_op"
+// act: relu (a fused ReLU) or identity (the bias alone), "+add" with a residual add (z is read and
+// added: other kernels may win); the weights' values (folded or not) do not change which algorithm
+// is fastest. A float fallback step reads type=float layout=nchw
+// math=fma; " deterministic" ends the key of a choice made under GpuOptions::deterministic, so
+// that a cache entry measured without the restriction never serves a deterministic executor.
+std::string shape_key(const Plan& plan, const Step& step, bool float_fallback, bool deterministic_only) {
+  const Activation& x = plan.activations()[step.input()];
+  const Dims& out = plan.activations()[step.first_layer + 1].dims;
+  const ConvolutionDescs d = descriptors(plan, step, float_fallback);
+  const cudnnDataType_t x_type = float_fallback ? CUDNN_DATA_FLOAT : x.type;
+  const cudnnTensorFormat_t x_format = float_fallback ? CUDNN_TENSOR_NCHW : x.format;
+  int ph = 0, pw = 0, sh = 0, sw = 0, dh = 0, dw = 0, groups = 0, k = 0, c = 0, r = 0, s = 0;
+  cudnnConvolutionMode_t mode{};
+  cudnnDataType_t compute{}, filter_type{};
+  cudnnTensorFormat_t filter_format{};
+  cudnnMathType_t math{};
+  const std::string context = layer_context(plan.network().layers()[step.first_layer]);
+  INFER_CUDNN_CHECK(context,
+                    cudnnGetConvolution2dDescriptor(d.convolution, &ph, &pw, &sh, &sw, &dh, &dw, &mode, &compute));
+  INFER_CUDNN_CHECK(context, cudnnGetConvolutionGroupCount(d.convolution, &groups));
+  INFER_CUDNN_CHECK(context, cudnnGetConvolutionMathType(d.convolution, &math));
+  INFER_CUDNN_CHECK(context, cudnnGetFilter4dDescriptor(d.w, &filter_type, &filter_format, &k, &c, &r, &s));
+  char text[512];
+  std::snprintf(text, sizeof text,
+                "n=%d x=%dx%dx%d y=%dx%dx%d w=%dx%dx%dx%d pad=%d,%d stride=%d,%d dilation=%d,%d groups=%d act=%s "
+                "type=%s layout=%s compute=%s math=%s%s",
+                plan.max_batch(), x.dims.c, x.dims.h, x.dims.w, out.c, out.h, out.w, k, c, r, s, ph, pw, sh, sw, dh, dw,
+                groups,
+                step.fused_relu ? (step.residual ? "relu+add" : "relu") : (step.residual ? "identity+add" : "identity"),
+                type_name(x_type), x_format == CUDNN_TENSOR_NHWC ? "nhwc" : "nchw", type_name(compute),
+                math == CUDNN_TENSOR_OP_MATH ? "tensor_op"
+                : math == CUDNN_FMA_MATH     ? "fma"
+                                             : "default",
+                deterministic_only ? " deterministic" : "");
+  return text;
+}
+
+std::string time_text(double ms) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.3f ms", ms);
+  return text;
+}
+
+}  // namespace
+
+void Executor::choose_algorithms() {
+  const std::vector<Step>& steps = plan_.steps();
+  const bool deterministic = options_.deterministic;
+  std::vector<std::vector<Candidate>> candidates(steps.size());
+  std::size_t probe_workspace = 0;
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    if (steps[i].kind != StepKind::Convolution) continue;
+    candidates[i] = list_candidates(handle_.get(), plan_, steps[i], false, deterministic);
+    for (const Candidate& c : candidates[i]) probe_workspace = std::max(probe_workspace, c.workspace);
+  }
+
+  // Autotune: the cache, and a workspace as large as any measured algorithm may use.
+  std::optional<AutotuneCache> cache;
+  std::filesystem::path cache_path;
+  if (options_.autotune) {
+    cache_path = options_.autotune_cache.empty() ? default_autotune_cache_path()
+                                                 : std::filesystem::u8path(options_.autotune_cache);
+    cache = AutotuneCache::load(cache_path);
+    if (cache_path.empty()) {
+      log(std::string("autotune: no cache file (") + detail::kCacheLocationHint + "); measuring every time");
+    } else if (!cache->problem().empty()) {
+      log("autotune cache " + cache->problem() + "; measuring again and rewriting it");
+    } else {
+      log("autotune cache " + cache_path.u8string() + ": " + std::to_string(cache->size()) + " entries");
+    }
+    probe_workspace = std::max(probe_workspace, kWorkspaceLimitBytes);
+  }
+  // Large enough for every candidate while probing; shrunk to what the chosen ones need below.
+  workspace_ = DeviceBuffer(probe_workspace, "convolution workspace");
+
+  convolutions_.assign(steps.size(), ConvolutionChoice{});
+  std::size_t needed = 0;
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    if (steps[i].kind != StepKind::Convolution) continue;
+    const Step& step = steps[i];
+    const Layer& layer = plan_.network().layers()[step.first_layer];
+    const std::string context = layer_context(layer);
+    ConvolutionChoice& choice = convolutions_[i];
+    // The separate calls run partial forward passes too, so they need an algorithm that runs even
+    // when the fused call is chosen. A heuristic's SUCCESS does not guarantee that: probe it.
+    const auto first_running = [&](bool float_fallback) -> const Candidate* {
+      for (const Candidate& c : candidates[i]) {
+        if (plain_call_runs(step, float_fallback, c.algo, c.workspace)) return &c;
+      }
+      return nullptr;
+    };
+    const Candidate* plain = first_running(false);
+    std::string fallback_reason;
+    if (!plain && plan_.storage_type() == CUDNN_DATA_HALF) {
+      fallback_reason = candidates[i].empty() ? "no half NHWC algorithm offered" : "every half NHWC algorithm declined";
+      fallback_reason += " (C = " + std::to_string(step.in.c) + ", K = " + std::to_string(layer.out.c) + ")";
+      choice.float_fallback = true;
+      prepare_float_fallback(step);
+      candidates[i] = list_candidates(handle_.get(), plan_, step, true, deterministic);
+      for (const Candidate& c : candidates[i]) reserve_workspace(c.workspace);
+      plain = first_running(true);
+    }
+    if (!plain) {
+      const std::string what = std::string(choice.float_fallback ? "fp32 (the fp16 step's float fallback)"
+                                                                 : precision_name(plan_.precision())) +
+                               (deterministic ? " deterministic" : "");
+      if (candidates[i].empty()) {
+        throw GpuError(context + ": cuDNN offers no " + what +
+                       " forward algorithm for this convolution that needs at "
+                       "most " +
+                       std::to_string(kWorkspaceLimitBytes >> 20) +
+                       " MiB of workspace; run this model on the CPU backend");
+      }
+      throw GpuError(context + ": cudnnConvolutionForward declined every " + what +
+                     " algorithm the heuristics offered (" + std::to_string(candidates[i].size()) +
+                     "); run this model on the CPU backend");
+    }
+    const bool fallback = choice.float_fallback;
+    choice.plain_algo = plain->algo;
+    choice.workspace_bytes = plain->workspace;
+    // Applies a whole-step choice: fused (the fused call with `algo`) or separate (`algo` is then
+    // also the partial runs' algorithm; it was probed).
+    auto apply = [&](cudnnConvolutionFwdAlgo_t algo, bool fused, std::size_t workspace) {
+      if (fused) {
+        choice.mode = step.fused_relu ? ConvolutionMode::FusedRelu : ConvolutionMode::FusedIdentity;
+        choice.fused_algo = algo;
+        choice.workspace_bytes = std::max(choice.workspace_bytes, workspace);
+      } else {
+        choice.mode = ConvolutionMode::Separate;
+        choice.plain_algo = algo;
+        choice.workspace_bytes = workspace;
+      }
+    };
+
+    bool decided = false;
+    if (cache) {
+      const AutotuneKey key{device_name_, static_cast<int>(cudnnGetVersion()), precision_name(plan_.precision()),
+                            shape_key(plan_, step, fallback, deterministic)};
+      if (const std::optional<AutotuneChoice> hit = cache->find(key)) {
+        const auto algo = static_cast<cudnnConvolutionFwdAlgo_t>(hit->algorithm);
+        const std::size_t workspace = workspace_at_every_batch_size(handle_.get(), plan_, step, fallback, algo);
+        const bool usable = !transforms_operands(algo) && workspace <= kWorkspaceLimitBytes &&
+                            (hit->fused ? fusable(step, algo) && fused_call_runs(step, fallback, algo, workspace)
+                                        : plain_call_runs(step, fallback, algo, workspace));
+        if (usable) {
+          apply(algo, hit->fused, workspace);
+          choice.source = "cache";
+          choice.time_ms = hit->time_ms;
+          decided = true;
+        } else {
+          log(step.name + ": the cached choice " + algorithm_name(algo) + (hit->fused ? " fused" : " separate") +
+              " does not run here any more; measuring again");
+        }
+      }
+      if (!decided) {
+        plan_.set_batch(plan_.max_batch());
+        const ConvolutionOperands o = convolution_operands(step, fallback, 1);
+        std::vector<cudnnConvolutionFwdAlgoPerf_t> perf(CUDNN_CONVOLUTION_FWD_ALGO_COUNT);
+        // Sorted by time, fastest first; runs every algorithm on the real buffers.
+        INFER_CUDNN_CHECK(context, find_convolution_forward_algorithms(handle_.get(), o.x, o.w, o.convolution, o.y,
+                                                                       workspace_.out(), perf));
+        const Precision precision = fallback ? Precision::Fp32 : plan_.precision();
+        std::optional<AutotuneChoice> fused, separate;
+        for (std::size_t r = 0; r < perf.size() && !fused; ++r) {
+          const cudnnConvolutionFwdAlgoPerf_t& p = perf[r];
+          if (p.status != CUDNN_STATUS_SUCCESS || !math_allowed(precision, p.mathType) || transforms_operands(p.algo) ||
+              !determinism_allowed(deterministic, p.determinism)) {
+            continue;
+          }
+          const std::size_t workspace = workspace_at_every_batch_size(handle_.get(), plan_, step, fallback, p.algo);
+          if (workspace > kWorkspaceLimitBytes) continue;
+          const AutotuneChoice measured{static_cast<int>(p.algo), false, workspace,
+                                        std::max(0.0, static_cast<double>(p.time))};
+          if (fusable(step, p.algo) && fused_call_runs(step, fallback, p.algo, workspace)) {
+            fused = measured;
+            fused->fused = true;
+          } else if (!separate && plain_call_runs(step, fallback, p.algo, workspace)) {
+            separate = measured;
+          }
+        }
+        if (const std::optional<AutotuneChoice>& best = fused ? fused : separate) {
+          apply(static_cast<cudnnConvolutionFwdAlgo_t>(best->algorithm), best->fused, best->workspace_bytes);
+          choice.source = "measured";
+          choice.time_ms = best->time_ms;
+          // The cache validates what it stores (a non-finite time from FindEx, say): a choice it
+          // refuses is still used for this executor, only not remembered.
+          try {
+            cache->put(key, *best);
+          } catch (const std::invalid_argument& e) {
+            log(step.name + ": autotune result not cached: " + e.what());
+          }
+          decided = true;
+        } else {
+          log(step.name + ": no measured algorithm runs (" + std::to_string(perf.size()) +
+              " measured); using cuDNN's heuristics");
+        }
+      }
+    }
+    if (!decided) {
+      for (const Candidate& c : candidates[i]) {
+        if (fusable(step, c.algo) && fused_call_runs(step, fallback, c.algo, c.workspace)) {
+          apply(c.algo, true, c.workspace);
+          break;
+        }
+      }
+    }
+    needed = std::max(needed, choice.workspace_bytes);
+    const bool fused = choice.mode != ConvolutionMode::Separate;
+    // One line per step (tests count them): the algorithm, the mode, a float fallback and why.
+    log(step.name + ": " + algorithm_name(fused ? choice.fused_algo : choice.plain_algo) +
+        (fused ? " fused" : " separate") +
+        (fallback ? " in float NCHW between conversion kernels, " + fallback_reason : std::string()) + ", workspace " +
+        std::to_string(choice.workspace_bytes) + " B (" + choice.source +
+        (choice.time_ms >= 0.0 ? " " + time_text(choice.time_ms) : std::string()) + ")" +
+        (deterministic ? ", deterministic" : ""));
+  }
+  plan_.set_batch(plan_.max_batch());
+  if (cache && cache->dirty() && !cache_path.empty()) {
+    try {
+      cache->save(cache_path);
+      log("autotune cache saved to " + cache_path.u8string());
+    } catch (const AutotuneCacheError& e) {
+      log(std::string("autotune cache not saved: ") + e.what());
+    }
+  }
+  if (needed < workspace_.bytes()) {
+    INFER_CUDA_CHECK("convolution workspace", cudaStreamSynchronize(stream_.get()));  // probes are done with it
+    workspace_ = DeviceBuffer();
+    workspace_ = DeviceBuffer(needed, "convolution workspace");
+  }
+}
+
+// Grows the workspace to `bytes` while probing (build time only: a graph keeps the address).
+void Executor::reserve_workspace(std::size_t bytes) {
+  if (bytes <= workspace_.bytes()) return;
+  INFER_CUDA_CHECK("convolution workspace", cudaStreamSynchronize(stream_.get()));  // earlier probes used it
+  workspace_ = DeviceBuffer();
+  workspace_ = DeviceBuffer(bytes, "convolution workspace");
+}
+
+void Executor::prepare_float_fallback(const Step& step) {
+  upload_float_weights(step);
+  const std::size_t batch = static_cast<std::size_t>(plan_.max_batch());
+  const std::size_t x_bytes = batch * step.in.size() * sizeof(float);
+  const std::size_t y_bytes = batch * plan_.network().layers()[step.first_layer].out.size() * sizeof(float);
+  cudaStream_t stream = stream_.get();
+  const std::size_t z_bytes = step.residual ? y_bytes : 0;
+  const char* context = "float fallback buffers";
+  for (auto [buffer, bytes] : {std::pair<DeviceBuffer*, std::size_t>{&fallback_x_, x_bytes},
+                               {&fallback_y_, y_bytes},
+                               {&fallback_z_, z_bytes}}) {
+    if (bytes <= buffer->bytes()) continue;
+    INFER_CUDA_CHECK(context, cudaStreamSynchronize(stream));  // earlier probes may still use the old one
+    *buffer = DeviceBuffer();
+    *buffer = DeviceBuffer(bytes, context);
+    INFER_CUDA_CHECK(context, fill_zero(buffer->out(), stream));  // never garbage, as the activations
+  }
+}
+
+bool Executor::fused_call_runs(const Step& step, bool float_fallback, cudnnConvolutionFwdAlgo_t algo,
+                               std::size_t workspace) {
+  return call_runs(step, "cudnnConvolutionBiasActivationForward",
+                   [&] { return conv_bias_activation(step, float_fallback, algo, step.layer_count(), workspace); });
+}
+
+bool Executor::plain_call_runs(const Step& step, bool float_fallback, cudnnConvolutionFwdAlgo_t algo,
+                               std::size_t workspace) {
+  return call_runs(step, "cudnnConvolutionForward",
+                   [&] { return plain_convolution(step, float_fallback, algo, 1, workspace); });
+}
+
+// Runs `call` at n = max_batch and n = 1: false if cuDNN declines it at either, throws if it fails.
+bool Executor::call_runs(const Step& step, const char* name, const std::function<cudnnStatus_t()>& call) {
+  for (int n : {plan_.max_batch(), 1}) {
+    plan_.set_batch(n);
+    const cudnnStatus_t s = call();
+    if (probe_declines(s)) {
+      clear_last_error();
+      return false;
+    }
+    if (s != CUDNN_STATUS_SUCCESS) {
+      const std::string context = layer_context(plan_.network().layers()[step.first_layer]);
+      detail::throw_cudnn_error(s, name, context, __FILE__, __LINE__);
+    }
+  }
+  return true;
+}
+
+}  // namespace infer::cudnn

@@ -1,0 +1,457 @@
+// The per-op converters of the ONNX import: each maps one node onto the network's layers through
+// the reader (onnx_reader.h), within the limits docs/model-format.md states, and refuses the rest.
+#include "formats/onnx_model.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "formats/onnx_reader.h"
+#include "graph/network.h"
+
+namespace infer {
+namespace onnx_import {
+namespace {
+
+// A window's padding, [top, left, bottom, right]: the pads attribute, or what auto_pad SAME_UPPER
+// / SAME_LOWER gives for this input (ONNX: the output ceil(in / stride), the padding the windows
+// then need, the odd one at the end for SAME_UPPER and at the start for SAME_LOWER).
+struct Pads {
+  int top = 0, left = 0, bottom = 0, right = 0;
+};
+Pads window_pads(Importer& m, const onnx::NodeProto& node, const Dims& in, std::pair<int, int> kernel,
+                 std::pair<int, int> stride, std::pair<int, int> dilation) {
+  const std::string auto_pad = string_attr(node, "auto_pad", "NOTSET");
+  if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+    auto same = [&](int length, int k, int s, int d, int& begin, int& end) {
+      if (s < 1) m.fail(node, "strides must be positive");
+      const long long out = (static_cast<long long>(length) + s - 1) / s;
+      const long long total = std::max(0LL, (out - 1) * s + (static_cast<long long>(k) - 1) * d + 1 - length);
+      const long long small = total / 2, large = total - small;
+      begin = static_cast<int>(auto_pad == "SAME_UPPER" ? small : large);
+      end = static_cast<int>(auto_pad == "SAME_UPPER" ? large : small);
+    };
+    Pads p;
+    same(in.h, kernel.first, stride.first, dilation.first, p.top, p.bottom);
+    same(in.w, kernel.second, stride.second, dilation.second, p.left, p.right);
+    return p;
+  }
+  if (auto_pad != "NOTSET" && auto_pad != "VALID") m.fail(node, "auto_pad " + auto_pad + " is not supported");
+  const std::vector<long long> v = auto_pad == "VALID" ? std::vector<long long>{} : ints_attr(node, "pads");
+  if (v.empty()) return {};
+  if (v.size() != 4) m.fail(node, "pads must be 4 values [top, left, bottom, right]");
+  for (long long x : v) {
+    if (x < 0 || x > 1'000'000) m.fail(node, "pads out of range");
+  }
+  return {static_cast<int>(v[0]), static_cast<int>(v[1]), static_cast<int>(v[2]), static_cast<int>(v[3])};
+}
+
+// The window layer's own (symmetric) padding from p, and the layer it reads: x, or a pad layer of
+// `value` for what is left over (asymmetric pads: one side gets more), named "<node>.pad".
+std::string padded_input(Importer& m, const onnx::NodeProto& node, const std::string& x, const Pads& p, float value,
+                         int& pad_h, int& pad_w) {
+  pad_h = std::min(p.top, p.bottom);
+  pad_w = std::min(p.left, p.right);
+  if (p.top == p.bottom && p.left == p.right) return x;
+  const PadAttrs extra{p.top - pad_h, p.left - pad_w, p.bottom - pad_h, p.right - pad_w, value};
+  return m.add_layer(node, LayerKind::Pad, extra, {x}, ".pad").name;
+}
+
+// A pointwise op (ops.h) with the given parameters, by default its row's.
+void pointwise(Importer& m, const onnx::NodeProto& node, PointwiseOp op, PointwiseAttrs attrs) {
+  m.add_layer(node, layer_kind(op), attrs, {m.source(node, 0)});
+}
+void pointwise(Importer& m, const onnx::NodeProto& node, PointwiseOp op) {
+  pointwise(m, node, op, default_pointwise_attrs(op));
+}
+
+void elementwise(Importer& m, const onnx::NodeProto& node, LayerKind kind, LayerAttrs attrs) {
+  m.add_layer(node, kind, std::move(attrs), {m.source(node, 0)});
+}
+
+void conv(Importer& m, const onnx::NodeProto& node) {
+  const std::string x = m.source(node, 0);
+  const Constant& w = m.constant(node, 1);
+  if (w.dims.size() != 4 || w.floats.empty()) m.fail(node, "the weight must be a float [K, C/group, R, S] tensor");
+  for (long long d : w.dims) {
+    if (d < 1 || d > 1'000'000) m.fail(node, "the weight's dimensions must be in [1, 1000000]");
+  }
+  const long long group = int_attr(node, "group", 1);
+  if (group < 1 || group > 1'000'000) m.fail(node, "group " + std::to_string(group) + " is out of range");
+  Conv2dAttrs a;
+  a.out_channels = static_cast<int>(w.dims[0]);
+  std::tie(a.kernel_h, a.kernel_w) =
+      m.pair_attr(node, "kernel_shape", {static_cast<int>(w.dims[2]), static_cast<int>(w.dims[3])});
+  if (a.kernel_h != w.dims[2] || a.kernel_w != w.dims[3]) m.fail(node, "kernel_shape differs from the weight's shape");
+  std::tie(a.stride_h, a.stride_w) = m.pair_attr(node, "strides", {1, 1});
+  std::tie(a.dilation_h, a.dilation_w) = m.pair_attr(node, "dilations", {1, 1});
+  const Pads p = window_pads(m, node, m.shape_of(x), {a.kernel_h, a.kernel_w}, {a.stride_h, a.stride_w},
+                             {a.dilation_h, a.dilation_w});
+  const std::string from = padded_input(m, node, x, p, 0.0f, a.pad_h, a.pad_w);
+  a.groups = static_cast<int>(group);
+  a.bias = node.input_size() > 2 && !node.input(2).empty();
+  Layer& layer = m.add_layer(node, LayerKind::Conv2d, a, {from});
+  layer.params.weight = m.take(node, w);
+  if (a.bias) layer.params.bias = m.take(node, m.constant(node, 2));
+}
+
+void batchnorm(Importer& m, const onnx::NodeProto& node) {
+  if (int_attr(node, "training_mode", 0) != 0) m.fail(node, "training_mode = 1; export the model in eval() mode");
+  // Before opset 7: is_test (0, training, by default); before opset 9: spatial (1 by default).
+  if (m.opset() < 7 && int_attr(node, "is_test", 0) != 1)
+    m.fail(node, "is_test = 0 (training); export the model in eval() mode");
+  if (int_attr(node, "spatial", 1) != 1) m.fail(node, "spatial = 0 (statistics per element) is not supported");
+  const std::string x = m.source(node, 0);
+  Layer& layer = m.add_layer(node, LayerKind::BatchNorm, BatchNormAttrs{float_attr(node, "epsilon", 1e-5f)}, {x});
+  layer.params.weight = m.take(node, m.constant(node, 1));
+  layer.params.bias = m.take(node, m.constant(node, 2));
+  layer.params.running_mean = m.take(node, m.constant(node, 3));
+  layer.params.running_var = m.take(node, m.constant(node, 4));
+}
+
+// Gemm: Y = alpha A B' + beta C with B' = B or B transposed: a linear layer when alpha = beta = 1
+// and A is not transposed. infer's weight is [out, in]: B itself when transB = 1, else B transposed.
+void gemm(Importer& m, const onnx::NodeProto& node) {
+  if (float_attr(node, "alpha", 1.0f) != 1.0f || float_attr(node, "beta", 1.0f) != 1.0f ||
+      int_attr(node, "transA", 0) != 0) {
+    m.fail(node, "only alpha = 1, beta = 1, transA = 0 is a linear layer");
+  }
+  const std::string x = m.source(node, 0);
+  const Constant& b = m.constant(node, 1);
+  if (b.dims.size() != 2 || b.floats.empty()) m.fail(node, "B must be a float matrix");
+  const bool trans_b = int_attr(node, "transB", 0) != 0;
+  if (b.dims[0] < 1 || b.dims[1] < 1 || b.dims[0] > 1'000'000 || b.dims[1] > 1'000'000)
+    m.fail(node, "B's dimensions must be in [1, 1000000]");
+  const std::size_t rows = static_cast<std::size_t>(b.dims[0]), cols = static_cast<std::size_t>(b.dims[1]);
+  const std::size_t out = trans_b ? rows : cols, in = trans_b ? cols : rows;
+  LinearAttrs a{static_cast<int>(out), node.input_size() > 2 && !node.input(2).empty()};
+  Layer& layer = m.add_layer(node, LayerKind::Linear, a, {x});
+  if (trans_b) {
+    layer.params.weight = m.take(node, b);
+  } else {
+    m.take(node, b);  // counted; transposed below
+    layer.params.weight.resize(b.floats.size());
+    for (std::size_t i = 0; i < in; ++i)
+      for (std::size_t o = 0; o < out; ++o) layer.params.weight[o * in + i] = b.floats[i * out + o];
+  }
+  if (a.bias) {
+    const Constant& c = m.constant(node, 2);
+    if (c.floats.size() == 1) {  // broadcast: one bias for every output
+      layer.params.bias.assign(out, c.floats[0]);
+    } else if (c.floats.size() == out) {
+      layer.params.bias = m.take(node, c);
+    } else {
+      m.fail(node, "C must hold one bias per output (" + std::to_string(out) + ") or one for all, found " +
+                       std::to_string(c.floats.size()) + " values");
+    }
+  }
+}
+
+void pool(Importer& m, const onnx::NodeProto& node) {
+  const bool max = node.op_type() == "MaxPool";
+  if (max && int_attr(node, "storage_order", 0) != 0) m.fail(node, "storage_order = 1 is not supported");
+  if (max && ints_attr(node, "dilations") != std::vector<long long>{} &&
+      ints_attr(node, "dilations") != std::vector<long long>{1, 1}) {
+    m.fail(node, "dilated pooling is not supported");
+  }
+  Pool2dAttrs a;
+  std::tie(a.kernel_h, a.kernel_w) = m.pair_attr(node, "kernel_shape", {0, 0});
+  if (a.kernel_h == 0 || a.kernel_w == 0) m.fail(node, "kernel_shape must be two sizes");
+  std::tie(a.stride_h, a.stride_w) = m.pair_attr(node, "strides", {1, 1});
+  a.ceil_mode = int_attr(node, "ceil_mode", 0) != 0;
+  a.count_include_pad = !max && int_attr(node, "count_include_pad", 0) != 0;  // ONNX's default is 0
+  if (max) a.count_include_pad = true;
+  const std::string x = m.source(node, 0);
+  const Pads p = window_pads(m, node, m.shape_of(x), {a.kernel_h, a.kernel_w}, {a.stride_h, a.stride_w}, {1, 1});
+  if (!a.count_include_pad && (p.top != p.bottom || p.left != p.right)) {
+    m.fail(node,
+           "asymmetric pads with count_include_pad = 0: the windows at the larger side would average over "
+           "fewer values than infer's padding counts");
+  }
+  // Max pooling pads with -inf, so that the extra border never wins.
+  const std::string from =
+      padded_input(m, node, x, p, max ? -std::numeric_limits<float>::infinity() : 0.0f, a.pad_h, a.pad_w);
+  m.add_layer(node, max ? LayerKind::MaxPool : LayerKind::AvgPool, a, {from});
+}
+
+// Resize (opset 10+) and Upsample (7 to 9) in nearest mode by whole scales on H and W: infer's
+// upsample, out[y] = in[floor(y / s)]. ONNX computes the source index from a coordinate
+// transformation and a rounding mode; each pair is accepted only where it gives exactly that
+// index for every output row and column of this input (asymmetric with floor, as
+// torch.onnx.export writes F.interpolate; half_pixel with either rounding; and others at some
+// scales), checked here index by index. Sizes instead of scales, linear and cubic modes, and
+// tf_crop_and_resize are refused.
+void resize(Importer& m, const onnx::NodeProto& node) {
+  const bool upsample = node.op_type() == "Upsample";
+  const std::string x = m.source(node, 0);
+  if (m.rank(x) != 4) m.fail(node, "infer resizes [N, C, H, W] tensors; the input has rank 2");
+  const std::string mode = string_attr(node, "mode", "nearest");
+  if (mode != "nearest") m.fail(node, "mode '" + mode + "' is not supported (nearest only)");
+  // Before opset 11 (and in Upsample): asymmetric, the source index truncated.
+  const bool v11 = !upsample && m.opset() >= 11;
+  const std::string transform = v11 ? string_attr(node, "coordinate_transformation_mode", "half_pixel") : "asymmetric";
+  const std::string rounding = v11 ? string_attr(node, "nearest_mode", "round_prefer_floor") : "floor";
+  std::vector<float> scales;
+  if (upsample && m.opset() < 9) {
+    const onnx::AttributeProto* a = attribute(node, "scales");
+    if (a) scales.assign(a->floats().begin(), a->floats().end());
+  } else {
+    const int index = v11 ? 2 : 1;  // Resize-11+: X, roi, scales, sizes
+    if (v11 && node.input_size() > 3 && !node.input(3).empty()) {
+      m.fail(node,
+             "a Resize by 'sizes' is not supported; export with a scale factor (F.interpolate(scale_factor=...))");
+    }
+    if (node.input_size() > index && !node.input(index).empty()) scales = m.constant(node, index).floats;
+  }
+  if (scales.size() != 4 || scales[0] != 1.0f || scales[1] != 1.0f) {
+    m.fail(node, "scales must be 4 values [1, 1, scale_h, scale_w]");
+  }
+  const Dims in = m.shape_of(x);
+  auto whole = [&](float s, int length, const char* axis) {
+    if (!(s >= 1.0f && s <= 1'000'000.0f) || s != std::floor(s)) {
+      m.fail(node, std::string("the ") + axis + " scale " + value_string(s) + " is not a whole number >= 1");
+    }
+    const int factor = static_cast<int>(s);
+    // ONNX's source index of each output position, against floor(x / factor). Every mode but
+    // align_corners is x / s plus a constant, the same pattern in each period of `factor`
+    // positions but where the clamp acts: the first and last four periods show every case.
+    if (transform == "align_corners" && factor > 1 && length > 1) {
+      m.fail(
+          node,
+          "coordinate_transformation_mode 'align_corners' interpolates; it is not a whole-factor nearest upsampling");
+    }
+    const long long out = static_cast<long long>(length) * factor, period = 4LL * factor;
+    for (long long i = 0; i < out; i = (i + 1 == period && out > 2 * period) ? out - period : i + 1) {
+      double original = 0.0;
+      const double xr = static_cast<double>(i), sc = static_cast<double>(s);
+      if (transform == "asymmetric")
+        original = xr / sc;
+      else if (transform == "half_pixel")
+        original = (xr + 0.5) / sc - 0.5;
+      else if (transform == "pytorch_half_pixel")
+        original = out > 1 ? (xr + 0.5) / sc - 0.5 : 0.0;
+      else if (transform == "tf_half_pixel_for_nn")
+        original = (xr + 0.5) / sc;
+      else if (transform == "align_corners")
+        original = out > 1 ? xr * (length - 1) / static_cast<double>(out - 1) : 0.0;
+      else
+        m.fail(node, "coordinate_transformation_mode '" + transform + "' is not supported");
+      double index = 0.0;
+      if (rounding == "floor")
+        index = std::floor(original);
+      else if (rounding == "ceil")
+        index = std::ceil(original);
+      else if (rounding == "round_prefer_floor")
+        index = std::ceil(original - 0.5);
+      else if (rounding == "round_prefer_ceil")
+        index = std::floor(original + 0.5);
+      else
+        m.fail(node, "nearest_mode '" + rounding + "' is not supported");
+      index = std::min(std::max(index, 0.0), static_cast<double>(length - 1));
+      if (static_cast<long long>(index) != i / factor) {
+        m.fail(node, "coordinate_transformation_mode '" + transform + "' with nearest_mode '" + rounding +
+                         "' at scale " + std::to_string(factor) + " is not a whole-factor nearest upsampling (" + axis +
+                         " position " + std::to_string(i) + " reads " + std::to_string(static_cast<long long>(index)) +
+                         ")");
+      }
+    }
+    return factor;
+  };
+  const int h = whole(scales[2], in.h, "height");
+  const int w = whole(scales[3], in.w, "width");
+  m.add_layer(node, LayerKind::Upsample, UpsampleAttrs{h, w}, {x});
+}
+
+// Pad in constant mode on H and W: pads [N, C, H, W begins, N, C, H, W ends] (an attribute
+// before opset 11, an INT64 input after), the value an attribute or an optional scalar input.
+void pad(Importer& m, const onnx::NodeProto& node) {
+  const std::string x = m.source(node, 0);
+  if (m.rank(x) != 4) m.fail(node, "infer pads [N, C, H, W] tensors; the input has rank 2");
+  const std::string mode = string_attr(node, "mode", "constant");
+  if (mode != "constant") m.fail(node, "mode '" + mode + "' is not supported (constant only)");
+  std::vector<long long> pads;
+  float value = 0.0f;
+  if (m.opset() < 11) {
+    pads = ints_attr(node, "pads");
+    value = float_attr(node, "value", 0.0f);
+  } else {
+    pads = m.constant(node, 1).ints;
+    if (node.input_size() > 2 && !node.input(2).empty()) {
+      const Constant& c = m.constant(node, 2);
+      if (c.floats.size() != 1) m.fail(node, "constant_value must be one float");
+      value = c.floats[0];
+    }
+  }
+  if (pads.size() != 8 || pads[0] != 0 || pads[1] != 0 || pads[4] != 0 || pads[5] != 0) {
+    m.fail(node, "pads must be 8 values with none on N and C (infer pads H and W)");
+  }
+  for (long long v : pads) {
+    if (v < 0 || v > 1'000'000) m.fail(node, "pads must be in [0, 1000000] (a negative pad crops: not supported)");
+  }
+  if (std::isnan(value)) m.fail(node, "the padding value is NaN");
+  m.add_layer(node, LayerKind::Pad,
+              PadAttrs{static_cast<int>(pads[2]), static_cast<int>(pads[3]), static_cast<int>(pads[6]),
+                       static_cast<int>(pads[7]), value},
+              {x});
+}
+
+void clip(Importer& m, const onnx::NodeProto& node) {
+  const float inf = std::numeric_limits<float>::infinity();
+  PointwiseAttrs a{-inf, inf};  // min, max; an absent bound: none
+  if (m.opset() < 11) {
+    a.a = float_attr(node, "min", -inf);
+    a.b = float_attr(node, "max", inf);
+  } else {
+    auto bound = [&](int index, float fallback) {
+      if (node.input_size() <= index || node.input(index).empty()) return fallback;
+      const Constant& c = m.constant(node, index);
+      if (c.floats.size() != 1) m.fail(node, "min and max must be one float each");
+      return c.floats[0];
+    };
+    a.a = bound(1, -inf);
+    a.b = bound(2, inf);
+  }
+  m.add_layer(node, LayerKind::Clip, a, {m.source(node, 0)});
+}
+
+void binary(Importer& m, const onnx::NodeProto& node) {
+  if (node.input_size() != 2) m.fail(node, "needs two inputs");
+  std::string a = m.source(node, 0), b = m.source(node, 1);
+  const LayerKind kind = node.op_type() == "Add" ? LayerKind::Add : LayerKind::Mul;
+  // ONNX broadcasting aligns trailing dimensions: only operands of one rank mean what infer computes.
+  if (m.rank(a) != m.rank(b)) {
+    m.fail(node, "operands of rank " + std::to_string(m.rank(a)) + " and " + std::to_string(m.rank(b)) +
+                     "; infer combines tensors of one rank");
+  }
+  // Mul by one value per channel: infer takes the scale second.
+  const Dims da = m.shape_of(a), db = m.shape_of(b);
+  if (kind == LayerKind::Mul && da.h == 1 && da.w == 1 && !(db.h == 1 && db.w == 1)) std::swap(a, b);
+  m.add_layer(node, kind, kind == LayerKind::Add ? LayerAttrs{AddAttrs{}} : LayerAttrs{}, {a, b});
+}
+
+void concat(Importer& m, const onnx::NodeProto& node) {
+  const long long axis = int_attr(node, "axis", 1);
+  if (axis != 1 && axis != -3)
+    m.fail(node, "axis " + std::to_string(axis) + "; infer joins along the channels (axis 1)");
+  std::vector<std::string> inputs;
+  for (int i = 0; i < node.input_size(); ++i) {
+    inputs.push_back(m.source(node, i));
+    if (m.rank(inputs.back()) != 4)
+      m.fail(node, "infer joins [N, C, H, W] tensors along C; input " + std::to_string(i) + " has rank 2");
+  }
+  m.add_layer(node, LayerKind::Concat, {}, inputs);
+}
+
+void flatten(Importer& m, const onnx::NodeProto& node) {
+  if (int_attr(node, "axis", 1) != 1)
+    m.fail(node, "axis " + std::to_string(int_attr(node, "axis", 1)) + "; infer flattens each sample (axis 1)");
+  m.add_layer(node, LayerKind::Flatten, {}, {m.source(node, 0)});
+}
+
+// Reshape to [N, features] (PyTorch's x.view(x.size(0), -1) or torch.flatten(x, 1)).
+void reshape(Importer& m, const onnx::NodeProto& node) {
+  const std::string x = m.source(node, 0);
+  const Constant& shape = m.constant(node, 1);
+  const Dims in = m.shape_of(x);
+  const long long features = static_cast<long long>(in.size());
+  const bool flat = shape.ints.size() == 2 && (shape.ints[1] == -1 || shape.ints[1] == features) &&
+                    (shape.ints[0] == -1 || shape.ints[0] == 0 || shape.ints[0] >= 1);
+  if (!flat) m.fail(node, "only a reshape to [N, features] (a flatten) is supported");
+  m.add_layer(node, LayerKind::Flatten, {}, {x});
+}
+
+// Softmax over the channels: axis 1, or the last axis of a flat [N, features] input.
+void softmax(Importer& m, const onnx::NodeProto& node) {
+  const std::string x = m.source(node, 0);
+  const long long axis = int_attr(node, "axis", m.opset() >= 13 ? -1 : 1);
+  const Dims in = m.shape_of(x);
+  const int rank = m.rank(x);
+  // infer's softmax is over the channels at each position. Opset 13 on: over `axis` alone, so axis
+  // 1 (or the last axis of [N, C]). Before: over every axis from `axis` on, flattened, which is the
+  // channels only when nothing follows them (rank 2, or H = W = 1).
+  const bool channels = m.opset() >= 13 ? (axis == 1 || axis == -rank + 1 || (rank == 2 && axis == -1))
+                                        : ((axis == 1 || axis == -rank + 1) && (rank == 2 || (in.h == 1 && in.w == 1)));
+  if (!channels) {
+    m.fail(node, "axis " + std::to_string(axis) + " of a rank-" + std::to_string(rank) + " tensor (opset " +
+                     std::to_string(m.opset()) + "); infer's softmax is over the channels at each position");
+  }
+  m.add_layer(node, LayerKind::Softmax, {}, {x});
+}
+
+// The ONNX ops read (onnx_ops() lists them): op type, whether it is elementwise, whether its
+// reader checks the node's outputs itself (else: exactly one is used), and the reader.
+struct Reader {
+  std::string_view type;
+  bool elementwise;
+  bool own_outputs;
+  void (*read)(Importer&, const onnx::NodeProto&);
+};
+const std::vector<Reader>& readers() {
+  using N = const onnx::NodeProto&;
+  static const std::vector<Reader> table = {
+      {"Conv", false, false, [](Importer& m, N n) { conv(m, n); }},
+      {"BatchNormalization", false, false, [](Importer& m, N n) { batchnorm(m, n); }},
+      {"Gemm", false, false, [](Importer& m, N n) { gemm(m, n); }},
+      {"MaxPool", false, false, [](Importer& m, N n) { pool(m, n); }},
+      {"AveragePool", false, false, [](Importer& m, N n) { pool(m, n); }},
+      {"GlobalAveragePool", false, false, [](Importer& m, N n) { elementwise(m, n, LayerKind::GlobalAvgPool, {}); }},
+      {"Relu", true, false, [](Importer& m, N n) { elementwise(m, n, LayerKind::Relu, {}); }},
+      {"Sigmoid", true, false, [](Importer& m, N n) { pointwise(m, n, PointwiseOp::Sigmoid); }},
+      {"HardSwish", true, false, [](Importer& m, N n) { pointwise(m, n, PointwiseOp::HardSwish); }},
+      {"HardSigmoid", true, false,  // ONNX's default alpha is 0.2 (the model file's, PyTorch's 1/6)
+       [](Importer& m, N n) {
+         pointwise(m, n, PointwiseOp::HardSigmoid, {float_attr(n, "alpha", 0.2f), float_attr(n, "beta", 0.5f)});
+       }},
+      {"Clip", true, false, [](Importer& m, N n) { clip(m, n); }},
+      {"LeakyRelu", true, false,
+       [](Importer& m, N n) {
+         pointwise(m, n, PointwiseOp::LeakyRelu, {float_attr(n, "alpha", 0.01f), 0.0f});
+       }},
+      {"Add", false, false, [](Importer& m, N n) { binary(m, n); }},
+      {"Mul", false, false, [](Importer& m, N n) { binary(m, n); }},
+      {"Concat", false, false, [](Importer& m, N n) { concat(m, n); }},
+      {"Flatten", false, false, [](Importer& m, N n) { flatten(m, n); }},
+      {"Reshape", false, false, [](Importer& m, N n) { reshape(m, n); }},
+      {"Softmax", false, false, [](Importer& m, N n) { softmax(m, n); }},
+      {"Resize", false, false, [](Importer& m, N n) { resize(m, n); }},
+      {"Pad", false, false, [](Importer& m, N n) { pad(m, n); }},
+      {"Upsample", false, false, [](Importer& m, N n) { resize(m, n); }},
+      {"Constant", false, true, [](Importer& m, N n) { m.read_constant(n); }},
+      {"Dropout", true, true, [](Importer& m, N n) { m.passthrough(n); }},
+      {"Identity", true, true, [](Importer& m, N n) { m.passthrough(n); }},
+  };
+  return table;
+}
+
+std::string supported_list() {
+  std::string list;
+  for (const Reader& r : readers()) list += (list.empty() ? "" : ", ") + std::string(r.type);
+  return list;
+}
+
+}  // namespace
+
+void convert(Importer& m, const onnx::NodeProto& node) {
+  if (!node.domain().empty() && node.domain() != "ai.onnx")
+    m.fail(node, "domain '" + node.domain() + "' is not ONNX's default domain");
+  if (node.output_size() < 1) m.fail(node, "the node has no output");
+  for (const Reader& r : readers()) {
+    if (r.type != node.op_type()) continue;
+    if (!r.own_outputs) m.no_extra_outputs(node, 1);
+    return r.read(m, node);
+  }
+  m.fail(node, "op " + node.op_type() + " is not supported (infer imports: " + supported_list() + ")");
+}
+
+}  // namespace onnx_import
+
+std::vector<OnnxOp> onnx_ops() {
+  std::vector<OnnxOp> ops;
+  for (const onnx_import::Reader& r : onnx_import::readers()) ops.push_back({std::string(r.type), r.elementwise});
+  return ops;
+}
+
+}  // namespace infer

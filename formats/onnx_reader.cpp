@@ -1,0 +1,290 @@
+#include "formats/onnx_reader.h"
+
+#include <cstdint>
+#include <cstring>
+
+#include "graph/model_error.h"
+#include "platform/input_file.h"
+
+namespace infer {
+
+namespace onnx_import {
+namespace {
+
+// protobuf refuses messages over 2 GiB; a model that large keeps its weights as external data,
+// which is not read.
+constexpr std::uint64_t kMaxOnnxBytes = (std::uint64_t{2} << 30) - 1;  // ParseFromArray takes an int size
+
+}  // namespace
+
+OnnxModel Importer::run() {
+  read_opset();
+  const onnx::GraphProto& g = model_.graph();
+  result_.name = g.name().empty() ? "onnx-model" : g.name();
+  for (const onnx::TensorProto& t : g.initializer()) {
+    constants_[t.name()] = std::make_shared<const Constant>(tensor(t, "initializer '" + t.name() + "'"));
+  }
+  for (const onnx::NodeProto& node : g.node()) {
+    for (const std::string& name : node.input()) read_.insert(name);
+  }
+  read_input();
+  for (const onnx::NodeProto& node : g.node()) convert(*this, node);
+  read_output();
+  return std::move(result_);
+}
+
+void Importer::fail(const std::string& problem) const { throw InputError(file_, problem); }
+
+void Importer::fail(const onnx::NodeProto& node, const std::string& problem) const {
+  fail("node '" + node_name(node) + "' (" + node.op_type() + "): " + problem);
+}
+
+std::string Importer::node_name(const onnx::NodeProto& node) {
+  return !node.name().empty() ? node.name() : node.output_size() > 0 ? node.output(0) : node.op_type();
+}
+
+void Importer::read_opset() {
+  for (const onnx::OperatorSetIdProto& o : model_.opset_import()) {
+    if (o.domain().empty() || o.domain() == "ai.onnx") result_.opset = o.version();
+  }
+  if (result_.opset < kOnnxMinOpset || result_.opset > kOnnxMaxOpset) {
+    fail("opset " + std::to_string(result_.opset) + " of the default ONNX domain; infer reads opsets " +
+         std::to_string(kOnnxMinOpset) + " to " + std::to_string(kOnnxMaxOpset) +
+         " (torch.onnx.export(..., opset_version=14) writes one in range)");
+  }
+}
+
+// The `count` values of a FLOAT or INT64 tensor: its raw_data (little-endian, as x86 and ARM
+// are), else its typed field `typed`; `noun` names them in the message of a size mismatch.
+template <typename T, typename Repeated>
+std::vector<T> Importer::values(const onnx::TensorProto& t, const Repeated& typed, std::size_t count,
+                                const std::string& what, const char* noun) const {
+  static_assert(sizeof(T) == sizeof(*typed.begin()), "the typed field holds T");
+  const std::string& raw = t.raw_data();
+  std::vector<T> v;
+  if (!raw.empty()) {
+    if (raw.size() != count * sizeof(T)) {
+      fail(what + " has " + std::to_string(raw.size()) + " bytes of data for " + std::to_string(count) + " " + noun);
+    }
+    v.resize(count);
+    std::memcpy(v.data(), raw.data(), raw.size());
+  } else {
+    if (static_cast<std::size_t>(typed.size()) != count) {
+      fail(what + " has " + std::to_string(typed.size()) + " values for " + std::to_string(count));
+    }
+    v.assign(typed.begin(), typed.end());
+  }
+  return v;
+}
+
+Constant Importer::tensor(const onnx::TensorProto& t, const std::string& what) const {
+  if (t.data_location() == onnx::TensorProto::EXTERNAL) {
+    fail(what + " is stored outside the file (external data); save the model with its weights inside it");
+  }
+  Constant c;
+  std::size_t count = 1;
+  for (long long d : t.dims()) {
+    // The file holds every value, so no tensor has more elements than the file has bytes.
+    if (d < 0 || d > (1LL << 31) || (d > 0 && count > kMaxOnnxBytes / static_cast<std::size_t>(d))) {
+      fail(what + " declares dimension " + std::to_string(d) + ", more values than the file can hold");
+    }
+    c.dims.push_back(d);
+    count *= static_cast<std::size_t>(d);
+  }
+  if (t.data_type() == onnx::TensorProto::FLOAT) {
+    c.floats = values<float>(t, t.float_data(), count, what, "floats");
+  } else if (t.data_type() == onnx::TensorProto::INT64) {
+    c.ints = values<long long>(t, t.int64_data(), count, what, "int64 values");
+  } else {
+    fail(what + " has data type " +
+         onnx::TensorProto::DataType_Name(static_cast<onnx::TensorProto::DataType>(t.data_type())) +
+         "; infer reads FLOAT weights (and INT64 shapes): export the model in float32");
+  }
+  return c;
+}
+
+void Importer::read_input() {
+  const onnx::GraphProto& g = model_.graph();
+  const onnx::ValueInfoProto* input = nullptr;
+  int count = 0;
+  for (const onnx::ValueInfoProto& v : g.input()) {
+    if (constants_.count(v.name())) continue;  // older exporters list initializers as inputs too
+    input = &v;
+    ++count;
+  }
+  if (count != 1)
+    fail("the graph has " + std::to_string(count) + " inputs that are not initializers; infer feeds one (the image)");
+  const auto& shape = input->type().tensor_type().shape();
+  std::vector<long long> dims;
+  for (const auto& d : shape.dim()) dims.push_back(d.has_dim_value() ? d.dim_value() : -1);
+  auto known = [&](std::size_t i) {
+    if (dims[i] <= 0 || dims[i] > 1'000'000) {
+      fail("input '" + input->name() + "': dimension " + std::to_string(i) +
+           " must be a fixed size (an exported image size), found " +
+           (dims[i] < 0 ? std::string("a free dimension") : std::to_string(dims[i])));
+    }
+    return static_cast<int>(dims[i]);
+  };
+  if (input->type().tensor_type().elem_type() != onnx::TensorProto::FLOAT)
+    fail("input '" + input->name() + "' is not float32");
+  if (dims.size() == 4) {
+    result_.input = Dims{known(1), known(2), known(3)};
+  } else if (dims.size() == 2) {
+    result_.input = Dims{known(1), 1, 1};
+  } else {
+    fail("input '" + input->name() + "' has " + std::to_string(dims.size()) +
+         " dimensions; infer reads [N, C, H, W] images (or [N, features])");
+  }
+  shapes_[kNetworkInputName] = result_.input;
+  ranks_[kNetworkInputName] = static_cast<int>(dims.size());
+  producer_[input->name()] = kNetworkInputName;
+}
+
+void Importer::read_output() {
+  const onnx::GraphProto& g = model_.graph();
+  if (g.output_size() != 1) fail("the graph has " + std::to_string(g.output_size()) + " outputs; infer reads one");
+  const std::string& name = g.output(0).name();
+  const auto p = producer_.find(name);
+  if (p == producer_.end() || result_.layers.empty() || p->second != result_.layers.back().name) {
+    fail("the graph's output '" + name +
+         "' is not written by its last computing node; infer's output is the last layer's");
+  }
+}
+
+std::string Importer::source(const onnx::NodeProto& node, int index) {
+  if (index >= node.input_size() || node.input(index).empty())
+    fail(node, "input " + std::to_string(index) + " is missing");
+  const std::string& name = node.input(index);
+  const auto p = producer_.find(name);
+  if (p != producer_.end()) return p->second;
+  if (constants_.count(name)) {
+    fail(node, "input '" + name + "' is a constant tensor; infer's " + node.op_type() +
+                   " combines computed tensors only (a constant operand is not supported)");
+  }
+  fail(node, "input '" + name + "' is written by no earlier node");
+}
+
+const Constant& Importer::constant(const onnx::NodeProto& node, int index) {
+  if (index >= node.input_size() || node.input(index).empty())
+    fail(node, "input " + std::to_string(index) + " is missing");
+  const auto c = constants_.find(node.input(index));
+  if (c == constants_.end()) {
+    fail(node,
+         "input '" + node.input(index) + "' must be an initializer or a Constant (infer reads weights from the file)");
+  }
+  return *c->second;
+}
+
+std::vector<float> Importer::take(const onnx::NodeProto& node, const Constant& c) {
+  parameters_ += c.floats.size();
+  if (parameters_ > max_parameters_) {
+    fail(node, "the layers so far hold " + std::to_string(parameters_) +
+                   " parameter values, more than four times what the file stores; weights shared by many nodes are "
+                   "not supported");
+  }
+  return c.floats;
+}
+
+std::pair<int, int> Importer::pair_attr(const onnx::NodeProto& node, const std::string& name,
+                                        std::pair<int, int> fallback) const {
+  const std::vector<long long> v = ints_attr(node, name);
+  if (v.empty()) return fallback;
+  if (v.size() != 2 || v[0] < 0 || v[1] < 0 || v[0] > 1'000'000 || v[1] > 1'000'000) {
+    fail(node, "attribute '" + name + "' must be two sizes (a 2-D window)");
+  }
+  return {static_cast<int>(v[0]), static_cast<int>(v[1])};
+}
+
+Layer& Importer::add_layer(const onnx::NodeProto& node, LayerKind kind, LayerAttrs attrs,
+                           std::vector<std::string> inputs, const char* suffix) {
+  Layer layer;
+  layer.name = node_name(node) + suffix;
+  for (std::size_t k = result_.layers.size(); layer.name == kNetworkInputName || names_.count(layer.name); ++k) {
+    layer.name = node.op_type() + "_" + std::to_string(k) + suffix;
+  }
+  names_.insert(layer.name);
+  layer.kind = kind;
+  layer.attrs = std::move(attrs);
+  layer.inputs = std::move(inputs);
+  // The shape now, so that a later node can ask for it (and a bad one names this node).
+  std::vector<Dims> in;
+  for (const std::string& name : layer.inputs) in.push_back(shapes_.at(name));
+  try {
+    shapes_[layer.name] = infer_output_dims(layer, in);
+  } catch (const ModelError& e) {
+    fail(node, e.what());
+  }
+  producer_[node.output(0)] = layer.name;
+  ranks_[layer.name] = (layer.kind == LayerKind::Flatten || layer.kind == LayerKind::Linear) ? 2
+                       : layer.kind == LayerKind::GlobalAvgPool                              ? 4
+                                                                : ranks_.at(layer.inputs[0]);
+  result_.layers.push_back(std::move(layer));
+  return result_.layers.back();
+}
+
+void Importer::no_extra_outputs(const onnx::NodeProto& node, int used) {
+  for (int i = used; i < node.output_size(); ++i) {
+    if (!node.output(i).empty() && read_.count(node.output(i))) {
+      fail(node, "output " + std::to_string(i) + " ('" + node.output(i) +
+                     "') is read by another node; infer computes the first output only");
+    }
+  }
+}
+
+void Importer::read_constant(const onnx::NodeProto& node) {
+  const onnx::AttributeProto* value = attribute(node, "value");
+  if (!value || !value->has_t()) fail(node, "only a tensor 'value' is supported");
+  constants_[node.output(0)] =
+      std::make_shared<const Constant>(tensor(value->t(), "constant '" + node.output(0) + "'"));
+}
+
+void Importer::passthrough(const onnx::NodeProto& node) {
+  if (node.input_size() > 0 && constants_.count(node.input(0))) {  // exporters copy shared weights so
+    constants_[node.output(0)] = constants_.at(node.input(0));     // shared, not copied
+    return;
+  }
+  producer_[node.output(0)] = source(node, 0);
+  no_extra_outputs(node, 1);
+}
+
+const onnx::AttributeProto* attribute(const onnx::NodeProto& node, const std::string& name) {
+  for (const onnx::AttributeProto& a : node.attribute()) {
+    if (a.name() == name) return &a;
+  }
+  return nullptr;
+}
+
+long long int_attr(const onnx::NodeProto& node, const std::string& name, long long fallback) {
+  const onnx::AttributeProto* a = attribute(node, name);
+  return a ? a->i() : fallback;
+}
+
+float float_attr(const onnx::NodeProto& node, const std::string& name, float fallback) {
+  const onnx::AttributeProto* a = attribute(node, name);
+  return a ? a->f() : fallback;
+}
+
+std::vector<long long> ints_attr(const onnx::NodeProto& node, const std::string& name) {
+  const onnx::AttributeProto* a = attribute(node, name);
+  return a ? std::vector<long long>(a->ints().begin(), a->ints().end()) : std::vector<long long>{};
+}
+
+std::string string_attr(const onnx::NodeProto& node, const std::string& name, const std::string& fallback) {
+  const onnx::AttributeProto* a = attribute(node, name);
+  return a ? a->s() : fallback;
+}
+
+}  // namespace onnx_import
+
+OnnxModel read_onnx(const std::filesystem::path& path) {
+  const std::string file = path.u8string();
+  const std::vector<unsigned char> bytes = read_input_file(path, onnx_import::kMaxOnnxBytes, "an ONNX model");
+  onnx::ModelProto model;
+  if (!model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
+    throw InputError(file, "not a valid ONNX model (the protobuf message does not parse)");
+  }
+  if (!model.has_graph()) throw InputError(file, "the ONNX model has no graph");
+  return onnx_import::Importer(file, model, bytes.size()).run();
+}
+
+}  // namespace infer

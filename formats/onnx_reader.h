@@ -1,0 +1,118 @@
+// Internal to the ONNX import (read_onnx, onnx_model.h): the reader of a parsed onnx.ModelProto
+// (onnx_reader.cpp) and what the per-op converters (onnx_ops.cpp) build the network with. The
+// reader reads the graph's input, initializers and output, and owns the network taking shape: its
+// layers, each layer's output shape and rank, which layer writes each tensor; a converter maps one
+// node onto layers through it. Everything here refuses a model by throwing InputError(file,
+// problem), a node's problem naming the node and its op type ("node 'Conv_12' (Conv): ...").
+#pragma once
+
+#include "onnx.pb.h"  // generated from ONNX's schema (formats/CMakeLists.txt)
+
+#include <cstddef>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "formats/onnx_model.h"
+#include "graph/network.h"
+
+namespace infer::onnx_import {
+
+// A tensor's values as float32, row-major, with its dimensions.
+struct Constant {
+  std::vector<long long> dims;
+  std::vector<float> floats;
+  std::vector<long long> ints;  // INT64 tensors (shapes)
+};
+
+// A node's attributes by name: the attribute, or nullptr / the fallback where the node has none.
+const onnx::AttributeProto* attribute(const onnx::NodeProto& node, const std::string& name);
+long long int_attr(const onnx::NodeProto& node, const std::string& name, long long fallback);
+float float_attr(const onnx::NodeProto& node, const std::string& name, float fallback);
+std::vector<long long> ints_attr(const onnx::NodeProto& node, const std::string& name);  // {} where absent
+std::string string_attr(const onnx::NodeProto& node, const std::string& name, const std::string& fallback);
+
+// One import: `model` (parsed from `file`, `file_bytes` long; both outlive the Importer) into an
+// OnnxModel. Not thread-safe; one run() per Importer.
+class Importer {
+ public:
+  Importer(std::string file, const onnx::ModelProto& model, std::size_t file_bytes)
+      : file_(std::move(file)), model_(model), max_parameters_(file_bytes) {}
+
+  // Reads the opset, the initializers and the input, converts every node in order (convert) and
+  // checks that the graph's one output is the last layer's.
+  OnnxModel run();
+
+  [[noreturn]] void fail(const std::string& problem) const;
+  [[noreturn]] void fail(const onnx::NodeProto& node, const std::string& problem) const;
+
+  // The opset of the default domain (attributes and inputs moved between opsets).
+  long long opset() const { return result_.opset; }
+
+  // The layer (by name) that writes tensor `name`; a node reading a tensor nobody wrote is refused.
+  std::string source(const onnx::NodeProto& node, int index);
+
+  // The node's input `index` as an initializer or a Constant's output; anything else is refused.
+  const Constant& constant(const onnx::NodeProto& node, int index);
+
+  // Copies a constant's values into a layer, refusing a model whose layers would hold far more values
+  // than its file (one weight read by thousands of nodes).
+  std::vector<float> take(const onnx::NodeProto& node, const Constant& c);
+
+  // [h, w] from a 2-element attribute, or the fallback; anything else is refused.
+  std::pair<int, int> pair_attr(const onnx::NodeProto& node, const std::string& name,
+                                std::pair<int, int> fallback) const;
+
+  // Adds a layer for `node` reading the layers `inputs`, writing the node's first output.
+  // A suffix names a helper layer of the node ("<node>.pad"); the node's output is the last one added.
+  // The reference is valid until the next add_layer.
+  Layer& add_layer(const onnx::NodeProto& node, LayerKind kind, LayerAttrs attrs, std::vector<std::string> inputs,
+                   const char* suffix = "");
+
+  // Refuses the node if another node reads one of its outputs from index `used` on.
+  void no_extra_outputs(const onnx::NodeProto& node, int used);
+
+  // The per-sample shape of a layer's output (kNetworkInputName: the input's).
+  Dims shape_of(const std::string& layer) const { return shapes_.at(layer); }
+
+  // The rank of a layer's output as ONNX sees it: 2 ([N, features]) or 4 ([N, C, H, W]).
+  int rank(const std::string& layer) const { return ranks_.at(layer); }
+
+  // Constant: its tensor, by the node's output name, for later nodes' constant().
+  void read_constant(const onnx::NodeProto& node);
+
+  // Dropout and Identity at inference: the input, unchanged.
+  void passthrough(const onnx::NodeProto& node);
+
+ private:
+  static std::string node_name(const onnx::NodeProto& node);
+  void read_opset();
+  Constant tensor(const onnx::TensorProto& t, const std::string& what) const;
+  template <typename T, typename Repeated>
+  std::vector<T> values(const onnx::TensorProto& t, const Repeated& typed, std::size_t count, const std::string& what,
+                        const char* noun) const;
+  void read_input();
+  void read_output();
+
+  std::string file_;
+  const onnx::ModelProto& model_;
+  OnnxModel result_;
+  std::map<std::string, std::shared_ptr<const Constant>> constants_;  // initializers and Constant outputs, by name
+  std::set<std::string> read_;                                        // every tensor name some node reads
+  std::map<std::string, int> ranks_;             // layer name (or "input") -> its output's rank (2 or 4)
+  std::size_t parameters_ = 0;                   // values copied into layers so far
+  std::size_t max_parameters_ = 0;               // 4 x the file's bytes / 4: weights shared a few times at most
+  std::map<std::string, std::string> producer_;  // tensor name -> the layer writing it (or "input")
+  std::map<std::string, Dims> shapes_;           // layer name (or "input") -> its output's shape
+  std::set<std::string> names_;
+};
+
+// Converts one node (onnx_ops.cpp: the table of the ops onnx_ops() lists): refused unless its op is
+// in the table, in the default domain, with no output but the first read by another node (but for
+// the ops that check their outputs themselves).
+void convert(Importer& importer, const onnx::NodeProto& node);
+
+}  // namespace infer::onnx_import
