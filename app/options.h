@@ -25,7 +25,7 @@ struct Options {
   PreprocessingOverrides preprocessing;
   int top_k = 3;
   int batch = 64;
-  int threads = 0;  // --threads: CPU threads (oneDNN's OpenMP and the sgemm's, cpu/gemm.h); 0: every core
+  int threads = 0;  // --threads: CPU threads (oneDNN's OpenMP and the sgemm's); 0: every core
   std::uint64_t max_memory = std::uint64_t{4} << 30;  // --max-memory: bytes a run may plan for its model
   bool json = false;
   bool softmax = false;  // --softmax: a model without a final softmax prints probabilities, not scores

@@ -1,7 +1,7 @@
 // The formula of every pointwise op (INFER_POINTWISE_OPS in ops.h), y = f(x; a, b), in float. One
-// definition for both backends: the CPU kernel
-// (cpu/activation.cpp) and the CUDA kernel (cudnn/pointwise.cu) both call pointwise_value, so the
-// tests that check the CPU against the double-precision reference check the GPU's formula too.
+// definition for both backends: the CPU kernel (backends/cpu/activation.cpp) and the CUDA kernel
+// (backends/cudnn/pointwise.cu) both call pointwise_value, so the tests that check the CPU against
+// the double-precision reference check the GPU's formula too.
 //
 // A NaN x gives NaN for every op (PyTorch's behaviour): fminf and fmaxf would return the bound, so
 // the clamps pass NaN through. expf and IEEE division, no fast math: the tests' bounds assume

@@ -15,7 +15,7 @@
 //                    layouts: channels rounded up to 16; the GPU's z buffer), plus the app's input,
 //                    output and top-k buffers and the GPU's staging of the largest activation
 //   workspace_bytes  the largest convolution's scratch for one sample (an im2col matrix), held once
-//                    per chunk of kCpuChunk samples (cpu/cpu_backend.h)
+//                    per chunk of kCpuChunk samples (backends/cpu/cpu_backend.h)
 // Not counted: cuDNN's own workspace (it depends on the algorithm cuDNN picks), decoded images
 // (bounded separately, load_image.h), the code and the libraries.
 #pragma once

@@ -2,7 +2,7 @@
 // realistic batch-norm statistics), exported to ONNX by tools/train/torchvision_conformance.py at test
 // time, through `infer`'s ONNX import on the CPU backend, against ONNX Runtime's outputs on the
 // same inputs (conformance_data.h: the derived bound on one input, top-1 on every input). The GPU
-// backend's run is tests/test_gpu_conformance.cpp.
+// backend's run is tests/backends/cudnn/test_gpu_conformance.cpp.
 #include <gtest/gtest.h>
 
 #include "tests/support/conformance_data.h"

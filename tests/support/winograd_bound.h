@@ -1,5 +1,5 @@
 // The rounding bound of a convolution computed by oneDNN's Winograd (cpu_backend.h,
-// winograd_shape()), for tests/reference.h. oneDNN has two f32 variants on AVX-512 and picks one
+// winograd_shape()), for tests/support/reference.h. oneDNN has two f32 variants on AVX-512 and picks one
 // per primitive: F(4x4, 3x3) (jit_wino_4x3; seen for 3 or more samples) and F(2x2, 3x3)
 // (jit_fp32_wino_2x3; seen for 1 and 2), so the reference allows either: the larger bound.
 //

@@ -53,7 +53,11 @@ sys.path.insert(1, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import infer_model  # noqa: E402
 from isa_cap import cap_isa_or_reexec  # noqa: E402
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+HERE = os.path.dirname(os.path.abspath(__file__))
+# The repository's root from tools/bench/; in a GPU bundle, whose tools/ is flat, the bundle's root
+# (where bin/ is).
+ROOT = os.path.dirname(HERE) if os.path.isdir(os.path.join(os.path.dirname(HERE), "bin")) else \
+    os.path.dirname(os.path.dirname(HERE))
 
 
 def percentiles(lat_ms):

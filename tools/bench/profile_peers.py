@@ -24,7 +24,7 @@ import tempfile
 
 from isa_cap import cap_isa_or_reexec
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # tools/<group>/ -> the root
 
 
 def conv_kind(in_c, groups, kh, stride):

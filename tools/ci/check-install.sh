@@ -10,7 +10,7 @@
 #      libdir is lib; tools/ci/rehearse-packages.sh checks Debian's lib/x86_64-linux-gnu;
 #   4. with share/infer moved away, infer and the example name the file they looked for (exit 3):
 #      there is no fallback to a source or build folder.
-# CI runs it (.ci/run); so can anyone, after tools/build.sh.
+# CI runs it (.ci/run); so can anyone, after tools/dev/build.sh.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 build="$(cd "${1:-$root/build}" && pwd)"

@@ -3,7 +3,7 @@
 # ONNX Runtime from PyPI, making it once: a virtual environment (with Debian's site packages
 # visible) under ${INFER_CACHE:-~/.cache/infer}/ort-venv, with the pinned onnxruntime wheel installed
 # without its dependencies (numpy comes from Debian; the inference session needs nothing else).
-# Outside the repository; a second run needs no network. For tools/torchvision_conformance.py.
+# Outside the repository; a second run needs no network. For tools/train/torchvision_conformance.py.
 set -euo pipefail
 version=1.23.2
 venv="${INFER_CACHE:-$HOME/.cache/infer}/ort-venv"

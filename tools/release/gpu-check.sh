@@ -59,9 +59,9 @@ else
   root="$(cd "$here/../.." && pwd)/build"  # in the source tree: tools/release/
 fi
 # Its Python steps: beside it in a bundle (a flat tools/), in tools/bench and tools/train of the source tree.
-conformance_py="$conformance_py"
+conformance_py="$here/torchvision_conformance.py"
 [[ -f "$conformance_py" ]] || conformance_py="$here/../train/torchvision_conformance.py"
-bench_py="$bench_py"
+bench_py="$here/bench_peers.py"
 [[ -f "$bench_py" ]] || bench_py="$here/../bench/bench_peers.py"
 bin="$root/bin"
 [[ -x "$bin/infer" ]] || { echo "gpu-check: $bin/infer not found (give a bundle or build folder)" >&2; exit 2; }

@@ -15,7 +15,7 @@ import numpy as np
 from PIL import Image
 
 DATA = pathlib.Path("/usr/share/datasets/fashion-mnist")
-OUT = pathlib.Path(__file__).resolve().parent.parent / "samples"
+OUT = pathlib.Path(__file__).resolve().parents[2] / "samples"
 LABELS = ["T-shirt/top", "Trouser", "Pullover", "Dress", "Coat", "Sandal", "Shirt", "Sneaker", "Bag", "Ankle boot"]
 PICK = {9: "ankle-boot", 1: "trouser", 2: "pullover", 7: "sneaker", 8: "bag", 3: "dress"}
 
