@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <ostream>
 
 #include "backends/cpu/cpu_backend.h"
 #include "backends/cpu/workers.h"
@@ -126,6 +127,13 @@ struct ConvCase {
   bool bias;
 };
 
+// GoogleTest names a parameter it cannot print by its bytes, padding included, so the names CTest
+// registers changed from one build to the next; these print the case.
+void PrintTo(const ConvCase& c, std::ostream* os) {
+  *os << to_string(c.in) << " to " << c.out_channels << " k" << c.kernel << " s" << c.stride << " p" << c.pad
+      << " d" << c.dilation << " g" << c.groups << (c.bias ? " bias" : "");
+}
+
 class ConvTest : public ::testing::TestWithParam<ConvCase> {};
 
 TEST_P(ConvTest, MatchesNaiveReference) {
@@ -188,6 +196,11 @@ struct PoolCase {
   int kernel, stride, pad;
   bool count_include_pad;
 };
+
+void PrintTo(const PoolCase& c, std::ostream* os) {
+  *os << layer_kind_name(c.kind) << " " << to_string(c.in) << " k" << c.kernel << " s" << c.stride << " p" << c.pad
+      << (c.count_include_pad ? "" : " excluding padding");
+}
 
 class PoolTest : public ::testing::TestWithParam<PoolCase> {};
 
