@@ -40,7 +40,12 @@ std::string cudnn_or_empty(int v) { return v > 0 ? cudnn_version_string(v) : "";
 
 BuildInfo build_info() {
   const manifest::BuildInfo b = api::build_info();
-  return {b.cuda, b.cudnn, b.compiler};
+  BuildInfo out{b.cuda, b.cudnn, b.compiler, {}};
+  for (const GpuBackendRequirements& r : kGpuBackends) {
+    const manifest::BuildInfo built = api::build_info(r.cuda_major);
+    if (!built.cuda.empty()) out.backends.push_back({gpu_backend_name(r.cuda_major), built.cuda, built.cudnn});
+  }
+  return out;
 }
 
 RuntimeInfo runtime_info() {
@@ -51,6 +56,10 @@ RuntimeInfo runtime_info() {
     const auto library = GpuLibrary::open();
     const InferGpuVersions v = library->versions();
     info.gpu_module = library->path();
+    info.gpu_backend = gpu_backend_name(library->choice().chosen);
+    for (const GpuBackendVerdict& b : library->choice().backends) {
+      info.gpu_choice.push_back(gpu_backend_name(b.cuda_major) + ": " + b.reason);
+    }
     info.cuda_runtime = cuda_or_empty(v.cuda_runtime_loaded);
     info.cuda_runtime_built = cuda_or_empty(v.cuda_runtime_built);
     info.cuda_driver = v.cuda_driver == 0 ? "" : cuda_version_string(v.cuda_driver);
@@ -65,11 +74,12 @@ RuntimeInfo runtime_info() {
   return info;
 }
 
-EnvironmentReport check_environment(const fs::path& manifest_path) {
+EnvironmentReport check_environment(const fs::path& manifest_path, int cuda_major) {
   const std::lock_guard<std::mutex> lock(api::setup_mutex());
   const fs::path path = manifest_path.empty() ? default_manifest_path() : manifest_path;
   const manifest::Manifest m = manifest::read_manifest(path);
-  const manifest::Report report = manifest::check(m, manifest::probe_machine(api::build_info(m)));
+  const manifest::Report report =
+      api::check_manifest(m, cuda_major != 0 ? cuda_major : cuda_major_from_environment(), /*model_files=*/true);
   EnvironmentReport out;
   out.manifest = path;
   out.ok = report.ok;
@@ -78,6 +88,10 @@ EnvironmentReport check_environment(const fs::path& manifest_path) {
   if (const manifest::ReportRow* failed = report.first_failure()) out.first_failure = manifest::one_line(*failed);
   out.table = manifest::format_table(report);
   out.json = manifest::to_json(report);
+  out.backend = report.backend;
+  for (const manifest::BackendOutcome& b : report.backends) {
+    out.backends.push_back({b.name, b.runs, b.first_failure, b.fix});
+  }
   return out;
 }
 
@@ -92,8 +106,18 @@ WrittenManifest write_environment_manifest(const fs::path& path, const fs::path&
   } catch (const InputError& e) {
     written.model_problem = e.what();
   }
-  const std::string text =
-      manifest::manifest_text(manifest::probe_machine(api::build_info()), path, written.model_files);
+  // The backend this machine runs (or, with none, the newest this build has) is the one recorded.
+  int major = 0;
+  std::string note;
+  try {
+    const auto library = GpuLibrary::open();
+    major = library->choice().chosen;
+    note = "the backend this machine runs: " + library->choice().summary();
+  } catch (const GpuUnavailableError& e) {
+    note = std::string("no GPU backend runs here when written: ") + e.what();
+  }
+  const std::string text = manifest::manifest_text(manifest::probe_machine(api::build_info(major)), path,
+                                                   written.model_files, note);
   manifest::write_manifest(path, text);
   return written;
 }

@@ -42,8 +42,9 @@ void per_channel(const char* option, const std::vector<float>& values, int chann
   }
 }
 
-GpuOptions gpu_options(const ClassifierOptions& o) {
+GpuOptions gpu_options(const ClassifierOptions& o, int cuda_major) {
   GpuOptions g;
+  g.cuda_major = cuda_major;
   g.precision = o.precision;
   g.autotune = o.autotune;
   g.autotune_cache = o.autotune_cache.u8string();
@@ -63,7 +64,38 @@ std::unique_ptr<Backend> cpu_fallback(const ClassifierOptions& o, const Network&
 
 }  // namespace
 
-manifest::BuildInfo build_info() { return {INFER_CUDA_VERSION, INFER_CUDNN_VERSION, INFER_COMPILER}; }
+manifest::BuildInfo build_info(int cuda_major) {
+  if (cuda_major == 12) {
+    manifest::BuildInfo b{INFER_CUDA12_VERSION, INFER_CUDNN12_VERSION, INFER_COMPILER};
+    b.cuda_major = 12;
+    return b;
+  }
+  manifest::BuildInfo b{INFER_CUDA_VERSION, INFER_CUDNN_VERSION, INFER_COMPILER};
+  b.cuda_major = cuda_major == 0 ? 13 : cuda_major;
+  return b;
+}
+
+manifest::Report check_manifest(const manifest::Manifest& m, int forced_major, bool model_files) {
+  if (m.schema == 1) return manifest::check(m, manifest::probe_machine(build_info(m)), model_files);
+  manifest::Manifest checked = m;
+  if (forced_major != 0) {
+    checked.backends.clear();
+    for (const manifest::BackendSection& b : m.backends) {
+      if (b.cuda_major == forced_major) checked.backends.push_back(b);
+    }
+    if (checked.backends.empty()) {
+      throw GpuUnavailableError(m.path.u8string() + " lists no [[backend]] cu" + std::to_string(forced_major) +
+                                ": this deployment was not validated on the CUDA " + std::to_string(forced_major) +
+                                " backend");
+    }
+  }
+  const int cudnn_major = manifest::wanted_cudnn_major(m);
+  return manifest::check_backends(checked, [cudnn_major](int major) -> const manifest::MachineProbe& {
+    manifest::BuildInfo b = build_info(major);
+    b.cudnn_major = cudnn_major;
+    return manifest::probe_machine(b);
+  }, model_files);
+}
 
 manifest::BuildInfo build_info(const manifest::Manifest& m) {
   manifest::BuildInfo b = build_info();
@@ -179,8 +211,18 @@ int batch_within_memory_limit(const ClassifierOptions& o, const LoadedModel& mod
 std::unique_ptr<Backend> choose_backend(const ClassifierOptions& o, const Network& net, int batch,
                                         const manifest::Manifest* m) {
   if (o.device == Device::Cpu) return make_cpu_backend(net, batch);
+  // The backend asked for, else the one the manifest's check found running (schema 2), else the
+  // newest that runs (GpuLibrary::open).
+  int cuda_major = o.cuda_major != 0 ? o.cuda_major : cuda_major_from_environment();
   if (m) {
-    const manifest::Report report = manifest::check(*m, manifest::probe_machine(build_info(*m)), /*model_files=*/false);
+    manifest::Report report;
+    try {
+      report = check_manifest(*m, cuda_major, /*model_files=*/false);
+    } catch (const GpuUnavailableError& e) {
+      if (o.device == Device::Gpu) throw;
+      return cpu_fallback(o, net, batch, e.what());
+    }
+    if (cuda_major == 0 && !report.backend.empty()) cuda_major = std::stoi(report.backend.substr(2));
     if (const manifest::ReportRow* failed = report.first_failure()) {
       if (o.device == Device::Gpu) {
         throw GpuUnavailableError("the environment does not match " + report.manifest +
@@ -189,9 +231,9 @@ std::unique_ptr<Backend> choose_backend(const ClassifierOptions& o, const Networ
       return cpu_fallback(o, net, batch, manifest::one_line(*failed));
     }
   }
-  if (o.device == Device::Gpu) return make_gpu_backend(net, batch, gpu_options(o));
+  if (o.device == Device::Gpu) return make_gpu_backend(net, batch, gpu_options(o, cuda_major));
   try {
-    return make_gpu_backend(net, batch, gpu_options(o));
+    return make_gpu_backend(net, batch, gpu_options(o, cuda_major));
   } catch (const Error& e) {  // unusable, or failing to set up: the CPU gives the same answers
     return cpu_fallback(o, net, batch, e.what());
   }

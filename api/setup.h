@@ -9,16 +9,24 @@
 #include "infer/classifier.h"
 #include "manifest/manifest.h"
 #include "manifest/probe.h"
+#include "manifest/report.h"
 #include "backends/backend.h"
 #include "formats/model_file.h"
 
 namespace infer::api {
 
-// What this library was compiled with (CUDA and cuDNN of its GPU module; empty without one).
-manifest::BuildInfo build_info();
+// What this library was compiled with: CUDA and cuDNN of the GPU module of a CUDA major (0: the
+// newest built; empty strings when this build has no module of that major).
+manifest::BuildInfo build_info(int cuda_major = 0);
 // The same, with the cuDNN major the manifest asks for where the build has no cuDNN of its own to
 // say it (the Windows build probes cudnn64_8.dll or cudnn64_9.dll accordingly).
 manifest::BuildInfo build_info(const manifest::Manifest& m);
+
+// The environment check as every path runs it: a schema 1 manifest with manifest::check against
+// the probe of the CUDA 13 backend's build, schema 2 with manifest::check_backends, each backend
+// against the probe of its own build. forced_major (12, 13) checks that backend's section only
+// (a manifest without one fails, naming it); 0 checks all.
+manifest::Report check_manifest(const manifest::Manifest& m, int forced_major, bool model_files);
 
 // The manifest to check against, or nothing (options.verify off, or no manifest named and none
 // shipped: then a NoManifest notice). Throws InputError when the manifest is invalid or a named one

@@ -14,10 +14,13 @@ namespace fs = std::filesystem;
 int run_check(const Options& o, std::ostream& out, std::ostream& err) {
   EnvironmentReport report;
   try {
-    report = check_environment(arg_path(o.manifest));
+    report = check_environment(arg_path(o.manifest), o.cuda_major);
   } catch (const InputError& e) {
     err << "infer: " << printable_utf8(e.what()) << '\n';
     return kExitInvalidInput;
+  } catch (const GpuUnavailableError& e) {  // the backend asked for is not in the manifest
+    err << "infer: " << printable_utf8(e.what()) << '\n';
+    return kExitEnvironment;
   }
   out << (o.json ? report.json : report.table);
   return report.ok ? kExitOk : kExitEnvironment;

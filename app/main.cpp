@@ -36,7 +36,9 @@ void print_notice(const Options& o, const Notice& n) {
 // The command line as the Classifier's options: the run's start-up check, model, batch and device.
 ClassifierOptions classifier_options(const Options& o) {
   ClassifierOptions c;
-  c.device = o.device;
+  // A backend asked for by name is the GPU or an error: under --device auto too.
+  c.device = o.cuda_major != 0 && o.device == Device::Auto ? Device::Gpu : o.device;
+  c.cuda_major = o.cuda_major;
   c.precision = o.precision;
   c.max_batch = o.batch;
   c.max_memory = o.max_memory;

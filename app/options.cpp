@@ -125,6 +125,14 @@ ParseResult parse_options(int argc, char** argv) {
       ->transform(CLI::CheckedTransformer(precisions).description(""))
       ->type_name("fp32|tf32|fp16")
       ->default_str("fp32");
+  const std::map<std::string, int> cuda_majors{{"auto", 0}, {"12", 12}, {"13", 13}};
+  cli.add_option("--cuda", o.cuda_major,
+                 "GPU backend by CUDA major: 13 (drivers >= 580, GPUs >= 7.5), 12 (drivers >= 525, GPUs >= 5.0), "
+                 "or auto (default: $INFER_CUDA, else the newest that runs here); a forced backend that cannot "
+                 "run is an error (exit 4), never a fallback to the CPU")
+      ->transform(CLI::CheckedTransformer(cuda_majors).description(""))
+      ->type_name("12|13|auto")
+      ->default_str("auto");
   cli.add_flag("--autotune", o.autotune,
                "GPU: measure the convolution algorithms once and cache the fastest (see --autotune-cache)");
   cli.add_option("--autotune-cache", o.autotune_cache,
@@ -168,6 +176,11 @@ ParseResult parse_options(int argc, char** argv) {
       return result;
     }
     o.max_memory = *bytes;
+  }
+  if (o.device == Device::Cpu && o.cuda_major != 0) {
+    std::cerr << "infer: --cuda " << o.cuda_major << " picks a GPU backend; --device cpu uses none (drop one of them)\n";
+    result.exit_code = kExitUsage;
+    return result;
   }
   if (o.device == Device::Cpu && o.precision != Precision::Fp32) {
     std::cerr << "infer: --precision " << precision_name(o.precision)

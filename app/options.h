@@ -35,6 +35,7 @@ struct Options {
   std::string manifest;                   // --manifest PATH; empty: the shipped VERSIONS.toml
   bool no_verify = false;                 // --no-verify: skip the start-up check and the model digests
   Precision precision = Precision::Fp32;  // --precision; tf32 and fp16 need the GPU
+  int cuda_major = 0;                     // --cuda 12|13; 0 (auto): $INFER_CUDA, else the newest that runs
   bool autotune = false;                  // --autotune: measure convolution algorithms, cached in autotune_cache
   std::string autotune_cache;             // --autotune-cache PATH; empty: the default cache file
   bool verbose = false;                   // -v/--verbose: the GPU backend's choices on stderr

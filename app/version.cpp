@@ -21,20 +21,21 @@ void print_version(std::ostream& out, const std::string& model) {
   const BuildInfo built = build_info();
   out << "infer " << version_string() << '\n';
   out << "  built with:   " << built.compiler << ", C++" << __cplusplus / 100 % 100 << ", " << INFER_BUILD_TYPE << '\n';
-  out << "  GPU backend:  ";
-  if (built.cuda.empty()) {
+  // One line per GPU backend of this build (one module per CUDA major, docs/gpu.md).
+  if (built.backends.empty()) {
 #ifdef _WIN32
-    out << "built apart from infer.exe (infer_cudnn.dll: MSVC and the CUDA toolkit, docs/windows.md)\n";
+    out << "  GPU backend:  built apart from infer.exe (infer_cudnn.dll: MSVC and the CUDA toolkit, docs/windows.md)\n";
 #else
-    out << "not built (CUDA toolkit or cuDNN not found at configure time)\n";
+    out << "  GPU backend:  not built (CUDA toolkit or cuDNN not found at configure time)\n";
 #endif
-  } else {
-    out << "built for CUDA " << built.cuda << ", cuDNN " << built.cudnn << '\n';
+  }
+  for (const BuildInfo::Backend& b : built.backends) {
+    out << "  GPU backend:  " << b.name << ": built for CUDA " << b.cuda << ", cuDNN " << b.cudnn << '\n';
   }
   const RuntimeInfo run = runtime_info();
   out << "  CPU backend:  " << run.cpu_libraries << '\n';
   if (run.gpu_loaded) {
-    out << "  run time:     " << run.gpu_module.u8string() << '\n'
+    out << "  run time:     " << run.gpu_backend << ": " << run.gpu_module.u8string() << '\n'
         << "                CUDA runtime " << or_none(run.cuda_runtime) << " (built against "
         << or_none(run.cuda_runtime_built) << ")\n"
         << "                CUDA driver: "
@@ -43,6 +44,7 @@ void print_version(std::ostream& out, const std::string& model) {
         << '\n'
         << "                cuDNN " << or_none(run.cudnn) << " (built against " << or_none(run.cudnn_built)
         << "; this cuDNN was built for CUDA " << or_none(run.cudnn_cuda) << ")\n";
+    for (const std::string& why : run.gpu_choice) out << "  chosen:       " << why << '\n';
   } else {
     out << "  run time:     GPU backend not loadable: " << run.gpu_problem << '\n';
   }

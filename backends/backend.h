@@ -36,6 +36,9 @@ struct GpuOptions {
   bool deterministic = false;
   // Verbose lines (chosen algorithm per layer, cache use, graph fallback); empty = silent.
   std::function<void(const std::string&)> log;
+  // The GPU backend's CUDA major (12, 13); 0 chooses the newest that runs here (gpu_choice.h),
+  // unless the environment variable INFER_CUDA names one.
+  int cuda_major = 0;
 };
 
 // Device time of one batch, from CUDA events recorded on the backend's stream around the copies

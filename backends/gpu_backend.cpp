@@ -43,6 +43,8 @@ class GpuBackend final : public Backend {
       c.log = log_trampoline;
       c.log_ctx = &options_.log;  // options_ lives as long as the executor
     }
+    if (options_.log) options_.log("GPU backend " + gpu_backend_name(library_->choice().chosen) + ": " +
+                                   library_->choice().summary() + " (" + library_->path().u8string() + ")");
     std::array<char, 1024> message{};
     const int status = library_->api().create(&network, max_batch, &c, &executor_, message.data(), message.size());
     if (status == INFER_GPU_UNAVAILABLE) throw GpuUnavailableError(message.data());
@@ -53,7 +55,9 @@ class GpuBackend final : public Backend {
   }
   ~GpuBackend() override { library_->api().destroy(executor_); }
 
-  std::string description() const override { return std::string("gpu: ") + library_->api().describe(executor_); }
+  std::string description() const override {
+    return "gpu (" + gpu_backend_name(library_->choice().chosen) + "): " + library_->api().describe(executor_);
+  }
   const char* device() const override { return "gpu"; }
   int max_batch() const override { return max_batch_; }
   std::size_t layer_count() const override { return layer_count_; }
@@ -99,14 +103,53 @@ bool gpu_top_k_on_device(std::size_t classes, int n) {
   return classes <= static_cast<std::size_t>(INFER_GPU_TOP_K_MAX_CLASSES) && n <= INFER_GPU_TOP_K_MAX_SAMPLES;
 }
 
-std::vector<std::filesystem::path> gpu_library_candidates() {
+std::vector<std::filesystem::path> gpu_library_candidates(int cuda_major) {
   std::vector<std::filesystem::path> out;
-  if (std::filesystem::path env = path_from_environment("INFER_GPU_LIBRARY"); !env.empty()) {
-    out.push_back(std::move(env));
-    return out;
-  }
-  for (const std::filesystem::path& dir : gpu_module_folders()) out.push_back(dir / kGpuLibraryName);
+  const char* name = gpu_library_name(cuda_major);
+  if (!name) return out;
+  for (const std::filesystem::path& dir : gpu_module_folders()) out.push_back(dir / name);
   return out;
+}
+
+void report_plugin(const ChildChannel& ch, const InferGpuPlugin& api) {
+  ch.step("asking the CUDA runtime and cuDNN their versions");
+  InferGpuVersions v{};
+  api.versions(&v);
+  ch.put("built", std::to_string(v.cuda_runtime_built));
+  ch.put("runtime", std::to_string(v.cuda_runtime_loaded));
+  ch.put("driver", std::to_string(v.cuda_driver));
+  ch.put("cudnn", std::to_string(v.cudnn_loaded));
+  ch.put("cudnn_cudart", std::to_string(v.cudnn_loaded_cudart));
+  ch.step("asking the CUDA runtime for the devices (cudaGetDeviceCount)");
+  InferGpuDevice d{};
+  api.device(&d);
+  ch.put("device_count", std::to_string(d.count));
+  ch.put("device_cc", std::to_string(d.cc_major * 10 + d.cc_minor));
+  if (d.error != 0) ch.put("device_error", d.error_name);
+  ch.put("loaded", "1");
+}
+
+void read_probe(const IsolatedResult& r, GpuBackendProbe& probe) {
+  const auto number = [&r](const char* key) { return static_cast<int>(r.number(key).value_or(0)); };
+  if (!r.finished()) {
+    probe.load_failure = "loading " + probe.module.filename().u8string() + " " + r.failure();
+    return;
+  }
+  if (r.has("load_error")) {
+    probe.load_failure = r.value("load_error");
+    return;
+  }
+  if (!r.has("loaded")) {
+    probe.load_failure = probe.module.u8string() + " is not a GPU backend of this build of infer (ABI mismatch)";
+    return;
+  }
+  probe.runtime = number("runtime");
+  probe.driver_cuda = number("driver");
+  probe.cudnn = number("cudnn");
+  probe.cudnn_cudart = number("cudnn_cudart");
+  probe.device_count = number("device_count");
+  probe.device_cc = number("device_cc");
+  probe.device_error = r.value("device_error");
 }
 
 namespace {
@@ -140,21 +183,49 @@ const InferGpuPlugin& checked_plugin(InferGpuPluginEntry entry, const std::files
 }
 
 GpuLibrary::GpuLibrary(void* handle, const InferGpuPlugin* api, std::filesystem::path path)
-    : handle_(handle), api_(api), path_(std::move(path)) {}
+    : handle_(handle), api_(api), path_(std::move(path)) {
+  // A module opened by path: its own major, by the runtime it was built with.
+  InferGpuVersions v{};
+  api_->versions(&v);
+  choice_.chosen = choice_.forced = v.cuda_runtime_built / 1000;
+}
 
-std::shared_ptr<GpuLibrary> GpuLibrary::open() {
-  const std::vector<std::filesystem::path> candidates = gpu_library_candidates();
-  for (const std::filesystem::path& p : candidates) {
-    std::error_code ec;
-    if (std::filesystem::exists(p, ec)) return open(p);
-  }
+std::shared_ptr<GpuLibrary> GpuLibrary::open(int forced_major) {
   if (const std::filesystem::path env = path_from_environment("INFER_GPU_LIBRARY"); !env.empty()) {
-    throw GpuUnavailableError("INFER_GPU_LIBRARY=" + env.u8string() + ": no such file");
+    std::error_code ec;
+    if (!std::filesystem::exists(env, ec)) throw GpuUnavailableError("INFER_GPU_LIBRARY=" + env.u8string() + ": no such file");
+    return open(env);
   }
+  const int forced = forced_major != 0 ? forced_major : cuda_major_from_environment();
+  std::vector<GpuBackendProbe> probes;
   std::string looked;
-  for (const std::filesystem::path& p : candidates) looked += (looked.empty() ? "" : ", ") + p.parent_path().u8string();
-  throw GpuUnavailableError(std::string(kGpuLibraryName) + " (the GPU backend) was not found (looked in " + looked +
-                            "); " + kGpuBuildHint);
+  for (const GpuBackendRequirements& r : kGpuBackends) {
+    GpuBackendProbe p;
+    p.cuda_major = r.cuda_major;
+    for (const std::filesystem::path& candidate : gpu_library_candidates(r.cuda_major)) {
+      std::error_code ec;
+      if (p.module.empty() && std::filesystem::exists(candidate, ec)) p.module = candidate;
+      if (looked.find(candidate.parent_path().u8string()) == std::string::npos) {
+        looked += (looked.empty() ? "" : ", ") + candidate.parent_path().u8string();
+      }
+    }
+    if (forced == 0 || forced == r.cuda_major) probes.push_back(std::move(p));
+  }
+  bool any = false;
+  for (const GpuBackendProbe& p : probes) any = any || !p.module.empty();
+  if (!any) {
+    throw GpuUnavailableError("no GPU backend module was found (looked in " + looked + "); " + kGpuBuildHint);
+  }
+  probe(probes);
+  GpuChoice choice = choose_gpu_backend(probes, forced);
+  if (choice.chosen == 0) throw GpuUnavailableError(choice.summary() + "; infer --check names the cause");
+  for (const GpuBackendProbe& p : probes) {
+    if (p.cuda_major != choice.chosen) continue;
+    std::shared_ptr<GpuLibrary> library = load(p.module);
+    library->choice_ = std::move(choice);
+    return library;
+  }
+  throw std::logic_error("GpuLibrary::open: the chosen backend has no probe");
 }
 
 InferGpuVersions GpuLibrary::versions() const {
@@ -164,7 +235,7 @@ InferGpuVersions GpuLibrary::versions() const {
 }
 
 std::unique_ptr<Backend> make_gpu_backend(const Network& network, int max_batch, const GpuOptions& options) {
-  return make_gpu_backend(GpuLibrary::open(), network, max_batch, options);
+  return make_gpu_backend(GpuLibrary::open(options.cuda_major), network, max_batch, options);
 }
 
 std::unique_ptr<Backend> make_gpu_backend(std::shared_ptr<GpuLibrary> library, const Network& network, int max_batch,

@@ -8,18 +8,28 @@
 #include <vector>
 
 #include "backends/backend.h"
+#include "backends/gpu_choice.h"
 #include "backends/gpu_plugin.h"
 #include "platform/isolated.h"
 
 namespace infer {
 
-// The backend's file name (libinfer_cudnn.so, infer_cudnn.dll) and what to say when none is found.
-extern const char* const kGpuLibraryName;
+// What to say when no backend is found.
 extern const char* const kGpuBuildHint;
 
-// Where load_gpu_backend looks for the backend (kGpuLibraryName), in order: $INFER_GPU_LIBRARY if set (and
-// nowhere else), or else the folders of install_layout.h's gpu_module_folders().
-std::vector<std::filesystem::path> gpu_library_candidates();
+// The file name of the backend for a CUDA major (libinfer_cudnn_cu13.so, libinfer_cudnn_cu12.so;
+// on Windows infer_cudnn.dll, CUDA 13 only), or nullptr when this system has none for it.
+const char* gpu_library_name(int cuda_major);
+
+// Where GpuLibrary::open looks for the backend of a CUDA major, in order: the folders of
+// install_layout.h's gpu_module_folders(). ($INFER_GPU_LIBRARY, when set, names the one module to
+// load instead, and no choice is made.)
+std::vector<std::filesystem::path> gpu_library_candidates(int cuda_major);
+
+// The trial load's report (gpu_library_*.cpp's children): the child sends what the plugin says
+// with report_plugin, and the parent reads it into a probe with read_probe.
+void report_plugin(const ChildChannel& ch, const InferGpuPlugin& api);
+void read_probe(const IsolatedResult& r, GpuBackendProbe& probe);
 
 // The library, opened and checked (ABI version), but no GPU touched yet: first loaded in a child
 // process (a damaged library ends the child, not the program), then here. Throws
@@ -27,7 +37,12 @@ std::vector<std::filesystem::path> gpu_library_candidates();
 // gpu_library_posix.cpp (dlopen) and gpu_library_windows.cpp (LoadLibraryExW) implement it.
 class GpuLibrary {
  public:
-  static std::shared_ptr<GpuLibrary> open();
+  // The backend this machine runs (gpu_choice.h): each installed module is trial-loaded, in child
+  // processes at once, and the newest that runs is loaded. forced_major 12 or 13 takes that one or
+  // none; 0 takes INFER_CUDA from the environment, else chooses. Throws GpuUnavailableError with
+  // GpuChoice::summary() when none runs.
+  static std::shared_ptr<GpuLibrary> open(int forced_major = 0);
+  // This module, trial-loaded first; no choice (choice() then names this module's major only).
   static std::shared_ptr<GpuLibrary> open(const std::filesystem::path& path);
   ~GpuLibrary();
   GpuLibrary(const GpuLibrary&) = delete;
@@ -36,12 +51,21 @@ class GpuLibrary {
   const InferGpuPlugin& api() const { return *api_; }
   const std::filesystem::path& path() const { return path_; }
   InferGpuVersions versions() const;
+  // How this module was chosen: every backend's verdict.
+  const GpuChoice& choice() const { return choice_; }
 
  private:
   GpuLibrary(void* handle, const InferGpuPlugin* api, std::filesystem::path path);
+  // Loads and checks the module (gpu_library_*.cpp), without a trial load: the caller made one.
+  static std::shared_ptr<GpuLibrary> load(const std::filesystem::path& path);
+  // Trial-loads each probe's module (the ones whose module is set) in child processes, at once,
+  // and fills in what each found (gpu_library_*.cpp).
+  static void probe(std::vector<GpuBackendProbe>& probes);
+
   void* handle_;
   const InferGpuPlugin* api_;
   std::filesystem::path path_;
+  GpuChoice choice_;
 };
 
 #ifdef _WIN32

@@ -36,9 +36,6 @@ void trial_job(const ChildChannel& ch, const std::vector<std::string>& args) {
   const auto entry = symbol<InferGpuPluginEntry>(h, "infer_gpu_plugin");
   const InferGpuPlugin* api = entry ? entry() : nullptr;
   if (!api || api->abi_version != INFER_GPU_PLUGIN_ABI) return;
-  ch.step("asking the CUDA runtime and cuDNN their versions");
-  InferGpuVersions v{};
-  api->versions(&v);
   for (const wchar_t* front : {L"cudnn64_9.dll", L"cudnn64_8.dll"}) {
     const HMODULE cudnn = GetModuleHandleW(front);
     if (!cudnn) continue;
@@ -51,6 +48,7 @@ void trial_job(const ChildChannel& ch, const std::vector<std::string>& args) {
       }
     }
   }
+  report_plugin(ch, *api);
 }
 
 void trial_load(const fs::path& path) {
@@ -60,9 +58,14 @@ void trial_load(const fs::path& path) {
   }
 }
 
+// LOAD_WITH_ALTERED_SEARCH_PATH is defined for absolute paths with backslashes only
+// ($INFER_GPU_LIBRARY may be relative or use slashes).
+fs::path load_path(const fs::path& given) { return fs::absolute(given).make_preferred(); }
+
 }  // namespace
 
-const char* const kGpuLibraryName = "infer_cudnn.dll";
+// One backend on Windows: CUDA 13 (the CUDA 12 one is built on Linux only).
+const char* gpu_library_name(int cuda_major) { return cuda_major == 13 ? "infer_cudnn.dll" : nullptr; }
 const char* const kGpuBuildHint =
     "this build has no GPU backend (infer_cudnn.dll is built with MSVC and the CUDA toolkit on Windows, "
     "docs/windows.md, and goes beside infer.exe)";
@@ -71,11 +74,32 @@ ChildJob find_gpu_job(const std::string& name) { return name == kTrialJob ? tria
 
 GpuLibrary::~GpuLibrary() { FreeLibrary(static_cast<HMODULE>(handle_)); }
 
+void GpuLibrary::probe(std::vector<GpuBackendProbe>& probes) {
+  std::vector<ChildCall> calls;
+  std::vector<GpuBackendProbe*> probed;
+  for (GpuBackendProbe& p : probes) {
+    if (p.module.empty()) continue;
+    calls.push_back(ChildCall{kTrialJob, {load_path(p.module).u8string()}});
+    probed.push_back(&p);
+  }
+  const std::vector<IsolatedResult> results = run_isolated(calls, probe_timeout());
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    read_probe(results[i], *probed[i]);
+    // The child reports no load error on Windows: a DLL that did not load sent nothing.
+    if (results[i].finished() && !results[i].has("loaded") && !results[i].has("load_error")) {
+      probed[i]->load_failure = "cannot load the GPU backend " + probed[i]->module.u8string() +
+                                " (LoadLibraryExW failed in the trial load; infer --check names the cause)";
+    }
+  }
+}
+
 std::shared_ptr<GpuLibrary> GpuLibrary::open(const fs::path& given) {
-  // LOAD_WITH_ALTERED_SEARCH_PATH is defined for absolute paths with backslashes only
-  // ($INFER_GPU_LIBRARY may be relative or use slashes).
-  const fs::path path = fs::absolute(given).make_preferred();
-  trial_load(path);
+  trial_load(load_path(given));
+  return load(given);
+}
+
+std::shared_ptr<GpuLibrary> GpuLibrary::load(const fs::path& given) {
+  const fs::path path = load_path(given);
   // No "Bad Image" or "cannot find" message box for a damaged DLL or a missing dependency: the
   // error comes back as a code (the child's loads run under the same mode, isolated_windows.cpp).
   DWORD old_mode = 0;

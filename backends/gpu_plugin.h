@@ -22,7 +22,7 @@ extern "C" {
 
 // Bump whenever this table or any type it passes (Network, Layer, ...) changes. A change to the list
 // of ops (graph/ops.h) needs no bump: ops_hash carries it.
-#define INFER_GPU_PLUGIN_ABI 7
+#define INFER_GPU_PLUGIN_ABI 8
 
 // The C++ standard library whose layout the Network's members have (its headers define these).
 #if defined(_MSVC_STL_VERSION)
@@ -35,8 +35,8 @@ extern "C" {
 #define INFER_GPU_CXX_LIBRARY 0u
 #endif
 
-// Limits of the device top-k selection (backends/cudnn/top_k.cu: one block of threads per sample,
-// k scans of the row). Here, not in the kernel's header, so that the engine can check them without
+// Limits of the device top-k selection (backends/cudnn/kernels/top_k.cuh: one block of threads per
+// sample, k scans of the row). Here, not in the kernel's header, so that the engine can check them without
 // CUDA headers.
 #define INFER_GPU_TOP_K_MAX_CLASSES 65536
 #define INFER_GPU_TOP_K_MAX_SAMPLES 65535
@@ -55,6 +55,16 @@ struct InferGpuVersions {
   int cudnn_built;          // CUDNN_VERSION at compile time, e.g. 91900
   int cudnn_loaded;         // cudnnGetVersion()
   int cudnn_loaded_cudart;  // cudnnGetCudartVersion(): the CUDA runtime that cuDNN was built for
+};
+
+// Device 0 as this module's CUDA runtime sees it (InferGpuPlugin::device).
+struct InferGpuDevice {
+  int count;           // cudaGetDeviceCount; 0 when it failed
+  int cc_major;        // compute capability of device 0; 0 when unknown
+  int cc_minor;
+  int error;           // the cudaError_t of cudaGetDeviceCount when it failed (35: the driver is too old
+                       // for this runtime; 100: no device); else 0
+  char error_name[64];  // its name, "cudaErrorInsufficientDriver"; NUL-terminated
 };
 
 // infer::GpuOptions (backend.h) as C. Strings and the log context must outlive the executor.
@@ -86,6 +96,10 @@ struct InferGpuPlugin {
 
   // Versions; never needs a GPU. Returns INFER_GPU_OK.
   int (*versions)(InferGpuVersions* out);
+
+  // Asks the CUDA runtime for the devices (it initialises the driver: the loader calls this in its
+  // trial-load child only, gpu_library_posix.cpp). Returns INFER_GPU_OK.
+  int (*device)(InferGpuDevice* out);
 
   // Builds an executor for the network (which must outlive it) and up to max_batch samples:
   // device selection, cuDNN handle, every descriptor, algorithm and buffer. On failure returns

@@ -2,7 +2,8 @@
 #   infer_<version>_amd64.deb      the command, libinfer.so and the shipped model (component runtime):
 #                                  the CPU path, installable on any Debian-like system;
 #   infer-dev_<version>_amd64.deb  the headers and the CMake package (component dev);
-#   infer-gpu_<version>_amd64.deb  the cuDNN backend module (component gpu), only when it is built;
+#   infer-gpu-cu13_<version>_amd64.deb, infer-gpu-cu12_...  the cuDNN backend modules (components
+#                                  gpu_cu13, gpu_cu12), each only when it is built;
 #   infer-<version>-Linux.tar.gz   everything in one relocatable tree (the binaries find each other
 #                                  relative to themselves, platform/install_layout.h).
 # The .debs' dependencies on Debian's libraries come from dpkg-shlibdeps, on the files themselves.
@@ -32,7 +33,7 @@ set(CPACK_DEBIAN_RUNTIME_DESCRIPTION "Image classification with CNNs, and a chec
 # its dependency from dpkg-shlibdeps as on any Debian library.
 set(CPACK_DEBIAN_RUNTIME_PACKAGE_GENERATE_SHLIBS ON)
 set(CPACK_DEBIAN_PACKAGE_GENERATE_SHLIBS_POLICY "=")
-set(CPACK_DEBIAN_RUNTIME_PACKAGE_SUGGESTS "infer-gpu (= ${PROJECT_VERSION}), infer-dev (= ${PROJECT_VERSION})")
+set(CPACK_DEBIAN_RUNTIME_PACKAGE_SUGGESTS "infer-gpu-cu13 (= ${PROJECT_VERSION}) | infer-gpu-cu12 (= ${PROJECT_VERSION}), infer-dev (= ${PROJECT_VERSION})")
 
 set(CPACK_DEBIAN_DEV_PACKAGE_NAME infer-dev)
 set(CPACK_DEBIAN_DEV_DESCRIPTION "infer's C++ API: headers and the CMake package
@@ -40,17 +41,24 @@ set(CPACK_DEBIAN_DEV_DESCRIPTION "infer's C++ API: headers and the CMake package
 set(CPACK_DEBIAN_DEV_PACKAGE_DEPENDS "infer (= ${PROJECT_VERSION})")
 set(CPACK_DEBIAN_DEV_PACKAGE_SHLIBDEPS OFF)  # headers and CMake files only
 
-set(CPACK_DEBIAN_GPU_PACKAGE_NAME infer-gpu)
-set(CPACK_DEBIAN_GPU_DESCRIPTION "infer's cuDNN backend
- The module infer and libinfer.so load to run on an NVIDIA GPU. It needs the NVIDIA driver, the
- CUDA 13 runtime and cuDNN 9, from any source (NVIDIA's packages, a tarball, pip wheels): infer
- --check says whether the ones found fit.")
-set(CPACK_DEBIAN_GPU_PACKAGE_DEPENDS "infer (= ${PROJECT_VERSION})")
-# dpkg-shlibdeps knows no package for libcudart.so.13 and libcudnn.so.9 (they are not Debian's).
-set(CPACK_DEBIAN_GPU_PACKAGE_SHLIBDEPS OFF)
+# One GPU package per CUDA major (backends/cudnn/CMakeLists.txt): install the one the machine's
+# driver runs, or both, and infer picks at run time (docs/gpu.md, "Two backends").
+foreach(_major 13 12)
+  string(TOUPPER "gpu_cu${_major}" _c)
+  set(CPACK_DEBIAN_${_c}_PACKAGE_NAME infer-gpu-cu${_major})
+  set(CPACK_DEBIAN_${_c}_DESCRIPTION "infer's cuDNN backend for CUDA ${_major}
+ The module infer and libinfer.so load to run on an NVIDIA GPU with a driver that supports CUDA
+ ${_major}. It needs the NVIDIA driver, the CUDA ${_major} runtime and cuDNN 9 for CUDA ${_major}, from any
+ source (NVIDIA's packages, a tarball, pip wheels): infer --check says whether the ones found fit.")
+  set(CPACK_DEBIAN_${_c}_PACKAGE_DEPENDS "infer (= ${PROJECT_VERSION})")
+  # dpkg-shlibdeps knows no package for libcudart.so.N and libcudnn.so.9 (they are not Debian's).
+  set(CPACK_DEBIAN_${_c}_PACKAGE_SHLIBDEPS OFF)
+endforeach()
 
 set(CPACK_COMPONENTS_ALL runtime dev)
-if(TARGET infer_cudnn)
-  list(APPEND CPACK_COMPONENTS_ALL gpu)
-endif()
+foreach(_major 13 12)
+  if(TARGET infer_cudnn_cu${_major})
+    list(APPEND CPACK_COMPONENTS_ALL gpu_cu${_major})
+  endif()
+endforeach()
 include(CPack)

@@ -5,13 +5,10 @@
 // A row of INFER_GRAPH_OPS: X(Kind, "name in the model file", inputs): inputs is One, Two or Many
 // (two or more), the number of layers the op reads.
 //
-// A row of INFER_POINTWISE_OPS: an elementwise op of one input, y = f(x; a, b), defined once in
-// graph/pointwise_formula.h for both backends. Every switch over LayerKind lists the pointwise
-// kinds with INFER_CASE_POINTWISE_OPS (one generic case each), so a new pointwise op is a row here
-// and a formula there. The row: P(X, Kind, "name", "key of a", default a, "key of b", default b,
-// rule): the model file's keys for the two parameters (an empty key is a fixed value, not read; a
-// default of kRequiredValue makes the key required), and the rule the values follow: Any, Finite
-// (both finite) or Ordered (a <= b, either may be infinite: clip's bounds).
+// INFER_POINTWISE_OPS (graph/pointwise_op.h, with the rows' format) lists the elementwise ops of
+// one input, y = f(x; a, b), defined once in graph/pointwise_formula.h for both backends. Every
+// switch over LayerKind lists the pointwise kinds with INFER_CASE_POINTWISE_OPS (one generic case
+// each), so a new pointwise op is a row there and a formula in pointwise_formula.h.
 //
 // The order is the enum's order, and part of the GPU plugin's ABI (kOpsHash in gpu_plugin.h covers
 // it); the pointwise ops come last, and their order is the GPU kernel's op code.
@@ -22,6 +19,8 @@
 #include <cstdint>
 #include <limits>
 #include <string_view>
+
+#include "graph/pointwise_op.h"
 
 #define INFER_GRAPH_OPS(X)                \
   X(Conv2d, "conv2d", One)                \
@@ -39,14 +38,6 @@
   X(Upsample, "upsample", One)            \
   X(Pad, "pad", One)                      \
   X(AdaptiveAvgPool, "adaptive_avgpool", One)
-
-#define INFER_POINTWISE_OPS(P, X)                                                             \
-  P(X, Sigmoid, "sigmoid", "", 0.0f, "", 0.0f, Any)                                           \
-  P(X, Clip, "clip", "min", ::infer::kRequiredValue, "max", ::infer::kRequiredValue, Ordered) \
-  P(X, HardSigmoid, "hardsigmoid", "alpha", 1.0f / 6.0f, "beta", 0.5f, Finite)                \
-  P(X, HardSwish, "hardswish", "", 1.0f / 6.0f, "", 0.5f, Any)                                \
-  P(X, Silu, "silu", "", 0.0f, "", 0.0f, Any)                                                 \
-  P(X, LeakyRelu, "leaky_relu", "alpha", 0.01f, "", 0.0f, Finite)
 
 // Every op, as rows X(Kind, "name", inputs).
 #define INFER_POINTWISE_AS_OP(X, kind, name, key_a, a, key_b, b, rule) X(kind, name, One)
@@ -107,10 +98,6 @@ inline constexpr std::array<Arity, kOpCount> kOpArity{INFER_OPS(INFER_OP_ARITY)}
 #undef INFER_OP_ARITY
 constexpr Arity op_arity(LayerKind k) { return kOpArity[static_cast<std::size_t>(k)]; }
 
-// The pointwise ops, in their rows' order (the GPU kernel's op code is the value).
-#define INFER_POINTWISE_ENUM(X, kind, name, key_a, a, key_b, b, rule) kind,
-enum class PointwiseOp : int { INFER_POINTWISE_OPS(INFER_POINTWISE_ENUM, _) };
-#undef INFER_POINTWISE_ENUM
 #define INFER_POINTWISE_ONE(X, kind, name, key_a, a, key_b, b, rule) +1
 inline constexpr std::size_t kPointwiseCount = 0 INFER_POINTWISE_OPS(INFER_POINTWISE_ONE, _);
 #undef INFER_POINTWISE_ONE

@@ -1,6 +1,6 @@
 // The formula of every pointwise op (INFER_POINTWISE_OPS in ops.h), y = f(x; a, b), in float. One
 // definition for both backends: the CPU kernel (backends/cpu/activation.cpp) and the CUDA kernel
-// (backends/cudnn/pointwise.cu) both call pointwise_value, so the tests that check the CPU against
+// (backends/cudnn/kernels/pointwise.cuh) both call pointwise_value, so the tests that check the CPU against
 // the double-precision reference check the GPU's formula too.
 //
 // A NaN x gives NaN for every op (PyTorch's behaviour): fminf and fmaxf would return the bound, so
@@ -8,9 +8,11 @@
 // expf's documented error (CUDA: 2 ulp) and a correctly rounded quotient.
 #pragma once
 
+#if !defined(__CUDACC_RTC__)  // NVRTC has the math functions built in, and no <math.h>
 #include <math.h>
+#endif
 
-#include "graph/ops.h"
+#include "graph/pointwise_op.h"
 
 #if defined(__CUDACC__)
 #define INFER_HOST_DEVICE __host__ __device__

@@ -536,4 +536,57 @@ Report check(const Manifest& manifest, const MachineProbe& machine, bool model_f
   return report;
 }
 
+Report check_backends(const Manifest& manifest, const BackendProbe& probe, bool model_files) {
+  Report out;
+  out.manifest = manifest.path.u8string();
+  bool first = true;
+  std::vector<std::vector<ReportRow>> backend_rows;
+  for (const BackendSection& b : manifest.backends) {
+    Manifest one;
+    one.path = manifest.path;
+    one.items = manifest.items;
+    one.items.insert(one.items.end(), b.items.begin(), b.items.end());
+    one.model_files = manifest.model_files;
+    const MachineProbe& machine = probe(b.cuda_major);
+    const Report r = check(one, machine, model_files && first);
+    std::vector<ReportRow> rows;
+    for (ReportRow row : r.rows) {
+      const bool own = is_backend_key(row.item);
+      if (!own) {  // the machine's rows and the model files: once, from the first backend's check
+        if (first) out.rows.push_back(std::move(row));
+        continue;
+      }
+      row.item = b.name + "." + row.item;
+      if (!row.because.empty() && is_backend_key(row.because)) row.because = b.name + "." + row.because;
+      rows.push_back(std::move(row));
+    }
+    BackendOutcome outcome{b.name, b.cuda_major, r.ok, "", ""};
+    if (const ReportRow* failed = r.first_failure()) {
+      ReportRow named = *failed;
+      if (is_backend_key(named.item)) named.item = b.name + "." + named.item;
+      outcome.first_failure = one_line(named);
+      outcome.fix = failed->fix;
+    }
+    if (first) {
+      for (const std::string& s : machine.standins()) out.standins.push_back(s);
+    }
+    out.backends.push_back(std::move(outcome));
+    backend_rows.push_back(std::move(rows));
+    first = false;
+  }
+  bool machine_ok = true;
+  for (const ReportRow& r : out.rows) machine_ok = machine_ok && !(r.severity == Severity::Required && r.status != Status::Ok);
+  for (const BackendOutcome& b : out.backends) {
+    if (b.runs && machine_ok && out.backend.empty()) out.backend = b.name;
+  }
+  for (std::size_t i = 0; i < backend_rows.size(); ++i) {
+    for (ReportRow& row : backend_rows[i]) {
+      row.counts = out.backend.empty() || out.backends[i].name == out.backend;
+      out.rows.push_back(std::move(row));
+    }
+  }
+  out.ok = out.first_failure() == nullptr;
+  return out;
+}
+
 }  // namespace infer::manifest

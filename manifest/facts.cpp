@@ -45,6 +45,13 @@ Facts load() {
       f.cudnn_cuda_majors[t["major"].value_or(0)] = majors;
     }
   }
+  if (const toml::array* rows = root["cudnn_build"].as_array()) {
+    for (const toml::node& n : *rows) {
+      const toml::table& t = *n.as_table();
+      f.cudnn_builds.push_back({t["cuda_major"].value_or(0), Constraint::parse(need_string(t, "versions")),
+                                Version::parse(need_string(t, "min_compute_capability")), need_string(t, "source")});
+    }
+  }
   if (const toml::array* rows = root["cudnn_files"].as_array()) {
     for (const toml::node& n : *rows) {
       const toml::table& t = *n.as_table();
@@ -80,6 +87,13 @@ Facts load() {
 const DriverFloor* Facts::driver_floor_for(const Version& cuda_runtime, const std::string& os) const {
   for (const DriverFloor& row : driver_floors) {
     if (row.os == os && row.cuda.compare(cuda_runtime) <= 0) return &row;
+  }
+  return nullptr;
+}
+
+const CudnnBuild* Facts::cudnn_build_for(int cuda_major, const Version& cudnn) const {
+  for (const CudnnBuild& row : cudnn_builds) {
+    if (row.cuda_major == cuda_major && row.versions.allows(cudnn)) return &row;
   }
   return nullptr;
 }

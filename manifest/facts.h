@@ -31,11 +31,23 @@ struct CudnnFiles {
   std::map<std::string, std::vector<std::string>> needs;  // sub-library -> the sub-libraries it links
 };
 
+// A range of cuDNN releases built for one CUDA major, and the lowest compute capability they serve.
+struct CudnnBuild {
+  int cuda_major = 0;
+  Constraint versions;
+  Version min_compute_capability;
+  std::string source;
+};
+
 struct Facts {
   std::vector<DriverFloor> driver_floors;                   // sorted by cuda, newest first (both systems)
   std::map<int, std::pair<Version, std::string>> cc_floor;  // CUDA major -> (min compute capability, source)
   std::map<int, std::vector<int>> cudnn_cuda_majors;        // cuDNN major -> CUDA majors it is built for
   std::vector<CudnnFiles> cudnn_files;
+  std::vector<CudnnBuild> cudnn_builds;
+
+  // The row for this cuDNN release built for this CUDA major, if one covers it.
+  const CudnnBuild* cudnn_build_for(int cuda_major, const Version& cudnn) const;
 
   // The minimum driver on `os` for a CUDA runtime version (the newest row at or below it), if known.
   const DriverFloor* driver_floor_for(const Version& cuda_runtime, const std::string& os = "linux") const;

@@ -28,6 +28,19 @@ const char* type_name(const toml::node& n) {
   }
 }
 
+// Which keys a table may hold: any (schema 1), the machine's (schema 2's top level) or a backend's.
+enum class Scope { Any, Machine, Backend };
+
+void sort_by_schema(std::vector<Expectation>& items) {
+  std::stable_sort(items.begin(), items.end(), [](const Expectation& a, const Expectation& b) {
+    auto index = [](const std::string& key) {
+      const auto& keys = schema_keys();
+      return std::find_if(keys.begin(), keys.end(), [&](const SchemaKey& s) { return key == s.key; }) - keys.begin();
+    };
+    return index(a.key) < index(b.key);
+  });
+}
+
 class Reader {
  public:
   explicit Reader(const fs::path& path) : file_(path.u8string()) {}
@@ -145,6 +158,66 @@ class Reader {
     return f;
   }
 
+ // The items of one table [section] (schema 1, or schema 2's machine part), or of a backend's
+  // table (prefix "backend.cu13." in messages).
+  void section(const std::string& section, const toml::node& v, Scope scope, std::vector<Expectation>& items,
+               const std::string& prefix = "") const {
+    const toml::table* t = v.as_table();
+    const auto in_scope = [scope](const std::string& key) {
+      return scope == Scope::Any || (scope == Scope::Backend) == is_backend_key(key);
+    };
+    const bool known_section = std::any_of(schema_keys().begin(), schema_keys().end(), [&](const SchemaKey& s) {
+      return std::string(s.key).rfind(section + ".", 0) == 0 && in_scope(s.key);
+    });
+    if (!known_section) {
+      fail(v, prefix + section,
+           scope == Scope::Backend ? "unknown section in a [[backend]] (expected name, driver, gpu, cuda, cudnn)"
+           : scope == Scope::Machine
+               ? "unknown section (expected schema, system, gpu, backend, model; driver, cuda and cudnn go in "
+                 "[[backend]])"
+               : "unknown section (expected schema, system, driver, gpu, cuda, cudnn, model)");
+    }
+    if (!t) fail(v, prefix + section, std::string("expected a table [") + section + "], found " + type_name(v));
+    for (const auto& [ik, iv] : *t) {
+      const std::string key = section + "." + std::string(ik.str());
+      auto s = std::find_if(schema_keys().begin(), schema_keys().end(),
+                            [&](const SchemaKey& sk) { return key == sk.key && in_scope(key); });
+      if (s == schema_keys().end()) {
+        std::string known;
+        for (const SchemaKey& sk : schema_keys()) {
+          if (std::string(sk.key).rfind(section + ".", 0) == 0 && in_scope(sk.key))
+            known += (known.empty() ? "" : ", ") + std::string(sk.key).substr(section.size() + 1);
+        }
+        fail(iv, prefix + key,
+             "unknown key (expected one of: " + known + ")" +
+                 (scope == Scope::Machine && is_backend_key(key) ? "; in schema 2 it goes in a [[backend]]" : ""));
+      }
+      items.push_back(item(iv, *s));
+    }
+  }
+
+  BackendSection backend(const toml::node& n) const {
+    const toml::table* t = n.as_table();
+    if (!t) fail(n, "backend", std::string("expected a [[backend]] table, found ") + type_name(n));
+    BackendSection b;
+    b.line = static_cast<int>(n.source().begin.line);
+    const toml::node* name = t->get("name");
+    if (!name || !name->is_string()) fail(n, "backend.name", "missing: each [[backend]] has name = \"cu13\" or \"cu12\"");
+    b.name = *name->value<std::string>();
+    const std::string digits = b.name.size() > 2 && b.name.rfind("cu", 0) == 0 ? b.name.substr(2) : "";
+    if (digits.empty() || digits.size() > 3 ||
+        !std::all_of(digits.begin(), digits.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); })) {
+      fail(*name, "backend.name", "expected \"cu\" and a CUDA major (\"cu13\", \"cu12\"), found \"" + b.name + "\"");
+    }
+    b.cuda_major = std::stoi(digits);
+    for (const auto& [k, v] : *t) {
+      if (k == "name") continue;
+      section(std::string(k.str()), v, Scope::Backend, b.items, "backend." + b.name + ".");
+    }
+    sort_by_schema(b.items);
+    return b;
+  }
+
  private:
   std::string file_;
 };
@@ -180,6 +253,44 @@ const std::vector<SchemaKey>& schema_keys() {
   return keys;
 }
 
+bool is_backend_key(const std::string& key) {
+  return key.rfind("driver.", 0) == 0 || key.rfind("cuda.", 0) == 0 || key.rfind("cudnn.", 0) == 0 ||
+         key == "gpu.compute_capability";
+}
+
+const Expectation* BackendSection::find(const std::string& key) const {
+  for (const Expectation& e : items) {
+    if (e.key == key) return &e;
+  }
+  return nullptr;
+}
+
+Manifest Manifest::as_schema2() const {
+  if (schema == 2) return *this;
+  Manifest m;
+  m.path = path;
+  m.schema = 2;
+  m.model_files = model_files;
+  BackendSection b;
+  b.cuda_major = 13;
+  for (const char* key : {"cuda.runtime", "cuda.built"}) {
+    const Expectation* e = find(key);
+    if (!e || !e->constraint) continue;
+    for (int major : {13, 12, 11}) {
+      if (e->constraint->allows(Version({static_cast<std::uint64_t>(major), 0, 0})) ||
+          e->constraint->allows(Version({static_cast<std::uint64_t>(major), 9, 0}))) {
+        b.cuda_major = major;
+        break;
+      }
+    }
+    break;
+  }
+  b.name = "cu" + std::to_string(b.cuda_major);
+  for (const Expectation& e : items) (is_backend_key(e.key) ? b.items : m.items).push_back(e);
+  m.backends.push_back(std::move(b));
+  return m;
+}
+
 const Expectation* Manifest::find(const std::string& key) const {
   for (const Expectation& e : items) {
     if (e.key == key) return &e;
@@ -212,14 +323,19 @@ Manifest read_manifest(const fs::path& path) {
   Manifest m;
   m.path = path;
   const fs::path dir = fs::absolute(path).parent_path();
-  bool has_schema = false;
+  // The schema decides which sections are allowed; a file without one is read as schema 1 so that
+  // its other errors are named first, and then refused.
+  const toml::node* schema = root.get("schema");
+  if (schema) {
+    const std::optional<std::int64_t> version = schema->value<std::int64_t>();
+    if (version != std::int64_t{1} && version != std::int64_t{2}) {
+      r.fail(*schema, "schema", "this infer reads schema 1 and 2");
+    }
+    m.schema = static_cast<int>(*version);
+  }
   for (const auto& [k, v] : root) {
     const std::string section(k.str());
-    if (section == "schema") {
-      if (v.value<std::int64_t>() != std::int64_t{1}) r.fail(v, "schema", "this infer reads schema 1");
-      has_schema = true;
-      continue;
-    }
+    if (section == "schema") continue;
     if (section == "model") {
       const toml::table* t = v.as_table();
       if (!t) r.fail(v, "model", std::string("expected a table, found ") + type_name(v));
@@ -231,46 +347,32 @@ Manifest read_manifest(const fs::path& path) {
       }
       continue;
     }
-    const toml::table* t = v.as_table();
-    const bool known_section = std::any_of(schema_keys().begin(), schema_keys().end(), [&](const SchemaKey& s) {
-      return std::string(s.key).rfind(section + ".", 0) == 0;
-    });
-    if (!known_section) {
-      r.fail(v, section, "unknown section (expected schema, system, driver, gpu, cuda, cudnn, model)");
+    if (section == "backend" && m.schema == 2) {
+      const toml::array* a = v.as_array();
+      if (!a) r.fail(v, "backend", std::string("expected [[backend]] tables, found ") + type_name(v));
+      for (const toml::node& n : *a) m.backends.push_back(r.backend(n));
+      continue;
     }
-    if (!t) r.fail(v, section, std::string("expected a table [") + section + "], found " + type_name(v));
-    for (const auto& [ik, iv] : *t) {
-      const std::string key = section + "." + std::string(ik.str());
-      auto s =
-          std::find_if(schema_keys().begin(), schema_keys().end(), [&](const SchemaKey& sk) { return key == sk.key; });
-      if (s == schema_keys().end()) {
-        std::string known;
-        for (const SchemaKey& sk : schema_keys()) {
-          if (std::string(sk.key).rfind(section + ".", 0) == 0)
-            known += (known.empty() ? "" : ", ") + std::string(sk.key).substr(section.size() + 1);
-        }
-        r.fail(iv, key, "unknown key (expected one of: " + known + ")");
-      }
-      m.items.push_back(r.item(iv, *s));
-    }
+    const Scope scope = m.schema == 1 ? Scope::Any : Scope::Machine;
+    r.section(section, v, scope, m.items);
   }
   // Without it an empty or truncated file would pass --check while checking nothing.
-  if (!has_schema) {
+  if (!schema) {
     throw InputError(file, std::string("key 'schema': missing") + (root.empty() ? " (the file has no keys)" : "") +
-                               ": every manifest says schema = 1");
+                               ": every manifest says schema = 1 or 2");
   }
-  std::stable_sort(m.items.begin(), m.items.end(), [](const Expectation& a, const Expectation& b) {
-    auto index = [](const std::string& key) {
-      const auto& keys = schema_keys();
-      return std::find_if(keys.begin(), keys.end(), [&](const SchemaKey& s) { return key == s.key; }) - keys.begin();
-    };
-    return index(a.key) < index(b.key);
-  });
+  if (m.schema == 2 && m.backends.empty()) {
+    r.fail(*schema, "backend", "schema 2 lists at least one [[backend]] (name = \"cu13\", ...)");
+  }
+  sort_by_schema(m.items);
   return m;
 }
 
 int wanted_cudnn_major(const Manifest& m) {
   const Expectation* e = m.find("cudnn.version");
+  for (const BackendSection& b : m.backends) {
+    if (!e) e = b.find("cudnn.version");
+  }
   if (!e || !e->constraint) return 0;
   for (const std::uint64_t major : {9u, 8u}) {
     for (std::uint64_t minor = 0; minor < 100; ++minor) {

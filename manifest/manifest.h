@@ -49,11 +49,31 @@ struct ModelFile {
   int line = 0;
 };
 
+// Schema 2: what one GPU backend needs ([[backend]]: name = "cu13", and its own driver, gpu, cuda
+// and cudnn tables). The check passes when the common items hold and one backend's items hold.
+struct BackendSection {
+  std::string name;                // "cu13", "cu12"
+  int cuda_major = 0;              // 13, 12
+  std::vector<Expectation> items;  // in schema order, keys as in schema 1 ("driver.release")
+  int line = 0;
+  const Expectation* find(const std::string& key) const;
+};
+
+// Whether a schema key belongs to a backend in schema 2 (driver.*, gpu.compute_capability,
+// cuda.*, cudnn.*) rather than to the machine as a whole (system.*, gpu.count, gpu.name,
+// gpu.memory_mib).
+bool is_backend_key(const std::string& key);
+
 struct Manifest {
   std::filesystem::path path;
-  std::vector<Expectation> items;  // in schema order
+  int schema = 1;
+  std::vector<Expectation> items;  // in schema order; schema 2: the common items only
+  std::vector<BackendSection> backends;  // schema 2, in the file's order (the order of preference)
   std::vector<ModelFile> model_files;
   const Expectation* find(const std::string& key) const;
+  // Schema 1 as a schema 2 manifest would say it: one backend, of the CUDA major its cuda.runtime
+  // or cuda.built names (else 13), holding the backend items; schema 2 as it is.
+  Manifest as_schema2() const;
   // The entry for this model file (compared by canonical path), or nullptr.
   const ModelFile* model_file(const std::filesystem::path& file) const;
 };

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <memory>
 
 #include "manifest/library_files.h"
@@ -134,11 +135,11 @@ std::string read_os() {
 }  // namespace
 
 const MachineProbe& probe_machine(const BuildInfo& build) {
-  static std::unique_ptr<MachineProbe> cached;
-  if (cached && cached->build.cuda == build.cuda && cached->build.cudnn == build.cudnn &&
-      cached->build.compiler == build.compiler) {
-    return *cached;
-  }
+  // One probe per build asked about (one per GPU backend): a reference handed out stays valid.
+  static std::map<std::string, std::unique_ptr<MachineProbe>> cache;
+  const std::string key = build.cuda + "|" + build.cudnn + "|" + build.compiler + "|" +
+                          std::to_string(build.cuda_major) + "|" + std::to_string(build.cudnn_major);
+  if (const auto it = cache.find(key); it != cache.end()) return *it->second;
   auto m = std::make_unique<MachineProbe>();
   m->build = build;
   m->os = read_os();
@@ -158,8 +159,7 @@ const MachineProbe& probe_machine(const BuildInfo& build) {
   for (const detail::Job& j : jobs) j.read(j.body ? results[next++] : IsolatedResult{}, *m);
   detail::finish_driver(*m);
   detail::finish_runtime(*m);
-  cached = std::move(m);
-  return *cached;
+  return *cache.emplace(key, std::move(m)).first->second;
 }
 
 }  // namespace infer::manifest

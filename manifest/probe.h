@@ -24,6 +24,8 @@ struct BuildInfo {
   std::string cuda;      // CUDA toolkit, e.g. "13.0.88"; empty when built without the GPU backend
   std::string cudnn;     // cuDNN headers, e.g. "9.19.0"; empty likewise
   std::string compiler;  // e.g. "GNU 12.2.0"
+  // The CUDA major of the backend this describes (its libcudart.so.N); 0: the major of `cuda`, else 13.
+  int cuda_major = 0;
   // The cuDNN major to probe when `cudnn` is empty (a build without the GPU backend): the
   // manifest's (wanted_cudnn_major()); 0 means 9.
   int cudnn_major = 0;

@@ -144,7 +144,7 @@ void add_copy_jobs(const std::string& name, bool other_major, std::vector<Job>& 
 }  // namespace
 
 std::vector<Job> cudart_jobs(const MachineProbe& machine) {
-  const int major = major_of(machine.build.cuda, 13);
+  const int major = machine.build.cuda_major != 0 ? machine.build.cuda_major : major_of(machine.build.cuda, 13);
   const std::string soname = "libcudart.so." + std::to_string(major);
   std::vector<Job> jobs;
   jobs.push_back({[soname](const ChildChannel& ch) { cudart_version_body(ch, soname); },
@@ -186,9 +186,15 @@ std::vector<Job> cudnn_jobs(const MachineProbe& machine) {
   const int major = major_of(machine.build.cudnn, 9);
   const CudnnFiles* files = facts().cudnn_files_for(major, "linux");
   const std::string soname = files ? files->main : "libcudnn.so." + std::to_string(major);
+  const int cuda_major = machine.build.cuda_major != 0 ? machine.build.cuda_major : major_of(machine.build.cuda, 13);
+  const std::string cudart = "libcudart.so." + std::to_string(cuda_major);
   std::vector<Job> jobs;
-  // The front library, as the GPU backend gets it: its version and CUDA build.
-  jobs.push_back({[soname, files](const ChildChannel& ch) {
+  // The front library, as the GPU backend gets it: its version and CUDA build. The backend's CUDA
+  // runtime is loaded first, when there is one, as it is in the backend's process (NVIDIA's cuDNN
+  // answers the same either way; the project's CPU stand-in answers for the runtime beside it).
+  jobs.push_back({[soname, files, cudart](const ChildChannel& ch) {
+                    ch.step("dlopen " + cudart + " (the backend's CUDA runtime, beside cuDNN)");
+                    static_cast<void>(dlopen(cudart.c_str(), RTLD_NOW | RTLD_GLOBAL));
                     void* h = child_open(ch, soname);
                     if (!h) return;
                     if (auto f = reinterpret_cast<CudnnGetSize>(dlsym(h, "cudnnGetVersion"))) {

@@ -27,7 +27,7 @@ const ReportRow* Report::first_failure() const {
   };
   const ReportRow* first = nullptr;
   for (const ReportRow& r : rows) {
-    if (r.severity != Severity::Required || r.status == Status::Ok) continue;
+    if (r.severity != Severity::Required || r.status == Status::Ok || !r.counts) continue;
     if (r.because.empty() || !failing(r.because)) return &r;
     if (!first) first = &r;
   }
@@ -82,6 +82,9 @@ std::vector<std::string> wrap(const std::string& text, std::size_t width) {
 }
 
 std::string status_text(const ReportRow& r) {
+  if (!r.counts && r.status != Status::Ok && r.severity == Severity::Required) {
+    return std::string(to_string(r.status)) + " (other backend)";
+  }
   return std::string(to_string(r.status)) + (r.severity == Severity::Advisory ? " (advisory)" : "");
 }
 
@@ -146,14 +149,27 @@ void print_fix(std::ostream& out, const Report& report, const ReportRow& r,
   print_labelled(out, "fix", inserted ? r.fix : "same as " + first->second);
 }
 
+// Schema 2: a line per backend that does not run here, when another does: what stops it, and
+// what would let it run.
+void print_backends(std::ostream& out, const Report& report) {
+  if (report.backend.empty()) return;
+  for (const BackendOutcome& b : report.backends) {
+    if (b.runs) continue;
+    out << "backend " << b.name << " (CUDA " << b.cuda_major << ") does not run here: " << b.first_failure << '\n';
+    if (!b.fix.empty()) print_labelled(out, "to run it", b.fix);
+  }
+}
+
 void print_result(std::ostream& out, const Report& report) {
   int failed = 0, warned = 0;
   for (const ReportRow& r : report.rows) {
-    if (r.status == Status::Ok) continue;
+    if (r.status == Status::Ok || !r.counts) continue;
     ++(r.severity == Severity::Required ? failed : warned);
   }
   if (report.ok) {
-    out << "result: ok: every required item holds"
+    const std::string runs = report.backend.empty() ? "" : "runs the CUDA " + report.backend.substr(2) +
+                                                              " backend (" + report.backend + "): ";
+    out << "result: ok: " << runs << "every required item holds"
         << (warned ? " (" + std::to_string(warned) + " advisory not ok)" : "") << '\n';
   } else {
     out << "result: MISMATCH: " << failed << " required item" << (failed == 1 ? "" : "s")
@@ -177,9 +193,10 @@ std::string format_table(const Report& report) {
   std::map<std::string, std::string> fixed_by;  // fix -> the first item printed with it
   for (const ReportRow& r : report.rows) {
     print_row(out, cells_of(r), widths);
-    if (r.status != Status::Ok) print_fix(out, report, r, fixed_by);
+    if (r.status != Status::Ok && r.counts) print_fix(out, report, r, fixed_by);
     for (const std::string& note : r.notes) print_labelled(out, "note", note);
   }
+  print_backends(out, report);
   print_result(out, report);
   return out.str();
 }
@@ -193,9 +210,19 @@ std::string to_json(const Report& report) {
     // Only when set: a report without causes or notes keeps the schema it always had.
     if (!r.because.empty()) item["because"] = r.because;
     if (!r.notes.empty()) item["notes"] = r.notes;
+    if (!r.counts) item["counts"] = false;
     items.push_back(item);
   }
   nlohmann::json j = {{"manifest", report.manifest}, {"ok", report.ok}, {"items", items}};
+  if (!report.backends.empty()) {  // schema 2 only: a schema 1 report keeps the schema it always had
+    nlohmann::json backends = nlohmann::json::array();
+    for (const BackendOutcome& b : report.backends) {
+      backends.push_back({{"name", b.name}, {"cuda_major", b.cuda_major}, {"runs", b.runs},
+                          {"first_failure", b.first_failure}, {"fix", b.fix}});
+    }
+    j["backend"] = report.backend.empty() ? nlohmann::json(nullptr) : nlohmann::json(report.backend);
+    j["backends"] = backends;
+  }
   if (!report.standins.empty()) j["standin"] = report.standins;  // only then: the schema stays as it was
   return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }

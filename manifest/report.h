@@ -26,6 +26,18 @@ struct ReportRow {
   // Lines under the row: the consequences folded into this root cause, and what the libraries
   // printed while they were probed (cuDNN's own messages), each one line.
   std::vector<std::string> notes;
+  // Whether the row decides the result. Schema 2: the rows of a backend that does not run here
+  // are shown but do not count when another backend runs (check_backends).
+  bool counts = true;
+};
+
+// Schema 2: one backend's outcome (check_backends).
+struct BackendOutcome {
+  std::string name;   // "cu13"
+  int cuda_major = 0;
+  bool runs = false;  // every required item of the machine and of this backend holds
+  std::string first_failure;  // one_line() of its first failing row; empty when it runs
+  std::string fix;            // that row's fix
 };
 
 struct Report {
@@ -35,8 +47,12 @@ struct Report {
   // "<path>: <identity>" of each probed library that is the project's CPU stand-in (tests only).
   // Both renderings lead with them: with a stand-in loaded, nothing in the report describes a GPU.
   std::vector<std::string> standins;
-  // The root cause: the first required row that is not ok and does not follow from another such
-  // row; nullptr when every required row is ok.
+  // Schema 2: the backend that runs ("cu12"; empty when none does) and every backend's outcome,
+  // in the manifest's order.
+  std::string backend;
+  std::vector<BackendOutcome> backends;
+  // The root cause: the first required row that counts, is not ok and does not follow from
+  // another such row; nullptr when every required row that counts is ok.
   const ReportRow* first_failure() const;
 };
 

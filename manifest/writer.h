@@ -12,10 +12,12 @@
 
 namespace infer::manifest {
 
-// The manifest text for this machine. model_files (absolute paths) get their SHA-256, written
-// relative to the manifest's folder; missing ones are left out with a comment.
+// The manifest text for this machine, schema 2: the machine's items, and one [[backend]], the one
+// `machine` was probed for (its build's CUDA major), with backend_note as its comment (how it was
+// chosen). model_files (absolute paths) get their SHA-256, written relative to the manifest's
+// folder; missing ones are left out with a comment.
 std::string manifest_text(const MachineProbe& machine, const std::filesystem::path& manifest_path,
-                          const std::vector<std::filesystem::path>& model_files);
+                          const std::vector<std::filesystem::path>& model_files, const std::string& backend_note = "");
 
 // Writes it atomically: a temporary file in the target's folder, fsync, then rename over the
 // target. The target is path, or where path's symlinks end (the links stay links). A file that is

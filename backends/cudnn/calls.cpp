@@ -3,10 +3,7 @@
 
 #include <string>
 
-#include "backends/cudnn/convert.h"
 #include "backends/cudnn/half.h"
-#include "backends/cudnn/pointwise.h"
-#include "backends/cudnn/top_k.h"
 
 namespace infer::cudnn {
 namespace {
@@ -113,37 +110,37 @@ cudaError_t fill_zero(DeviceOut dst, cudaStream_t stream) {
   return cudaMemsetAsync(dst.get(), 0, dst.bytes(), stream);
 }
 
-cudaError_t convert_float_nchw_to_half_nhwc(DeviceIn in, DeviceOut out, int n, int c, int h, int w,
-                                            cudaStream_t stream) {
+LaunchStatus convert_float_nchw_to_half_nhwc(const Kernels& kernels, DeviceIn in, DeviceOut out, int n, int c, int h,
+                                             int w, cudaStream_t stream) {
   const std::size_t count = elements(n, c, h, w);
   require_fits("convert_float_nchw_to_half_nhwc", "in", count * sizeof(float), in.bytes());
   require_fits("convert_float_nchw_to_half_nhwc", "out", count * 2, out.bytes());
-  return launch_float_nchw_to_half_nhwc(static_cast<const float*>(in.get()), out.get(), n, c, h, w, stream);
+  return kernels.float_nchw_to_half_nhwc(static_cast<const float*>(in.get()), out.get(), n, c, h, w, stream);
 }
 
-cudaError_t convert_half_nhwc_to_float_nchw(DeviceIn in, DeviceOut out, int n, int c, int h, int w,
-                                            cudaStream_t stream) {
+LaunchStatus convert_half_nhwc_to_float_nchw(const Kernels& kernels, DeviceIn in, DeviceOut out, int n, int c, int h,
+                                             int w, cudaStream_t stream) {
   const std::size_t count = elements(n, c, h, w);
   require_fits("convert_half_nhwc_to_float_nchw", "in", count * 2, in.bytes());
   require_fits("convert_half_nhwc_to_float_nchw", "out", count * sizeof(float), out.bytes());
-  return launch_half_nhwc_to_float_nchw(in.get(), static_cast<float*>(out.get()), n, c, h, w, stream);
+  return kernels.half_nhwc_to_float_nchw(in.get(), static_cast<float*>(out.get()), n, c, h, w, stream);
 }
 
-cudaError_t pointwise(int op, float a, float b, DeviceIn x, DeviceOut y, std::size_t count, bool half,
-                      cudaStream_t stream) {
+LaunchStatus pointwise(const Kernels& kernels, int op, float a, float b, DeviceIn x, DeviceOut y, std::size_t count,
+                       bool half, cudaStream_t stream) {
   const std::size_t bytes = count * (half ? 2 : sizeof(float));
   require_fits("pointwise", "x", bytes, x.bytes());
   require_fits("pointwise", "y", bytes, y.bytes());
-  return launch_pointwise(op, a, b, x.get(), y.get(), count, half, stream);
+  return kernels.pointwise(op, a, b, x.get(), y.get(), count, half, stream);
 }
 
-cudaError_t select_top_k(DeviceIn scores, int n, int classes, int k, DeviceOut classes_out, DeviceOut scores_out,
-                         cudaStream_t stream) {
+LaunchStatus select_top_k(const Kernels& kernels, DeviceIn scores, int n, int classes, int k, DeviceOut classes_out,
+                          DeviceOut scores_out, cudaStream_t stream) {
   require_fits("select_top_k", "scores", elements(n, classes, 1, 1) * sizeof(float), scores.bytes());
   require_fits("select_top_k", "classes_out", elements(n, k, 1, 1) * sizeof(int), classes_out.bytes());
   require_fits("select_top_k", "scores_out", elements(n, k, 1, 1) * sizeof(float), scores_out.bytes());
-  return launch_top_k(static_cast<const float*>(scores.get()), n, classes, k, static_cast<int*>(classes_out.get()),
-                      static_cast<float*>(scores_out.get()), stream);
+  return kernels.top_k(static_cast<const float*>(scores.get()), n, classes, k, static_cast<int*>(classes_out.get()),
+                       static_cast<float*>(scores_out.get()), stream);
 }
 
 }  // namespace infer::cudnn

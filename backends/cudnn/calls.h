@@ -8,8 +8,9 @@
 // except add_tensor, which accumulates (alpha = beta = 1). The scaling factors are float: the
 // compute type of every call here is float, for float and half data alike.
 //
-// Results: cuDNN wrappers return the call's cudnnStatus_t and CUDA wrappers the cudaError_t, for
-// the caller's INFER_CUDNN_CHECK / INFER_CUDA_CHECK (or, for probes, its own decision). A size
+// Results: cuDNN wrappers return the call's cudnnStatus_t, CUDA wrappers the cudaError_t and our
+// kernels' wrappers a LaunchStatus, for the caller's INFER_CUDNN_CHECK / INFER_CUDA_CHECK /
+// INFER_KERNEL_CHECK (or, for probes, its own decision). A size
 // check that fails throws std::logic_error: a bug here, never a condition of the device.
 // Thread safety: that of the handle and stream passed.
 #pragma once
@@ -18,6 +19,7 @@
 #include <vector>
 
 #include "backends/cudnn/buffers.h"
+#include "backends/cudnn/kernels.h"
 
 namespace infer::cudnn {
 
@@ -92,17 +94,17 @@ cudaError_t copy_to_host(void* host, DeviceIn src, std::size_t bytes, cudaStream
 // cudaMemsetAsync: every byte of the view to 0 (0.0 in float and in half).
 cudaError_t fill_zero(DeviceOut dst, cudaStream_t stream);
 
-// The kernels of convert.h and top_k.h, with the views' sizes checked against n x c x h x w
-// elements (half: 2 bytes, float: 4) and n x classes / n x k.
-cudaError_t convert_float_nchw_to_half_nhwc(DeviceIn in, DeviceOut out, int n, int c, int h, int w,
-                                            cudaStream_t stream);
-cudaError_t convert_half_nhwc_to_float_nchw(DeviceIn in, DeviceOut out, int n, int c, int h, int w,
-                                            cudaStream_t stream);
-// pointwise.h's kernel on `count` elements (half: 2 bytes each, else float).
-cudaError_t pointwise(int op, float a, float b, DeviceIn x, DeviceOut y, std::size_t count, bool half,
-                      cudaStream_t stream);
+// The kernels of kernels.h, with the views' sizes checked against n x c x h x w elements (half: 2
+// bytes, float: 4) for the conversions, `count` elements for pointwise, and n x classes / n x k for
+// top-k. They return the launch's status, for INFER_KERNEL_CHECK (check.h).
+LaunchStatus convert_float_nchw_to_half_nhwc(const Kernels& kernels, DeviceIn in, DeviceOut out, int n, int c, int h,
+                                             int w, cudaStream_t stream);
+LaunchStatus convert_half_nhwc_to_float_nchw(const Kernels& kernels, DeviceIn in, DeviceOut out, int n, int c, int h,
+                                             int w, cudaStream_t stream);
+LaunchStatus pointwise(const Kernels& kernels, int op, float a, float b, DeviceIn x, DeviceOut y, std::size_t count,
+                       bool half, cudaStream_t stream);
 // scores: n x classes floats; classes_out (ints) and scores_out (floats): n x k each.
-cudaError_t select_top_k(DeviceIn scores, int n, int classes, int k, DeviceOut classes_out, DeviceOut scores_out,
-                         cudaStream_t stream);
+LaunchStatus select_top_k(const Kernels& kernels, DeviceIn scores, int n, int classes, int k, DeviceOut classes_out,
+                          DeviceOut scores_out, cudaStream_t stream);
 
 }  // namespace infer::cudnn

@@ -1,7 +1,8 @@
 // Error checks and RAII owners for the CUDA runtime and cuDNN, used by the cuDNN backend only.
 //
-// INFER_CUDA_CHECK(context, call) and INFER_CUDNN_CHECK(context, call) evaluate `call` once and,
-// if it fails, throw infer::GpuError whose what() is one line:
+// INFER_CUDA_CHECK(context, call), INFER_CUDNN_CHECK(context, call) and INFER_KERNEL_CHECK(context,
+// call) (a LaunchStatus of kernels.h) evaluate `call` once and, if it fails, throw infer::GpuError
+// whose what() is one line:
 //   "<context>: <call text> failed: <error name> (<library's description>) at <file>:<line>"
 // `context` names where we are (usually "layer 'conv1'"); it is evaluated only on failure, so it
 // may build a string.
@@ -27,6 +28,7 @@
 #include <string_view>
 #include <utility>
 
+#include "backends/cudnn/kernels.h"
 #include "infer/errors.h"
 
 namespace infer::cudnn {
@@ -65,6 +67,11 @@ inline std::string failure_text(std::string_view context, const char* call, cons
   throw GpuError(failure_text(context, call, error, file, line));
 }
 
+[[noreturn]] inline void throw_launch_error(const LaunchStatus& status, const char* call, std::string_view context,
+                                            const char* file, int line) {
+  throw GpuError(failure_text(context, call, std::string(status.name) + " (" + status.description + ")", file, line));
+}
+
 // The error string plus cuDNN's own explanation of the last failure, when it has one
 // (cudnnGetLastErrorString: "(n <= 0) || (c <= 0) ...").
 inline std::string cudnn_error_text(cudnnStatus_t status) {
@@ -89,6 +96,14 @@ inline std::string cudnn_error_text(cudnnStatus_t status) {
     if (infer_cuda_status_ != cudaSuccess) {                                                              \
       ::infer::cudnn::detail::throw_cuda_error(infer_cuda_status_, #call, (context), __FILE__, __LINE__); \
     }                                                                                                     \
+  } while (false)
+
+#define INFER_KERNEL_CHECK(context, call)                                                                     \
+  do {                                                                                                        \
+    const ::infer::cudnn::LaunchStatus infer_kernel_status_ = (call);                                         \
+    if (!infer_kernel_status_.ok()) {                                                                         \
+      ::infer::cudnn::detail::throw_launch_error(infer_kernel_status_, #call, (context), __FILE__, __LINE__); \
+    }                                                                                                         \
   } while (false)
 
 #define INFER_CUDNN_CHECK(context, call)                                                                    \

@@ -49,8 +49,10 @@ bool leaves_context_unusable(cudaError_t e) {
     case cudaErrorInvalidAddressSpace:
     case cudaErrorInvalidPc:
     case cudaErrorAssert:
+#if CUDART_VERSION >= 13000  // new in CUDA 13: a CUDA 12 runtime never returns them
     case cudaErrorContained:
     case cudaErrorTensorMemoryLeak:
+#endif
     case cudaErrorMpsClientTerminated:
     case cudaErrorExternalDevice:
     case cudaErrorECCUncorrectable: return true;

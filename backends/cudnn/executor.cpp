@@ -30,6 +30,7 @@ Executor::Executor(const Network& network, int max_batch, const GpuOptions& opti
       d2h_start_(Event::create("timing events")),
       d2h_end_(Event::create("timing events")),
       handle_(create_handle(stream_.get())),
+      kernels_(),  // after the stream: the device's context is current
       plan_(network, max_batch, PlanOptions{options.precision, options.fold_batchnorm}) {
   const std::size_t batch = static_cast<std::size_t>(max_batch);
   cudaStream_t stream = stream_.get();

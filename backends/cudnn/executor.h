@@ -197,6 +197,7 @@ class Executor {
   Event d2h_start_;
   Event d2h_end_;
   CudnnHandle handle_;
+  Kernels kernels_;  // the backend's own kernels, loaded for this device
   Plan plan_;
   std::vector<DeviceBuffer> buffers_;            // one per Plan::buffer_bytes(), max_batch samples
   std::vector<LayerWeights> weights_;            // one per layer

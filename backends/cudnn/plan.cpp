@@ -23,7 +23,6 @@
 #include <cmath>
 #include <stdexcept>
 
-#include "backends/cudnn/pointwise.h"
 #include "graph/fold.h"
 #include "graph/model_error.h"
 
@@ -469,7 +468,7 @@ void Plan::plan_binary(std::size_t index) {
   steps_.push_back(std::move(step));
 }
 
-// Every pointwise op (sigmoid, clip, hardsigmoid, hardswish, silu, ...): one kernel (pointwise.h)
+// Every pointwise op (sigmoid, clip, hardsigmoid, hardswish, silu, ...): one kernel (kernels.h)
 // with the CPU's formula (pointwise_formula.h), in the input's type and layout. cuDNN's legacy
 // activations have sigmoid, a clipped ReLU (lower bound 0 only) and swish, but no hard-sigmoid or
 // hard-swish; one kernel for all keeps one path to test.

@@ -10,7 +10,7 @@
 //         convolutions compute in float (cuDNN's PSEUDO_HALF_CONFIG) with CUDNN_TENSOR_OP_MATH;
 //         biases half (the type of y), batch-norm parameters float (cudnnDeriveBNTensorDescriptor
 //         derives float for half data). The executor converts the float NCHW input to half NHWC,
-//         and half outputs back to float NCHW, with its own kernels (convert.h). A softmax runs in
+//         and half outputs back to float NCHW, with its own kernels (kernels.h). A softmax runs in
 //         float: its input is converted to float NCHW first, and its output is float NCHW.
 //         No channel padding: cuDNN runs C = 1 and other channel counts that are not multiples of
 //         8 in NHWC half with slower kernels, but a cuDNN build or GPU may decline every algorithm
@@ -52,7 +52,7 @@ enum class StepKind {
   Binary,       // add or mul: cudnnOpTensor (b broadcast over H x W for a per-channel mul); an add's
                 // ReLU then by cudnnActivationForward in place
   Concat,       // cudnnTransformTensor of each input into its channel slice of the output (a strided view)
-  Pointwise,    // every pointwise op (ops.h): the project's kernel (pointwise.h)
+  Pointwise,    // every pointwise op (ops.h): the project's kernel (kernels.h)
   Pad,          // a border of one value: cudnnSetTensor of the whole output, then cudnnTransformTensor
                 // of the input into its interior (a strided view)
   Upsample,     // nearest, by whole factors: cudnnTransformTensor of the input into each phase of the
@@ -145,7 +145,7 @@ struct Step {
 
   float pad_value = 0.0f;
 
-  // Pointwise: the kernel's op and parameters (pointwise.h).
+  // Pointwise: the kernel's op and parameters (kernels.h).
   int pointwise_op = 0;
   float pointwise_a = 0.0f;
   float pointwise_b = 0.0f;

@@ -2,6 +2,7 @@
 // of functions wrapping Executor. No exception leaves this file: each entry point turns it into a
 // status and a one-line message.
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <new>
 #include <optional>
@@ -56,6 +57,23 @@ int versions(InferGpuVersions* out) {
   out->cudnn_built = CUDNN_VERSION;
   out->cudnn_loaded = static_cast<int>(cudnnGetVersion());
   out->cudnn_loaded_cudart = static_cast<int>(cudnnGetCudartVersion());
+  return INFER_GPU_OK;
+}
+
+int device(InferGpuDevice* out) {
+  if (!out) return INFER_GPU_BAD_ARGUMENT;
+  *out = InferGpuDevice{};
+  int count = 0;
+  const cudaError_t e = cudaGetDeviceCount(&count);
+  if (e != cudaSuccess) {
+    out->error = static_cast<int>(e);
+    std::snprintf(out->error_name, sizeof out->error_name, "%s", cudaGetErrorName(e));
+    return INFER_GPU_OK;
+  }
+  out->count = count;
+  if (count > 0 && cudaDeviceGetAttribute(&out->cc_major, cudaDevAttrComputeCapabilityMajor, 0) == cudaSuccess) {
+    static_cast<void>(cudaDeviceGetAttribute(&out->cc_minor, cudaDevAttrComputeCapabilityMinor, 0));
+  }
   return INFER_GPU_OK;
 }
 
@@ -125,6 +143,7 @@ const InferGpuPlugin kPlugin = {
     ops_hash(),
     INFER_GPU_CXX_LIBRARY,
     versions,
+    device,
     create,
     forward,
     top_k,

@@ -51,8 +51,8 @@ void Executor::run_step(std::size_t step_index, std::size_t layer_count, bool ca
       // A half NHWC input: to float NCHW in the step's scratch buffer first (plan.h).
       const Dims& d = step.in;
       DeviceBuffer& scratch = buffers_[step.scratch];
-      INFER_CUDA_CHECK(layer_context(layer),
-                       convert_half_nhwc_to_float_nchw(in(step.input()), scratch.out(), plan_.batch(), d.c, d.h, d.w,
+      INFER_KERNEL_CHECK(layer_context(layer),
+                       convert_half_nhwc_to_float_nchw(kernels_, in(step.input()), scratch.out(), plan_.batch(), d.c, d.h, d.w,
                                                        stream_.get()));
       INFER_CUDNN_CHECK(layer_context(layer),
                         softmax_forward(handle, CUDNN_SOFTMAX_ACCURATE, CUDNN_SOFTMAX_MODE_CHANNEL,
@@ -99,8 +99,8 @@ void Executor::run_step(std::size_t step_index, std::size_t layer_count, bool ca
     case StepKind::Pointwise: {
       const Activation& y = plan_.activations()[step.output()];
       const std::size_t count = static_cast<std::size_t>(plan_.batch()) * y.dims.size();
-      INFER_CUDA_CHECK(layer_context(layer),
-                       pointwise(step.pointwise_op, step.pointwise_a, step.pointwise_b, in(step.input()),
+      INFER_KERNEL_CHECK(layer_context(layer),
+                       pointwise(kernels_, step.pointwise_op, step.pointwise_a, step.pointwise_b, in(step.input()),
                                  out(step.output()), count, y.type == CUDNN_DATA_HALF, stream_.get()));
       return;
     }

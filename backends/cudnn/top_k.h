@@ -1,5 +1,6 @@
-// Top-k selection on the device: per sample, the k best of `classes` float scores, in the order of
-// Backend::top_k (backend.h): larger first, equal scores by lower index, NaN above every number.
+// Top-k selection on the device (kernels/top_k.cuh, launched by Kernels::top_k in kernels.h): per
+// sample, the k best of `classes` float scores, in the order of Backend::top_k (backend.h): larger
+// first, equal scores by lower index, NaN above every number.
 //
 // Limits, enforced by check_top_k_limits() on the host (std::invalid_argument naming the value):
 //   1 <= classes <= kTopKMaxClasses, 1 <= k <= classes, 1 <= n <= kTopKMaxSamples.
@@ -9,8 +10,7 @@
 // few microseconds; the limits keep the worst case (k = classes = 65536) near a second.
 #pragma once
 
-#include <cuda_runtime_api.h>
-
+#include "backends/cudnn/kernels/launch_shape.h"
 #include "backends/gpu_plugin.h"
 
 namespace infer::cudnn {
@@ -18,14 +18,8 @@ namespace infer::cudnn {
 // Defined in gpu_plugin.h: the engine (GpuBackend::top_k) selects on the host beyond them.
 constexpr int kTopKMaxClasses = INFER_GPU_TOP_K_MAX_CLASSES;
 constexpr int kTopKMaxSamples = INFER_GPU_TOP_K_MAX_SAMPLES;  // one block per sample; far above any batch the app runs
-constexpr int kTopKThreads = 256;
 
 // Throws std::invalid_argument unless the limits above hold.
 void check_top_k_limits(int n, int classes, int k);
-
-// scores_in: n x classes floats (device). classes_out, scores_out: n x k each (device).
-// Launches on `stream` (capturable) and returns cudaGetLastError() of the launch.
-cudaError_t launch_top_k(const float* scores_in, int n, int classes, int k, int* classes_out, float* scores_out,
-                         cudaStream_t stream);
 
 }  // namespace infer::cudnn

@@ -80,6 +80,9 @@ struct ClassifierOptions {
   // A model that does not end with a softmax layer gives raw scores; true applies a softmax to them.
   bool softmax = false;
   PreprocessingOverrides preprocessing;
+  // GPU: the backend's CUDA major, 12 or 13 (one module each); 0 takes the INFER_CUDA environment
+  // variable when set, else the newest that the driver, the GPU and the manifest allow.
+  int cuda_major = 0;
   bool autotune = false;                            // GPU: measure convolution algorithms once, cache them
   std::filesystem::path autotune_cache;             // empty: the default cache file
   std::function<void(const Notice&)> notice;        // called during construction; empty: ignored

@@ -34,14 +34,33 @@ struct EnvironmentReport {
   std::string first_failure;  // the root cause in one line ("cuda.runtime: not found ..."); empty when ok
   std::string table;          // the report as `infer --check` prints it
   std::string json;           // and as `infer --check --json` does
+  // Schema 2 manifests (one [[backend]] per CUDA major): the backend whose items all hold, the one
+  // a Classifier runs ("cu12"; empty when none does), and each backend's outcome in the manifest's
+  // order. Empty for a schema 1 manifest.
+  std::string backend;
+  struct Backend {
+    std::string name;           // "cu13"
+    bool runs = false;
+    std::string first_failure;  // what stops it, one line; empty when it runs
+    std::string fix;            // and what would let it run
+  };
+  std::vector<Backend> backends;
 };
 
 // What this library was compiled with: CUDA and cuDNN of its GPU module (empty without one), and
 // the compiler ("GNU 12.2.0").
 struct BuildInfo {
-  std::string cuda;
+  std::string cuda;   // the CUDA 13 backend's
   std::string cudnn;
   std::string compiler;
+  // Every GPU backend this build has, one per CUDA major, newest first: {"cu13", "13.0.88",
+  // "9.19.0"}, {"cu12", "12.0", "9.10.2"}.
+  struct Backend {
+    std::string name;
+    std::string cuda;
+    std::string cudnn;
+  };
+  std::vector<Backend> backends;
 };
 INFER_API BuildInfo build_info();
 
@@ -52,6 +71,8 @@ struct RuntimeInfo {
   std::string cpu_libraries;  // "oneDNN 2.6.3 (AVX-512, 2 threads); plain kernels: OpenBLAS 0.3.21 ... (2 threads)"
   bool gpu_loaded = false;    // the GPU module loaded; else gpu_problem says why not
   std::string gpu_problem;    // a GpuUnavailableError's what()
+  std::string gpu_backend;    // the backend chosen ("cu12"), when one loaded
+  std::vector<std::string> gpu_choice;  // why: each backend's verdict, "cu13: the NVIDIA driver supports CUDA 12.4; ..."
   std::filesystem::path gpu_module;
   std::string cuda_runtime;           // cudaRuntimeGetVersion
   std::string cuda_runtime_built;     // the CUDA runtime the module was compiled against
@@ -72,7 +93,9 @@ INFER_API RuntimeInfo runtime_info();
 // for the process. Calls are serialised with the construction of Classifiers (one lock for the
 // process); as for those, make them while no other thread is inside the library. Throws InputError
 // when the manifest cannot be read or is invalid.
-INFER_API EnvironmentReport check_environment(const std::filesystem::path& manifest = {});
+// cuda_major (12, 13) checks that GPU backend only (a schema 2 manifest without it fails, naming
+// it); 0 takes the INFER_CUDA environment variable when set, else checks every backend.
+INFER_API EnvironmentReport check_environment(const std::filesystem::path& manifest = {}, int cuda_major = 0);
 
 // What write_environment_manifest wrote.
 struct WrittenManifest {

@@ -242,13 +242,17 @@ TEST(Api, TheEnvironmentCheckIsTheCommands) {
   EXPECT_EQ(report.json, json.out);
   EXPECT_EQ(report.ok, report.first_failure.empty()) << report.first_failure;
   ASSERT_FALSE(report.items.empty());
+  // The shipped manifest (schema 2) names each backend's items after it: its first is cu13.
   const auto row = std::find_if(report.items.begin(), report.items.end(),
-                                [](const infer::EnvironmentItem& i) { return i.item == "driver.release"; });
+                                [](const infer::EnvironmentItem& i) { return i.item == "cu13.driver.release"; });
   ASSERT_NE(row, report.items.end());
   EXPECT_NE(report.table.find(row->found), std::string::npos) << row->found;
   const nlohmann::json parsed = nlohmann::json::parse(report.json);
   EXPECT_EQ(parsed["items"].size(), report.items.size());
   EXPECT_EQ(parsed["ok"].get<bool>(), report.ok);
+  // The backend that runs, as the JSON names it: null, or the one whose every item holds.
+  EXPECT_EQ(parsed["backend"].is_null() ? std::string() : parsed["backend"].get<std::string>(), report.backend);
+  EXPECT_EQ(report.ok, !report.backend.empty());
 
   TempDir dir;
   EXPECT_THROW(infer::check_environment(dir / "absent.toml"), infer::InputError);

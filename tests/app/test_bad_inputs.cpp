@@ -167,7 +167,7 @@ INSTANTIATE_TEST_SUITE_P(Cases, ManifestEndToEnd,
                                            ManifestCase{"bad digest",
                                                         "[[model.files]]\npath = \"a\"\nsha256 = \"xyz\"\n",
                                                         "expected 64 lowercase hexadecimal digits"},
-                                           ManifestCase{"wrong schema", "schema = 2\n", "this infer reads schema 1"}),
+                                           ManifestCase{"wrong schema", "schema = 3\n", "this infer reads schema 1 and 2"}),
                          CaseName());
 
 // Issue 11, item 3: a model, weights or manifest that is not a regular file, or is too large to be

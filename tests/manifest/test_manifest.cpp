@@ -6,7 +6,9 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <map>
 
+#include "backends/gpu_choice.h"
 #include "manifest/check.h"
 #include "manifest/constraint.h"
 #include "manifest/facts.h"
@@ -99,6 +101,33 @@ TEST(Facts, DriverFloorsAndLibraryNamesAreCompiledIn) {
             win8->sublibraries.end());
 }
 
+// The GPU backends' requirements (backends/gpu_choice.h, which the run-time choice uses without the
+// manifest library) are facts.toml's: the driver floor of each CUDA major, and the higher of the
+// toolkit's compute-capability floor and that of the cuDNN release each backend is built with.
+TEST(Facts, GpuBackendRequirementsAreTheFactsOfTheirMajorAndCudnn) {
+  const manifest::Facts& f = manifest::facts();
+  const std::map<int, std::string> built_cudnn = {{13, INFER_BUILT_CUDNN13}, {12, INFER_BUILT_CUDNN12}};
+  for (const GpuBackendRequirements& r : kGpuBackends) {
+    SCOPED_TRACE("CUDA " + std::to_string(r.cuda_major));
+    const Version major({static_cast<std::uint64_t>(r.cuda_major), 0});
+    const manifest::DriverFloor* floor = f.driver_floor_for(major);
+    ASSERT_NE(floor, nullptr);
+    EXPECT_EQ(floor->cuda.compare(major), 0) << "the floor of " << r.cuda_major << ".0 itself, every minor's";
+    EXPECT_EQ(floor->min_driver.to_string(), r.min_driver);
+    Version cc = f.cc_floor.at(r.cuda_major).first;
+    const std::string& cudnn = built_cudnn.at(r.cuda_major);
+    if (!cudnn.empty()) {  // this build has the backend: its cuDNN's floor counts too
+      const manifest::CudnnBuild* build = f.cudnn_build_for(r.cuda_major, Version::parse(cudnn));
+      ASSERT_NE(build, nullptr) << "no [[cudnn_build]] row for cuDNN " << cudnn;
+      if (cc < build->min_compute_capability) cc = build->min_compute_capability;
+    }
+    EXPECT_EQ(cc.to_string(), std::to_string(r.min_cc / 10) + "." + std::to_string(r.min_cc % 10));
+  }
+  // cuDNN for CUDA 12 from 9.17 serves 7.5 and newer only: the CUDA 12 backend's 5.0 holds for 9.10.
+  EXPECT_EQ(f.cudnn_build_for(12, Version::parse("9.19.0"))->min_compute_capability.to_string(), "7.5");
+  EXPECT_EQ(f.cudnn_build_for(12, Version::parse("9.13.0")), nullptr) << "not known: no row";
+}
+
 TEST(Sha256, KnownDigests) {
   TempDir dir;
   write_file(dir / "empty", "");
@@ -156,17 +185,17 @@ TEST(ManifestFile, MalformedFilesNameFileLineAndKey) {
        "line 2: key 'cudnn.sublibraries': severity must be \"required\" or \"advisory\", found \">=9\""},
       {"[nvidia]\nx = 1\n",
        "line 1: key 'nvidia': unknown section (expected schema, system, driver, gpu, cuda, cudnn, model)"},
-      {"schema = 2\n", "line 1: key 'schema': this infer reads schema 1"},
+      {"schema = 3\n", "line 1: key 'schema': this infer reads schema 1 and 2"},
       {"[driver]\nrelease = \">=580\n", "line 2: invalid TOML"},
       {"[[model.files]]\npath = \"a\"\nsha256 = \"ABC\"\n",
        "line 3: key 'model.files.sha256': expected 64 lowercase hexadecimal digits, found \"ABC\""},
       {"[[model.files]]\nsha256 = \"" + sha + "\"\n", "line 1: key 'model.files.path': missing"},
       {"[gpu]\nname = [1]\n", "line 2: key 'gpu.name': patterns must be strings, found an integer"},
       // Without schema nothing is checked and --check would pass: an empty file must not.
-      {"", "key 'schema': missing (the file has no keys): every manifest says schema = 1"},
+      {"", "key 'schema': missing (the file has no keys): every manifest says schema = 1 or 2"},
       {"\n  \n# VERSIONS.toml, emptied by a failed copy\n\n",
-       "key 'schema': missing (the file has no keys): every manifest says schema = 1"},
-      {"[driver]\nrelease = \">=580.65.06\"\n", "key 'schema': missing: every manifest says schema = 1"},
+       "key 'schema': missing (the file has no keys): every manifest says schema = 1 or 2"},
+      {"[driver]\nrelease = \">=580.65.06\"\n", "key 'schema': missing: every manifest says schema = 1 or 2"},
   };
   TempDir dir;
   for (const auto& [text, message] : cases) {

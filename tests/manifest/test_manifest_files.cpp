@@ -162,7 +162,7 @@ TEST(CheckManifest, AnEmptyManifestIsAnErrorNamingTheFileAndSchema) {
     const ProcessResult r = run_process(infer_exe(), {"--check", "--manifest", (dir / "VERSIONS.toml").string()});
     EXPECT_EQ(r.exit_code, 3) << r.out;
     EXPECT_EQ(r.err, "infer: " + (dir / "VERSIONS.toml").string() +
-                         ": key 'schema': missing (the file has no keys): every manifest says schema = 1\n");
+                         ": key 'schema': missing (the file has no keys): every manifest says schema = 1 or 2\n");
     EXPECT_EQ(r.out, "");
   }
 }

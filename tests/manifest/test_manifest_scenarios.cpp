@@ -23,7 +23,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const std::string kManifest = shipped_file("VERSIONS.toml");
+// One backend's diagnosis, in schema 1 (the shipped VERSIONS.toml, schema 2, has its own tests in
+// test_manifest_backends.cpp).
+const std::string kManifest = test_file("tests/data/VERSIONS.schema1.toml");
 const fs::path kFakes = (exe_dir() / INFER_FAKE_LIBRARY_DIR).lexically_normal();
 const fs::path kStandin = (exe_dir() / INFER_STANDIN_LIBRARY_DIR).lexically_normal();
 
@@ -72,7 +74,7 @@ fs::path good_driver(const TempDir& dir) {
 
 // The one-line notice of a normal run under --device auto: the first failure.
 std::string notice(const std::vector<std::string>& env) {
-  const ProcessResult r = run_process(infer_exe(), {shipped_file("samples/ankle-boot.png")}, env);
+  const ProcessResult r = run_process(infer_exe(), {"--manifest", kManifest, shipped_file("samples/ankle-boot.png")}, env);
   for (const std::string& line : ProcessResult::lines(r.err)) {
     if (line.rfind("infer: notice: running on the CPU", 0) == 0) return line;
   }
@@ -182,7 +184,7 @@ void run_damaged(const fs::path& real, const std::string& name, bool few = false
     }
     if (++runs <= 2) {  // the other entry points, on the first damages (each run costs a second)
       expect_survives(run_process(infer_exe(), {"--version"}, env), "--version");
-      const ProcessResult run = run_process(infer_exe(), {shipped_file("samples/ankle-boot.png")}, env);
+      const ProcessResult run = run_process(infer_exe(), {"--manifest", kManifest, shipped_file("samples/ankle-boot.png")}, env);
       expect_survives(run, "a normal run");
       EXPECT_EQ(run.exit_code, 0) << run.err;
       EXPECT_TRUE(has(run.out, "Ankle boot")) << run.out << run.err;
@@ -240,7 +242,7 @@ TEST(BrokenLibrary, ALibraryThatNeverFinishesLoadingIsNamedAtTheDeadline) {
   const ProcessResult version = run_process(infer_exe(), {"--version"}, env);
   EXPECT_EQ(version.exit_code, 0) << version.err;
   EXPECT_TRUE(has(version.out, "GPU backend not loadable")) << version.out;
-  const ProcessResult run = run_process(infer_exe(), {shipped_file("samples/ankle-boot.png")}, env);
+  const ProcessResult run = run_process(infer_exe(), {"--manifest", kManifest, shipped_file("samples/ankle-boot.png")}, env);
   EXPECT_EQ(run.exit_code, 0) << run.err;
 }
 
@@ -421,7 +423,7 @@ TEST(DriverState, AContainerWithoutGpuAccessIsToldToUseTheGpuRuntime) {
   if (loader_dir("libcuda.so.1") != fs::path()) GTEST_SKIP() << "this machine has a driver's libcuda.so.1";
   // The kernel module is loaded (/proc/driver/nvidia/version) but no user-space library is there.
   const ProcessResult run =
-      infer_in_namespace(fake_kernel_module("580.95.05"), {shipped_file("samples/ankle-boot.png")}, {});
+      infer_in_namespace(fake_kernel_module("580.95.05"), {"--manifest", kManifest, shipped_file("samples/ankle-boot.png")}, {});
   EXPECT_EQ(run.exit_code, 0) << run.err;
   EXPECT_TRUE(has(run.err, "infer: notice: running on the CPU: driver.cuda: no NVIDIA user-space library")) << run.err;
   const auto rows = rows_in_namespace(fake_kernel_module("580.95.05"), {});

@@ -1,6 +1,9 @@
 // The device model of the CPU stand-in for the CUDA runtime and cuDNN (test infrastructure: never
-// installed, never reported as a GPU). Shared by the stand-in's libcudart.so.13, which implements
-// it, and its libcudnn.so.9, which enqueues its work through it.
+// installed, never reported as a GPU). Shared by the stand-in's libcudart.so.13 and .so.12, which
+// implement it, and its libcudnn.so.9, which enqueues its work through it. Like NVIDIA's cuDNN, the
+// stand-in's names no libcudart (it loads alone, as the environment probe loads it): it finds the
+// stand-in libcudart of the process when it first needs the device (cudnn/device_api.cpp, through
+// infer_standin_device_api below), so that one cuDNN stand-in serves both backends.
 //
 // "Device memory" is host memory handed out by the stand-in's cudaMalloc and registered here, so
 // that every pointer a call is given can be checked against its allocation: a pointer outside every
@@ -60,8 +63,27 @@ bool capturing(void* stream);
 // returns cudaErrorStreamCaptureUnsupported and invalidates the capture, as the runtime does.
 int synchronize(void* stream);
 
+// The CUDA runtime version the stand-in's libcudart was built as (13000 or 12000): what the
+// stand-in's cuDNN reports as cudnnGetCudartVersion, as cuDNN for that CUDA major does.
+int runtime_version();
+
 // Whether a device is selected and usable (the stand-in's cudaSetDevice/cudaGetDeviceCount state);
 // cudnnCreate refuses without one.
 bool device_usable();
 
+// The functions above as a table, which each stand-in libcudart exports as
+// infer_standin_device_api() for the stand-in's cuDNN.
+struct DeviceApi {
+  void (*require_device)(const char* call, const Range& r);
+  void (*require_host)(const char* call, const void* p, const char* arg);
+  void (*fail)(const char* call, const std::string& problem);
+  int (*enqueue)(void* stream, const char* call, std::vector<Range> ranges, std::function<void()> work);
+  bool (*capturing)(void* stream);
+  int (*synchronize)(void* stream);
+  bool (*device_usable)();
+  int (*runtime_version)();
+};
+
 }  // namespace standin
+
+extern "C" const standin::DeviceApi* infer_standin_device_api(void);

@@ -5,9 +5,10 @@
 // becomes __cudaPushCallConfiguration, then in the stub __cudaPopCallConfiguration, __cudaGetKernel
 // and __cudaLaunchKernel(kernel, grid, block, args, shmem, stream), args[i] pointing at argument i
 // (crt/host_runtime.h and crt/device_functions.h of CUDA 13). The stand-in cannot run device code:
-// it maps the registered names of the project's own kernels (backends/cudnn/top_k.cu, convert.cu,
-// pointwise.cu) to host implementations of their documented contracts (top_k.h, convert.h,
-// pointwise.h), written here from those contracts. The match is on the name and the mangled
+// it maps the registered names of the project's own kernels (backends/cudnn/kernels/*.cuh) to host
+// implementations of their documented contracts (backends/cudnn/kernels.h, top_k.h), written here
+// from those contracts. The CUDA 12 backend loads the same kernels as PTX through the driver API:
+// the stand-in's libcuda.so.1 passes those launches here by name (infer_standin_launch_kernel). The match is on the name and the mangled
 // parameter list, so a kernel whose signature changes is refused (cudaErrorInvalidDeviceFunction,
 // and the process ends naming it) rather than run with arguments read as the wrong types. Each
 // launch checks its configuration against the device limits and every pointer against its
@@ -35,7 +36,7 @@ T arg(Args args, int i) {
 // A host implementation: checks the arguments and enqueues the work.
 using HostKernel = cudaError_t (*)(dim3 grid, dim3 block, Args args, cudaStream_t stream);
 
-// convert.h: out[n][h][w][c] = half(in[n][c][h][w]) rounded to nearest even, total = n*c*h*w.
+// kernels.h: out[n][h][w][c] = half(in[n][c][h][w]) rounded to nearest even, total = n*c*h*w.
 // Parameters (const float* in, __half* out, size_t total, int c, int h, int w).
 cudaError_t float_nchw_to_half_nhwc(dim3, dim3, Args args, cudaStream_t stream) {
   const auto* in = arg<const float*>(args, 0);
@@ -55,7 +56,7 @@ cudaError_t float_nchw_to_half_nhwc(dim3, dim3, Args args, cudaStream_t stream) 
       }));
 }
 
-// convert.h: out[n][c][h][w] = float(in[n][h][w][c]), exact. Parameters (const __half* in, float* out,
+// kernels.h: out[n][c][h][w] = float(in[n][h][w][c]), exact. Parameters (const __half* in, float* out,
 // size_t total, int c, int h, int w).
 cudaError_t half_nhwc_to_float_nchw(dim3, dim3, Args args, cudaStream_t stream) {
   const auto* in = arg<const std::uint16_t*>(args, 0);
@@ -114,7 +115,7 @@ cudaError_t top_k_kernel(dim3 grid, dim3 block, Args args, cudaStream_t stream) 
                                           }));
 }
 
-// pointwise.h: y[i] = f(x[i]) for i < count, element-wise (x == y allowed), count floats (half == 0)
+// kernels.h (pointwise): y[i] = f(x[i]) for i < count, element-wise (x == y allowed), count floats (half == 0)
 // or count IEEE binary16 values (half == 1: read as half, computed, rounded to nearest even on
 // store). 1-D grid of 256-thread blocks, grid-stride loop: any grid.x covers count. Parameters
 // (int op, float a, float b, const void* x, void* y, size_t count, int half); op is a PointwiseOp
@@ -152,7 +153,7 @@ cudaError_t pointwise_kernel(dim3 grid, dim3 block, Args args, cudaStream_t stre
     standin::fail("pointwise_kernel", "launched with block (" + std::to_string(block.x) + ", " +
                                           std::to_string(block.y) + ", " + std::to_string(block.z) + "), grid (" +
                                           std::to_string(grid.x) + ", " + std::to_string(grid.y) + ", " +
-                                          std::to_string(grid.z) + "); pointwise.h: a 1-D grid of 256-thread blocks");
+                                          std::to_string(grid.z) + "); kernels.h: a 1-D grid of 256-thread blocks");
   }
   if (op < 0 || static_cast<std::size_t>(op) >= infer::kPointwiseCount || (half != 0 && half != 1)) {
     return cudaErrorInvalidValue;
@@ -208,6 +209,32 @@ bool ends_with(const std::string& s, const char* suffix) {
   return s.size() >= n && s.compare(s.size() - n, n, suffix) == 0;
 }
 
+// The kernel of this device name: its host implementation, or none (nullptr) for a kernel the
+// stand-in does not know.
+Kernel known_kernel(const std::string& device_name) {
+  Kernel k{device_name, nullptr};
+  for (const Known& known : kKnown) {
+    if (ends_with(k.name, known.suffix)) k.run = known.run;
+  }
+  return k;
+}
+
+// Checks the configuration against the device limits and the stream, then runs the host
+// implementation. The caller holds big_lock().
+cudaError_t launch(const Kernel& kernel, dim3 grid, dim3 block, void** args, size_t shared, cudaStream_t stream) {
+  if (!kernel.run) {
+    standin::fail("cudaLaunchKernel", "kernel " + kernel.name +
+                                          " has no host implementation in the stand-in (tests/standin/kernels.cpp)");
+  }
+  const unsigned long long threads = static_cast<unsigned long long>(block.x) * block.y * block.z;
+  if (threads == 0 || threads > 1024 || block.z > 64 || grid.x == 0 || grid.y == 0 || grid.z == 0 ||
+      grid.x > 0x7fffffffu || grid.y > 65535 || grid.z > 65535 || shared > (48u << 10)) {
+    return cudaErrorInvalidConfiguration;
+  }
+  if (!find_stream(stream)) return cudaErrorInvalidResourceHandle;
+  return kernel.run(grid, block, args, stream);
+}
+
 }  // namespace
 }  // namespace standin::detail
 
@@ -230,11 +257,7 @@ void __cudaUnregisterFatBinary(void** handle) {
 void __cudaRegisterFunction(void**, const char* host_fun, char*, const char* device_name, int, uint3*, uint3*, dim3*,
                             dim3*, int*) {
   const Guard guard(big_lock());
-  Kernel k{device_name, nullptr};
-  for (const Known& known : kKnown) {
-    if (ends_with(k.name, known.suffix)) k.run = known.run;
-  }
-  kernels()[host_fun] = k;
+  kernels()[host_fun] = known_kernel(device_name);
 }
 
 unsigned __cudaPushCallConfiguration(dim3 grid, dim3 block, size_t shared, struct CUstream_st* stream) {
@@ -253,6 +276,7 @@ cudaError_t __cudaPopCallConfiguration(dim3* grid, dim3* block, size_t* shared, 
   return cudaSuccess;
 }
 
+#if STANDIN_CUDART_VERSION >= 13000  // how CUDA 13's nvcc launches (CUDA 12's headers have no cudaKernel_t)
 cudaError_t __cudaGetKernel(cudaKernel_t* kernel, const void* host_fun) {
   const Guard guard(big_lock());
   auto it = kernels().find(host_fun);
@@ -266,21 +290,25 @@ cudaError_t __cudaLaunchKernel(cudaKernel_t kernel, dim3 grid, dim3 block, void*
   const Guard guard(big_lock());
   auto it = kernels().find(reinterpret_cast<const void*>(kernel));
   if (it == kernels().end()) return record(cudaErrorInvalidDeviceFunction);
-  if (!it->second.run) {
-    standin::fail("cudaLaunchKernel", "kernel " + it->second.name +
-                                          " has no host implementation in the stand-in (tests/standin/kernels.cpp)");
-  }
-  const unsigned long long threads = static_cast<unsigned long long>(block.x) * block.y * block.z;
-  if (threads == 0 || threads > 1024 || block.z > 64 || grid.x == 0 || grid.y == 0 || grid.z == 0 ||
-      grid.x > 0x7fffffffu || grid.y > 65535 || grid.z > 65535 || shared > (48u << 10)) {
-    return record(cudaErrorInvalidConfiguration);
-  }
-  if (!find_stream(stream)) return record(cudaErrorInvalidResourceHandle);
-  return record(it->second.run(grid, block, args, stream));
+  return record(launch(it->second, grid, block, args, shared, stream));
+}
+#endif
+
+// The stand-in driver's cuLaunchKernel (driver.cpp) for a function of a module loaded from PTX: the
+// same kernels by the same names (the PTX's mangled names end like the registered ones), the same checks.
+__attribute__((visibility("default"))) int infer_standin_launch_kernel(const char* name, const unsigned* grid,
+                                                                       const unsigned* block, void** args,
+                                                                       size_t shared, void* stream) {
+  const Guard guard(big_lock());
+  return record(launch(known_kernel(name), dim3(grid[0], grid[1], grid[2]), dim3(block[0], block[1], block[2]), args,
+                       shared, static_cast<cudaStream_t>(stream)));
 }
 
 cudaError_t cudaLaunchKernel(const void* func, dim3 grid, dim3 block, void** args, size_t shared, cudaStream_t stream) {
-  return __cudaLaunchKernel(reinterpret_cast<cudaKernel_t>(const_cast<void*>(func)), grid, block, args, shared, stream);
+  const Guard guard(big_lock());
+  auto it = kernels().find(func);
+  if (it == kernels().end()) return record(cudaErrorInvalidDeviceFunction);
+  return record(launch(it->second, grid, block, args, shared, stream));
 }
 
 }  // extern "C"

@@ -1,10 +1,12 @@
 // The stand-in's libnvidia-ml.so.1: the NVML calls the environment probe makes (manifest/probe.cpp).
 // Its one device is named standin::kDeviceName, so that every report that shows the GPU's name says
-// what it is; the driver release is one that supports CUDA 13.0 (manifest/facts.toml's floor is
-// 580.65.06), compute capability 9.0, 16 GiB. Test infrastructure: never installed.
+// what it is; the driver release and the compute capability are those of emulated_driver.h (by
+// default a 580 driver, which supports CUDA 13.0, and 9.0), 16 GiB. Test infrastructure: never
+// installed.
 #include <cstdio>
 
 #include "tests/standin/device.h"
+#include "tests/standin/emulated_driver.h"
 
 namespace {
 // No nvml.h ships with the CUDA toolkit here; the types and codes are NVML's documented ones
@@ -32,7 +34,7 @@ __attribute__((visibility("default"))) nvmlReturn_t nvmlShutdown(void) { return 
 
 __attribute__((visibility("default"))) nvmlReturn_t nvmlSystemGetDriverVersion(char* version, unsigned int length) {
   if (!version) return NVML_ERROR_INVALID_ARGUMENT;
-  if (std::snprintf(version, length, "%s", "580.95.05") >= static_cast<int>(length))
+  if (std::snprintf(version, length, "%s", standin::driver_release()) >= static_cast<int>(length))
     return NVML_ERROR_INSUFFICIENT_SIZE;
   return NVML_SUCCESS;
 }
@@ -62,8 +64,8 @@ __attribute__((visibility("default"))) nvmlReturn_t nvmlDeviceGetName(nvmlDevice
 __attribute__((visibility("default"))) nvmlReturn_t nvmlDeviceGetCudaComputeCapability(nvmlDevice_t device, int* major,
                                                                                        int* minor) {
   if (device != reinterpret_cast<nvmlDevice_t>(&device_tag) || !major || !minor) return NVML_ERROR_INVALID_ARGUMENT;
-  *major = 9;
-  *minor = 0;
+  *major = standin::device_cc() / 10;
+  *minor = standin::device_cc() % 10;
   return NVML_SUCCESS;
 }
 

@@ -1,8 +1,11 @@
 // The stand-in's CUDA runtime entry points for errors, the device, memory, copies and versions
 // (streams, events and graphs: streams.cpp; kernel launches: kernels.cpp).
 //
-// One device, named standin::kDeviceName, compute capability 9.0 (the project's target), unless
-// CUDA_VISIBLE_DEVICES hides it ("" or starting with "-1"), as the real runtime does.
+// Built twice, as libcudart.so.13 and libcudart.so.12 (STANDIN_CUDART_VERSION: 13000 or 12000).
+// One device, named standin::kDeviceName, of the compute capability and behind the driver that
+// emulated_driver.h reads from the environment (default 9.0 and CUDA 13.0). Like the real
+// runtime: the device is hidden when CUDA_VISIBLE_DEVICES is "" or starts with "-1", and a driver
+// older than this runtime's CUDA major makes every device call cudaErrorInsufficientDriver.
 //
 // Copies follow the runtime's documented synchronisation ("API synchronization behavior"): a copy
 // from pageable host memory to the device is staged before the call returns (the source may be
@@ -14,6 +17,7 @@
 #include <cstring>
 
 #include "tests/standin/state.h"
+#include "tests/standin/emulated_driver.h"
 #include "tests/standin/visible_devices.h"
 
 namespace standin::detail {
@@ -53,14 +57,41 @@ cudaError_t record(cudaError_t e) {
 
 }  // namespace standin::detail
 
-bool standin::device_usable() { return !standin::cuda_devices_hidden(); }
+namespace standin::detail {
+namespace {
+
+// What a device call returns before it touches the device: the runtime's error for a driver too
+// old for it (cudaErrorInsufficientDriver: its major is newer than the driver's), then for no
+// visible device.
+cudaError_t device_state() {
+  if (standin::driver_cuda_version() / 1000 < STANDIN_CUDART_VERSION / 1000) return cudaErrorInsufficientDriver;
+  return standin::cuda_devices_hidden() ? cudaErrorNoDevice : cudaSuccess;
+}
+
+}  // namespace
+}  // namespace standin::detail
+
+bool standin::device_usable() { return standin::detail::device_state() == cudaSuccess; }
+
+int standin::runtime_version() { return STANDIN_CUDART_VERSION; }
+
+extern "C" __attribute__((visibility("default"))) const standin::DeviceApi* infer_standin_device_api(void) {
+  static const standin::DeviceApi api = {
+      standin::require_device, standin::require_host, standin::fail,          standin::enqueue,
+      standin::capturing,      standin::synchronize,  standin::device_usable, standin::runtime_version};
+  return &api;
+}
 
 using namespace standin::detail;
 
 extern "C" {
 
 __attribute__((visibility("default"))) const char* infer_standin_identity(void) {
+#if STANDIN_CUDART_VERSION == 12000
+  return "infer CPU stand-in for the CUDA 12.0 runtime (test infrastructure, not NVIDIA's library)";
+#else
   return "infer CPU stand-in for the CUDA 13.0 runtime (test infrastructure, not NVIDIA's library)";
+#endif
 }
 
 // --- errors ---------------------------------------------------------------------------------------
@@ -111,6 +142,7 @@ const char* cudaGetErrorString(cudaError_t e) {
     case cudaErrorInvalidDeviceFunction: return "invalid device function";
     case cudaErrorInvalidResourceHandle: return "invalid resource handle";
     case cudaErrorNoDevice: return "no CUDA-capable device is detected";
+    case cudaErrorInsufficientDriver: return "CUDA driver version is insufficient for CUDA runtime version";
     case cudaErrorNotReady: return "device not ready";
     case cudaErrorIllegalState: return "the operation is not permitted in this state";
     case cudaErrorStreamCaptureUnsupported: return "operation not permitted when stream is capturing";
@@ -125,12 +157,13 @@ const char* cudaGetErrorString(cudaError_t e) {
 
 cudaError_t cudaGetDeviceCount(int* count) {
   if (!count) return record(cudaErrorInvalidValue);
-  *count = standin::cuda_devices_hidden() ? 0 : 1;
-  return standin::cuda_devices_hidden() ? record(cudaErrorNoDevice) : cudaSuccess;
+  const cudaError_t state = device_state();
+  *count = state == cudaSuccess ? 1 : 0;
+  return state == cudaSuccess ? cudaSuccess : record(state);
 }
 
 cudaError_t cudaSetDevice(int device) {
-  if (standin::cuda_devices_hidden()) return record(cudaErrorNoDevice);
+  if (const cudaError_t state = device_state(); state != cudaSuccess) return record(state);
   if (device != 0) return record(cudaErrorInvalidDevice);
   current_device = device;
   return cudaSuccess;
@@ -144,12 +177,12 @@ cudaError_t cudaGetDevice(int* device) {
 
 cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp* prop, int device) {
   if (!prop) return record(cudaErrorInvalidValue);
-  if (standin::cuda_devices_hidden()) return record(cudaErrorNoDevice);
+  if (const cudaError_t state = device_state(); state != cudaSuccess) return record(state);
   if (device != 0) return record(cudaErrorInvalidDevice);
   std::memset(prop, 0, sizeof *prop);
   std::strncpy(prop->name, standin::kDeviceName, sizeof prop->name - 1);
-  prop->major = 9;
-  prop->minor = 0;
+  prop->major = standin::device_cc() / 10;
+  prop->minor = standin::device_cc() % 10;
   prop->totalGlobalMem = std::size_t{16} << 30;
   prop->sharedMemPerBlock = 48 << 10;
   prop->maxThreadsPerBlock = 1024;
@@ -163,15 +196,27 @@ cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp* prop, int device) {
   return cudaSuccess;
 }
 
+// Only the attributes the project asks for: the compute capability (emulated_driver.h).
+cudaError_t cudaDeviceGetAttribute(int* value, enum cudaDeviceAttr attr, int device) {
+  if (!value) return record(cudaErrorInvalidValue);
+  if (const cudaError_t state = device_state(); state != cudaSuccess) return record(state);
+  if (device != 0) return record(cudaErrorInvalidDevice);
+  switch (attr) {
+    case cudaDevAttrComputeCapabilityMajor: *value = standin::device_cc() / 10; return cudaSuccess;
+    case cudaDevAttrComputeCapabilityMinor: *value = standin::device_cc() % 10; return cudaSuccess;
+    default: standin::fail("cudaDeviceGetAttribute", "attribute " + std::to_string(attr) + " is not emulated");
+  }
+}
+
 cudaError_t cudaDriverGetVersion(int* version) {
   if (!version) return record(cudaErrorInvalidValue);
-  *version = 13000;  // the stand-in driver (its libcuda.so.1) supports CUDA 13.0
+  *version = standin::driver_cuda_version();  // as the stand-in's libcuda.so.1 says
   return cudaSuccess;
 }
 
 cudaError_t cudaRuntimeGetVersion(int* version) {
   if (!version) return record(cudaErrorInvalidValue);
-  *version = 13000;
+  *version = STANDIN_CUDART_VERSION;
   return cudaSuccess;
 }
 
@@ -181,7 +226,7 @@ cudaError_t cudaMalloc(void** p, size_t bytes) {
   const Guard guard(big_lock());
   if (!p) return record(cudaErrorInvalidValue);
   if (unsafe_during_capture("cudaMalloc")) return record(cudaErrorStreamCaptureUnsupported);
-  if (standin::cuda_devices_hidden()) return record(cudaErrorNoDevice);
+  if (const cudaError_t state = device_state(); state != cudaSuccess) return record(state);
   *p = allocate(bytes, MemoryKind::Device);
   return *p ? cudaSuccess : record(cudaErrorMemoryAllocation);
 }

@@ -42,10 +42,14 @@ struct ConformanceModel {
   std::vector<float> torch;  // count x classes: PyTorch's outputs, the exporter's ground truth
 };
 
-// The data under $INFER_CONFORMANCE_DIR (CTest's fixture makes it, tests/CMakeLists.txt); an empty
-// list and a test failure when it is missing.
+// The data under $INFER_CONFORMANCE_DIR, else INFER_DEFAULT_CONFORMANCE_DIR where the target
+// compiles one in (CTest's fixture makes it, tests/CMakeLists.txt); an empty list and a test
+// failure when it is missing.
 inline std::vector<ConformanceModel> conformance_models() {
   const char* dir = std::getenv("INFER_CONFORMANCE_DIR");
+#ifdef INFER_DEFAULT_CONFORMANCE_DIR
+  if (dir == nullptr || *dir == '\0') dir = INFER_DEFAULT_CONFORMANCE_DIR;
+#endif
   if (dir == nullptr || *dir == '\0') {
     ADD_FAILURE() << "INFER_CONFORMANCE_DIR is not set: run through ctest (its fixture runs "
                      "tools/train/torchvision_conformance.py), or set it to that script's output folder";

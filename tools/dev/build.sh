@@ -1,10 +1,20 @@
 #!/usr/bin/env bash
 # Installs the dependencies (tools/dev/install-deps.sh) and builds infer into ${BUILD_DIR:-build}.
-# The GPU backend is built when CUDA and cuDNN are found (/usr/local/cuda by default).
+# The GPU backends: CUDA 13 when its toolkit and cuDNN are found (/usr/local/cuda by default); CUDA
+# 12 from NVIDIA's CUDA 12 wheels, which tools/dev/fetch-cuda12.sh lays out in ~/.cache/infer/cuda12
+# (about 25 MB of downloads, once). Without the network that backend is left out, with a warning;
+# INFER_REQUIRE_CUDA12=1 (CI) makes that an error instead.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 build="${BUILD_DIR:-$root/build}"
 "$root/tools/dev/install-deps.sh"
+if ! "$root/tools/dev/fetch-cuda12.sh"; then
+  if [[ "${INFER_REQUIRE_CUDA12:-0}" == 1 ]]; then
+    echo "build: tools/dev/fetch-cuda12.sh failed and INFER_REQUIRE_CUDA12=1: no CUDA 12 backend" >&2
+    exit 1
+  fi
+  echo "build: warning: tools/dev/fetch-cuda12.sh failed: the CUDA 12 GPU backend is not built" >&2
+fi
 if [[ -d /usr/local/cuda/bin && ":$PATH:" != *":/usr/local/cuda/bin:"* ]]; then
   export PATH="/usr/local/cuda/bin:$PATH"   # lets CMake's FindCUDAToolkit see nvcc
 fi

@@ -138,15 +138,19 @@ static_assert(!std::is_invocable_v<ToHost, float*, void*, std::size_t, cudaStrea
 static_assert(std::is_invocable_v<decltype(&fill_zero), DeviceOut, cudaStream_t>);
 static_assert(!std::is_invocable_v<decltype(&fill_zero), DeviceIn, cudaStream_t>);
 
+using K = const Kernels&;
 using ToHalf = decltype(&convert_float_nchw_to_half_nhwc);
-static_assert(std::is_invocable_v<ToHalf, DeviceIn, DeviceOut, int, int, int, int, cudaStream_t>);
-static_assert(!std::is_invocable_v<ToHalf, DeviceOut, DeviceIn, int, int, int, int, cudaStream_t>);
+static_assert(std::is_invocable_v<ToHalf, K, DeviceIn, DeviceOut, int, int, int, int, cudaStream_t>);
+static_assert(!std::is_invocable_v<ToHalf, K, DeviceOut, DeviceIn, int, int, int, int, cudaStream_t>);
 using ToFloat = decltype(&convert_half_nhwc_to_float_nchw);
-static_assert(std::is_invocable_v<ToFloat, DeviceIn, DeviceOut, int, int, int, int, cudaStream_t>);
-static_assert(!std::is_invocable_v<ToFloat, DeviceOut, DeviceIn, int, int, int, int, cudaStream_t>);
+static_assert(std::is_invocable_v<ToFloat, K, DeviceIn, DeviceOut, int, int, int, int, cudaStream_t>);
+static_assert(!std::is_invocable_v<ToFloat, K, DeviceOut, DeviceIn, int, int, int, int, cudaStream_t>);
+using Pointwise = decltype(&pointwise);
+static_assert(std::is_invocable_v<Pointwise, K, int, float, float, DeviceIn, DeviceOut, std::size_t, bool, cudaStream_t>);
+static_assert(!std::is_invocable_v<Pointwise, K, int, float, float, DeviceOut, DeviceIn, std::size_t, bool, cudaStream_t>);
 using TopK = decltype(&select_top_k);
-static_assert(std::is_invocable_v<TopK, DeviceIn, int, int, int, DeviceOut, DeviceOut, cudaStream_t>);
-static_assert(!std::is_invocable_v<TopK, DeviceOut, int, int, int, DeviceIn, DeviceOut, cudaStream_t>);
+static_assert(std::is_invocable_v<TopK, K, DeviceIn, int, int, int, DeviceOut, DeviceOut, cudaStream_t>);
+static_assert(!std::is_invocable_v<TopK, K, DeviceOut, int, int, int, DeviceIn, DeviceOut, cudaStream_t>);
 
 // The run-time half: views carry their owner's size, and a sub-view larger than its view throws.
 // Empty owners allocate nothing, so this runs without a GPU.

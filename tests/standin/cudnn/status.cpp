@@ -41,8 +41,13 @@ __attribute__((visibility("default"))) const char* infer_standin_identity(void) 
 
 size_t cudnnGetVersion(void) { return CUDNN_VERSION; }
 
-// The CUDA runtime version this cuDNN was built against (13.0).
-size_t cudnnGetCudartVersion(void) { return 13000; }
+// The CUDA runtime version this cuDNN was built against: that of the stand-in's libcudart in the
+// process (13000 or 12000), as a cuDNN for that CUDA major reports; INFER_STANDIN_CUDNN_CUDART
+// overrides it, to play a cuDNN built for another major than the runtime beside it.
+size_t cudnnGetCudartVersion(void) {
+  if (const char* v = std::getenv("INFER_STANDIN_CUDNN_CUDART"); v && *v) return std::strtoul(v, nullptr, 10);
+  return static_cast<size_t>(standin::runtime_version());
+}
 
 cudnnStatus_t cudnnGetProperty(libraryPropertyType type, int* value) {
   if (value == nullptr) return fail(CUDNN_STATUS_BAD_PARAM, "cudnnGetProperty", "value is NULL");

@@ -40,10 +40,14 @@ int last_timing(void*, InferGpuTiming* out) {
   return INFER_GPU_OK;
 }
 
-const InferGpuPlugin kPlugin = {INFER_GPU_PLUGIN_ABI, sizeof(infer::Network), infer::ops_hash(),
-                                FAKE_CXX_LIBRARY,     versions,               create,
-                                forward,              top_k,                  describe,
-                                destroy,              last_timing};
+int device(InferGpuDevice* out) {
+  *out = InferGpuDevice{};
+  return INFER_GPU_OK;
+}
+
+const InferGpuPlugin kPlugin = {INFER_GPU_PLUGIN_ABI, sizeof(infer::Network), infer::ops_hash(), FAKE_CXX_LIBRARY,
+                                versions,             device,                 create,            forward,
+                                top_k,                describe,               destroy,           last_timing};
 
 }  // namespace
 

@@ -1,14 +1,13 @@
-// The top-k kernel of top_k.h.
-#include <stdexcept>
-#include <string>
+// The device code of top-k selection (backends/cudnn/top_k.h has the contract and limits).
+// Device code only, without the standard library: nvcc (CUDA 13) and NVRTC (CUDA 12) compile it.
+#pragma once
 
-#include "backends/cudnn/top_k.h"
+#include "backends/cudnn/kernels/launch_shape.h"
 
-namespace infer::cudnn {
-namespace {
+namespace infer::cudnn::kernels {
 
 // The strict total order of Backend::top_k on (score, index) pairs: true when (a, ia) ranks first.
-__device__ bool ranks_before(float a, int ia, float b, int ib) {
+__device__ inline bool ranks_before(float a, int ia, float b, int ib) {
   const bool nan_a = isnan(a), nan_b = isnan(b);
   if (nan_a != nan_b) return nan_a;
   if (!nan_a && a != b) return a > b;
@@ -19,9 +18,9 @@ __device__ bool ranks_before(float a, int ia, float b, int ib) {
 __global__ void top_k_kernel(const float* scores_in, int classes, int k, int* classes_out, float* scores_out) {
   __shared__ float best_score[kTopKThreads];
   __shared__ int best_index[kTopKThreads];
-  const float* row = scores_in + static_cast<std::size_t>(blockIdx.x) * classes;
-  int* out_classes = classes_out + static_cast<std::size_t>(blockIdx.x) * k;
-  float* out_scores = scores_out + static_cast<std::size_t>(blockIdx.x) * k;
+  const float* row = scores_in + static_cast<size_t>(blockIdx.x) * classes;
+  int* out_classes = classes_out + static_cast<size_t>(blockIdx.x) * k;
+  float* out_scores = scores_out + static_cast<size_t>(blockIdx.x) * k;
   const int t = threadIdx.x;
 
   float previous_score = 0.0f;
@@ -63,31 +62,4 @@ __global__ void top_k_kernel(const float* scores_in, int classes, int k, int* cl
   }
 }
 
-}  // namespace
-
-void check_top_k_limits(int n, int classes, int k) {
-  if (classes < 1 || classes > kTopKMaxClasses) {
-    throw std::invalid_argument("top_k on the GPU: the last layer has " + std::to_string(classes) +
-                                " outputs per sample, the device selection handles 1 to " +
-                                std::to_string(kTopKMaxClasses) + "; use forward() and select on the host");
-  }
-  if (k < 1 || k > classes) {
-    throw std::invalid_argument("top_k: k = " + std::to_string(k) + " is outside [1, " + std::to_string(classes) +
-                                "] (the last layer's output size)");
-  }
-  if (n < 1 || n > kTopKMaxSamples) {
-    throw std::invalid_argument("top_k on the GPU: " + std::to_string(n) +
-                                " samples, the device selection handles 1 "
-                                "to " +
-                                std::to_string(kTopKMaxSamples) + " per call");
-  }
-}
-
-cudaError_t launch_top_k(const float* scores_in, int n, int classes, int k, int* classes_out, float* scores_out,
-                         cudaStream_t stream) {
-  (void)cudaGetLastError();  // clear an earlier call's error: the check below reports this launch only
-  top_k_kernel<<<static_cast<unsigned>(n), kTopKThreads, 0, stream>>>(scores_in, classes, k, classes_out, scores_out);
-  return cudaGetLastError();
-}
-
-}  // namespace infer::cudnn
+}  // namespace infer::cudnn::kernels

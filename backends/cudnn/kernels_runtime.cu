@@ -1,0 +1,66 @@
+// The kernels of kernels.h for the CUDA 13 backend: compiled by nvcc into the module, launched with <<<>>>.
+#include "backends/cudnn/kernels.h"
+
+#include "backends/cudnn/kernels/convert.cuh"
+#include "backends/cudnn/kernels/pointwise.cuh"
+#include "backends/cudnn/kernels/top_k.cuh"
+#include "graph/ops.h"
+
+namespace infer::cudnn {
+namespace {
+
+// The launch's own error: an earlier call's error was cleared before it.
+LaunchStatus status_of_launch() {
+  const cudaError_t e = cudaGetLastError();
+  return LaunchStatus{static_cast<int>(e), cudaGetErrorName(e), cudaGetErrorString(e)};
+}
+
+}  // namespace
+
+struct Kernels::Module {};
+
+Kernels::Kernels() = default;
+Kernels::~Kernels() = default;
+
+const char* Kernels::route() { return "kernels: nvcc SASS sm_90 + PTX compute_75, CUDA runtime launches"; }
+
+LaunchStatus Kernels::float_nchw_to_half_nhwc(const float* in, void* out, int n, int c, int h, int w,
+                                              cudaStream_t stream) const {
+  const std::size_t total = static_cast<std::size_t>(n) * c * h * w;
+  (void)cudaGetLastError();
+  kernels::float_nchw_to_half_nhwc<<<element_blocks(total), kElementThreads, 0, stream>>>(
+      in, static_cast<__half*>(out), total, c, h, w);
+  return status_of_launch();
+}
+
+LaunchStatus Kernels::half_nhwc_to_float_nchw(const void* in, float* out, int n, int c, int h, int w,
+                                              cudaStream_t stream) const {
+  const std::size_t total = static_cast<std::size_t>(n) * c * h * w;
+  (void)cudaGetLastError();
+  kernels::half_nhwc_to_float_nchw<<<element_blocks(total), kElementThreads, 0, stream>>>(
+      static_cast<const __half*>(in), out, total, c, h, w);
+  return status_of_launch();
+}
+
+LaunchStatus Kernels::pointwise(int op, float a, float b, const void* x, void* y, std::size_t count, bool half,
+                                cudaStream_t stream) const {
+  if (op < 0 || static_cast<std::size_t>(op) >= kPointwiseCount) {
+    return LaunchStatus{cudaErrorInvalidValue, cudaGetErrorName(cudaErrorInvalidValue),
+                        cudaGetErrorString(cudaErrorInvalidValue)};
+  }
+  if (count == 0) return LaunchStatus{};
+  (void)cudaGetLastError();
+  kernels::pointwise_kernel<<<element_blocks(count), kElementThreads, 0, stream>>>(op, a, b, x, y, count,
+                                                                                    half ? 1 : 0);
+  return status_of_launch();
+}
+
+LaunchStatus Kernels::top_k(const float* scores_in, int n, int classes, int k, int* classes_out, float* scores_out,
+                            cudaStream_t stream) const {
+  (void)cudaGetLastError();
+  kernels::top_k_kernel<<<static_cast<unsigned>(n), kTopKThreads, 0, stream>>>(scores_in, classes, k, classes_out,
+                                                                                scores_out);
+  return status_of_launch();
+}
+
+}  // namespace infer::cudnn
