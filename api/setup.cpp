@@ -42,9 +42,10 @@ void per_channel(const char* option, const std::vector<float>& values, int chann
   }
 }
 
-GpuOptions gpu_options(const ClassifierOptions& o, int cuda_major) {
+GpuOptions gpu_options(const ClassifierOptions& o, int cuda_major, const std::string& why) {
   GpuOptions g;
   g.cuda_major = cuda_major;
+  g.cuda_major_reason = why;
   g.precision = o.precision;
   g.autotune = o.autotune;
   g.autotune_cache = o.autotune_cache.u8string();
@@ -65,18 +66,30 @@ std::unique_ptr<Backend> cpu_fallback(const ClassifierOptions& o, const Network&
 }  // namespace
 
 manifest::BuildInfo build_info(int cuda_major) {
+  // 0: the newest backend this build has.
+  if (cuda_major == 0) cuda_major = std::string(INFER_CUDA_VERSION).empty() && !std::string(INFER_CUDA12_VERSION).empty() ? 12 : 13;
   if (cuda_major == 12) {
     manifest::BuildInfo b{INFER_CUDA12_VERSION, INFER_CUDNN12_VERSION, INFER_COMPILER};
     b.cuda_major = 12;
     return b;
   }
   manifest::BuildInfo b{INFER_CUDA_VERSION, INFER_CUDNN_VERSION, INFER_COMPILER};
-  b.cuda_major = cuda_major == 0 ? 13 : cuda_major;
+  b.cuda_major = cuda_major;
   return b;
 }
 
 manifest::Report check_manifest(const manifest::Manifest& m, int forced_major, bool model_files) {
-  if (m.schema == 1) return manifest::check(m, manifest::probe_machine(build_info(m)), model_files);
+  if (m.schema == 1) {
+    // One backend, of the CUDA major its cuda.* items name (Manifest::as_schema2): another asked for
+    // is not in it.
+    const int major = m.as_schema2().backends.front().cuda_major;
+    if (forced_major != 0 && forced_major != major) {
+      throw GpuUnavailableError(m.path.u8string() + " (schema 1) describes the CUDA " + std::to_string(major) +
+                                " backend only: this deployment was not validated on the CUDA " +
+                                std::to_string(forced_major) + " backend");
+    }
+    return manifest::check(m, manifest::probe_machine(build_info(m)), model_files);
+  }
   manifest::Manifest checked = m;
   if (forced_major != 0) {
     checked.backends.clear();
@@ -98,7 +111,7 @@ manifest::Report check_manifest(const manifest::Manifest& m, int forced_major, b
 }
 
 manifest::BuildInfo build_info(const manifest::Manifest& m) {
-  manifest::BuildInfo b = build_info();
+  manifest::BuildInfo b = build_info(m.schema == 1 ? m.as_schema2().backends.front().cuda_major : 0);
   b.cudnn_major = manifest::wanted_cudnn_major(m);
   return b;
 }
@@ -214,6 +227,7 @@ std::unique_ptr<Backend> choose_backend(const ClassifierOptions& o, const Networ
   // The backend asked for, else the one the manifest's check found running (schema 2), else the
   // newest that runs (GpuLibrary::open).
   int cuda_major = o.cuda_major != 0 ? o.cuda_major : cuda_major_from_environment();
+  std::string why = cuda_major != 0 ? (o.cuda_major != 0 ? "asked for" : "asked for by INFER_CUDA") : "";
   if (m) {
     manifest::Report report;
     try {
@@ -222,7 +236,10 @@ std::unique_ptr<Backend> choose_backend(const ClassifierOptions& o, const Networ
       if (o.device == Device::Gpu) throw;
       return cpu_fallback(o, net, batch, e.what());
     }
-    if (cuda_major == 0 && !report.backend.empty()) cuda_major = std::stoi(report.backend.substr(2));
+    if (cuda_major == 0 && !report.backend.empty()) {
+      cuda_major = std::stoi(report.backend.substr(2));
+      why = "the one " + m->path.filename().u8string() + " finds running here";
+    }
     if (const manifest::ReportRow* failed = report.first_failure()) {
       if (o.device == Device::Gpu) {
         throw GpuUnavailableError("the environment does not match " + report.manifest +
@@ -231,9 +248,9 @@ std::unique_ptr<Backend> choose_backend(const ClassifierOptions& o, const Networ
       return cpu_fallback(o, net, batch, manifest::one_line(*failed));
     }
   }
-  if (o.device == Device::Gpu) return make_gpu_backend(net, batch, gpu_options(o, cuda_major));
+  if (o.device == Device::Gpu) return make_gpu_backend(net, batch, gpu_options(o, cuda_major, why));
   try {
-    return make_gpu_backend(net, batch, gpu_options(o, cuda_major));
+    return make_gpu_backend(net, batch, gpu_options(o, cuda_major, why));
   } catch (const Error& e) {  // unusable, or failing to set up: the CPU gives the same answers
     return cpu_fallback(o, net, batch, e.what());
   }

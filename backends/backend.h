@@ -39,6 +39,7 @@ struct GpuOptions {
   // The GPU backend's CUDA major (12, 13); 0 chooses the newest that runs here (gpu_choice.h),
   // unless the environment variable INFER_CUDA names one.
   int cuda_major = 0;
+  std::string cuda_major_reason;  // why that one, for the reports ("asked for" when empty)
 };
 
 // Device time of one batch, from CUDA events recorded on the backend's stream around the copies

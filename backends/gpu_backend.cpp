@@ -190,13 +190,14 @@ GpuLibrary::GpuLibrary(void* handle, const InferGpuPlugin* api, std::filesystem:
   choice_.chosen = choice_.forced = v.cuda_runtime_built / 1000;
 }
 
-std::shared_ptr<GpuLibrary> GpuLibrary::open(int forced_major) {
+std::shared_ptr<GpuLibrary> GpuLibrary::open(int forced_major, const std::string& why) {
   if (const std::filesystem::path env = path_from_environment("INFER_GPU_LIBRARY"); !env.empty()) {
     std::error_code ec;
     if (!std::filesystem::exists(env, ec)) throw GpuUnavailableError("INFER_GPU_LIBRARY=" + env.u8string() + ": no such file");
     return open(env);
   }
   const int forced = forced_major != 0 ? forced_major : cuda_major_from_environment();
+  const std::string reason = forced_major != 0 ? (why.empty() ? "asked for" : why) : "asked for by INFER_CUDA";
   std::vector<GpuBackendProbe> probes;
   std::string looked;
   for (const GpuBackendRequirements& r : kGpuBackends) {
@@ -217,7 +218,7 @@ std::shared_ptr<GpuLibrary> GpuLibrary::open(int forced_major) {
     throw GpuUnavailableError("no GPU backend module was found (looked in " + looked + "); " + kGpuBuildHint);
   }
   probe(probes);
-  GpuChoice choice = choose_gpu_backend(probes, forced);
+  GpuChoice choice = choose_gpu_backend(probes, forced, reason);
   if (choice.chosen == 0) throw GpuUnavailableError(choice.summary() + "; infer --check names the cause");
   for (const GpuBackendProbe& p : probes) {
     if (p.cuda_major != choice.chosen) continue;
@@ -235,7 +236,7 @@ InferGpuVersions GpuLibrary::versions() const {
 }
 
 std::unique_ptr<Backend> make_gpu_backend(const Network& network, int max_batch, const GpuOptions& options) {
-  return make_gpu_backend(GpuLibrary::open(options.cuda_major), network, max_batch, options);
+  return make_gpu_backend(GpuLibrary::open(options.cuda_major, options.cuda_major_reason), network, max_batch, options);
 }
 
 std::unique_ptr<Backend> make_gpu_backend(std::shared_ptr<GpuLibrary> library, const Network& network, int max_batch,

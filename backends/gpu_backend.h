@@ -41,7 +41,8 @@ class GpuLibrary {
   // processes at once, and the newest that runs is loaded. forced_major 12 or 13 takes that one or
   // none; 0 takes INFER_CUDA from the environment, else chooses. Throws GpuUnavailableError with
   // GpuChoice::summary() when none runs.
-  static std::shared_ptr<GpuLibrary> open(int forced_major = 0);
+  // why: how forced_major was decided, for the reports ("asked for" when empty).
+  static std::shared_ptr<GpuLibrary> open(int forced_major = 0, const std::string& why = "");
   // This module, trial-loaded first; no choice (choice() then names this module's major only).
   static std::shared_ptr<GpuLibrary> open(const std::filesystem::path& path);
   ~GpuLibrary();

@@ -24,7 +24,7 @@ const GpuBackendProbe* probe_for(const std::vector<GpuBackendProbe>& probes, int
 // make up for it), the GPU, the libraries, the device.
 std::string first_blocker(const GpuBackendRequirements& r, const GpuBackendProbe* p, const GpuChoice& machine) {
   const std::string cuda = "CUDA " + std::to_string(r.cuda_major);
-  if (!p) return "not installed (no " + std::string("libinfer_cudnn_") + gpu_backend_name(r.cuda_major) + ".so)";
+  if (!p) return "not installed (no module of this backend was found)";
   if (machine.driver_cuda == 0 && p->load_failure.empty()) return "no NVIDIA driver (libcuda.so.1) was found";
   if (machine.driver_cuda != 0 && machine.driver_cuda / 1000 < r.cuda_major) {
     return "the NVIDIA driver supports CUDA " + cuda_version_string(machine.driver_cuda) + "; " + cuda +
@@ -59,9 +59,9 @@ std::string GpuChoice::summary() const {
   std::string out;
   if (chosen != 0) {
     out = "CUDA " + std::to_string(chosen) + " backend";
-    out += forced != 0 ? " (asked for)" : " (automatic)";
+    out += forced != 0 ? " (" + forced_by + ")" : " (automatic)";
     for (const GpuBackendVerdict& v : backends) {
-      if (v.cuda_major > chosen) out += "; CUDA " + std::to_string(v.cuda_major) + ": " + v.reason;
+      if (v.cuda_major > chosen && forced == 0) out += "; CUDA " + std::to_string(v.cuda_major) + ": " + v.reason;
     }
     return out;
   }
@@ -75,9 +75,11 @@ std::string GpuChoice::summary() const {
   return out;
 }
 
-GpuChoice choose_gpu_backend(const std::vector<GpuBackendProbe>& probes, int forced_major) {
+GpuChoice choose_gpu_backend(const std::vector<GpuBackendProbe>& probes, int forced_major,
+                             const std::string& forced_by) {
   GpuChoice c;
   c.forced = forced_major;
+  c.forced_by = forced_by;
   // The machine as any module saw it: a runtime newer than the driver still reads the driver's
   // version, and the device of one that could ask is the device of all.
   for (const GpuBackendProbe& p : probes) {
@@ -86,6 +88,11 @@ GpuChoice choose_gpu_backend(const std::vector<GpuBackendProbe>& probes, int for
   }
   for (const GpuBackendRequirements& r : kGpuBackends) {
     const GpuBackendProbe* p = probe_for(probes, r.cuda_major);
+    if (forced_major != 0 && forced_major != r.cuda_major) {
+      c.backends.push_back({r.cuda_major, false,
+                            "not tried: the CUDA " + std::to_string(forced_major) + " backend was " + forced_by});
+      continue;
+    }
     GpuBackendVerdict v{r.cuda_major, false, first_blocker(r, p, c)};
     if (v.reason.empty()) {
       v.runs = true;

@@ -15,7 +15,8 @@ namespace infer {
 
 // What a backend of CUDA major `cuda_major` needs of the machine. The numbers are facts from
 // NVIDIA's documentation, kept with their sources in manifest/facts.toml; a test checks that these
-// agree with that file (tests/manifest/test_manifest.cpp, GpuRequirementsMatchFacts).
+// agree with that file (tests/manifest/test_manifest.cpp,
+// Facts.GpuBackendRequirementsAreTheFactsOfTheirMajorAndCudnn).
 struct GpuBackendRequirements {
   int cuda_major;
   const char* min_driver;  // Linux driver floor for every runtime of this major ([[cuda_driver]])
@@ -50,7 +51,8 @@ struct GpuBackendVerdict {
 
 struct GpuChoice {
   int chosen = 0;                          // the CUDA major that runs; 0: none
-  int forced = 0;                          // the major asked for (--cuda, INFER_CUDA); 0: automatic
+  int forced = 0;                          // the major asked for (--cuda, INFER_CUDA, the manifest); 0: automatic
+  std::string forced_by;                   // how: "asked for", "the one VERSIONS.toml finds running here"
   std::vector<GpuBackendVerdict> backends;  // one per known backend, newest first
   int driver_cuda = 0;                     // what the machine has, as the probes saw it
   int device_cc = 0;
@@ -62,8 +64,10 @@ struct GpuChoice {
 };
 
 // Chooses among `probes` (any order; a backend without a probe is "not installed"). forced_major
-// 0 chooses automatically; 12 or 13 takes that backend or none (then summary() says why).
-GpuChoice choose_gpu_backend(const std::vector<GpuBackendProbe>& probes, int forced_major);
+// 0 chooses automatically; 12 or 13 takes that backend or none (then summary() says why), and the
+// others are "not tried" (forced_by says how that one was decided).
+GpuChoice choose_gpu_backend(const std::vector<GpuBackendProbe>& probes, int forced_major,
+                             const std::string& forced_by = "asked for");
 
 // The backend the user asks for: --cuda's value, else the environment variable INFER_CUDA ("12",
 // "13", "cu12", "cu13" or "auto"); 0 for automatic. parse_cuda_major throws std::invalid_argument

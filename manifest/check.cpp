@@ -442,10 +442,20 @@ Eval evaluate_cudnn(const Expectation& e, const MachineProbe& m, const Diagnoses
   const PlatformWords& w = words(m.platform);
   if (k == "cudnn.built") return evaluate_built(e, m.build.cudnn);
   if (k == "cudnn.single_copy") return shadowing(m, m.cudnn, "cuDNN", m.cudnn_sublibraries);
+  const std::string cuda_major = m.build.cuda_major != 0       ? std::to_string(m.build.cuda_major)
+                                 : m.build.cuda.empty()         ? std::string("13")
+                                                                : m.build.cuda.substr(0, m.build.cuda.find('.'));
+  // The package names carry the CUDA major (cudnn9-cuda-13, nvidia-cudnn-cu13): this backend's.
+  std::string packages = w.cudnn_packages;
+  for (const std::string from : {"cuda-13", "cu13"}) {
+    const std::string to = from.substr(0, from.size() - 2) + cuda_major;
+    for (std::size_t at = packages.find(from); at != std::string::npos; at = packages.find(from, at + to.size())) {
+      packages.replace(at, from.size(), to);
+    }
+  }
   const std::string cudnn_fix_install =
       "install cuDNN " + (m.build.cudnn.empty() ? std::string("9") : m.build.cudnn.substr(0, m.build.cudnn.find('.'))) +
-      " for CUDA " + (m.build.cuda.empty() ? std::string("13") : m.build.cuda.substr(0, m.build.cuda.find('.'))) +
-      " (" + w.cudnn_packages + ") and " + w.put_on_path();
+      " for CUDA " + cuda_major + " (" + packages + ") and " + w.put_on_path();
   const std::optional<detail::Problem>& sub = d.sublibraries;
   if (k == "cudnn.sublibraries" && sub) return from_problem(*sub, k);
   // A damaged front library, or a nonsense answer: the first cuDNN row names the file.
@@ -553,6 +563,9 @@ Report check_backends(const Manifest& manifest, const BackendProbe& probe, bool 
     for (ReportRow row : r.rows) {
       const bool own = is_backend_key(row.item);
       if (!own) {  // the machine's rows and the model files: once, from the first backend's check
+        // A machine row that follows from a backend's row (gpu.count from driver.release) names
+        // that row as this report does: the first backend's.
+        if (!row.because.empty() && is_backend_key(row.because)) row.because = b.name + "." + row.because;
         if (first) out.rows.push_back(std::move(row));
         continue;
       }
@@ -567,8 +580,8 @@ Report check_backends(const Manifest& manifest, const BackendProbe& probe, bool 
       outcome.first_failure = one_line(named);
       outcome.fix = failed->fix;
     }
-    if (first) {
-      for (const std::string& s : machine.standins()) out.standins.push_back(s);
+    for (const std::string& s : machine.standins()) {  // every backend's: another runtime may be one
+      if (std::find(out.standins.begin(), out.standins.end(), s) == out.standins.end()) out.standins.push_back(s);
     }
     out.backends.push_back(std::move(outcome));
     backend_rows.push_back(std::move(rows));

@@ -472,17 +472,26 @@ TEST(Cli, AnOnnxModelIsRecognisedByItsContentAndRefusedWhenBroken) {
 }
 
 TEST(Cli, DeviceGpuFailsWithReasonWhenUnusable) {
-  // The start-up check comes first: the first required item of VERSIONS.toml that is not ok (the
-  // model-file rows aside) is the reason, as `infer --check --json` reports it.
+  // The start-up check comes first: the root cause of `infer --check --json`'s report is the reason,
+  // the first required item that is not ok (the model-file rows aside) and does not follow from
+  // another such item ("because": gpu.count from cu13.driver.release without a driver).
   const ProcessResult checked = infer({"--check", "--json"});
   const nlohmann::json report = nlohmann::json::parse(checked.out);
+  const auto failing = [&report](const nlohmann::json& row) {
+    return row["severity"] == "required" && row["status"] != "ok" && row.value("counts", true) &&
+           row["item"].get<std::string>().rfind("model:", 0) != 0;
+  };
   std::string reason;
   for (const auto& row : report["items"]) {
-    const std::string item = row["item"];
-    if (row["severity"] == "required" && row["status"] != "ok" && item.rfind("model:", 0) != 0) {
-      reason = item + ": " + row["found"].get<std::string>() + " (expected " + row["expected"].get<std::string>() + ")";
-      break;
+    if (!failing(row)) continue;
+    bool follows = false;
+    for (const auto& cause : report["items"]) {
+      follows = follows || (cause["item"] == row.value("because", std::string()) && failing(cause));
     }
+    if (follows) continue;
+    reason = row["item"].get<std::string>() + ": " + row["found"].get<std::string>() + " (expected " +
+             row["expected"].get<std::string>() + ")";
+    break;
   }
   if (!reason.empty()) {
     const ProcessResult r = infer({"--device", "gpu", kSamples + "/bag.png"});

@@ -50,20 +50,31 @@ diff "$work/infer.txt" "$work/example.txt" >&2 || fail "the example and infer di
 say "the example (find_package(infer)) prints what infer prints for ${#samples[@]} samples:"
 sed 's/^/  /' "$work/example.txt" >&2
 
-# 3. The GPU module, where GNUInstallDirs put it, on the stand-in.
-module="$(find "$prefix" -path '*/infer/libinfer_cudnn.so' -type f)"
-if [[ -f "$build/bin/libinfer_cudnn.so" && -z "$module" ]]; then
-  fail "the build has the GPU module, the install has not: no <libdir>/infer/libinfer_cudnn.so"
-fi
-if [[ -n "$module" && -f "$build/standin/lib/libcudnn.so.9" ]]; then
-  export_env=(env "LD_LIBRARY_PATH=$build/standin/lib")
-  "${export_env[@]}" "$prefix/bin/infer" --device gpu "${samples[0]}" >"$work/gpu.txt" 2>"$work/gpu.err" ||
-    fail "the installed infer cannot use ${module#"$prefix"/}: $(cat "$work/gpu.err")"
-  grep -q 'stand-in' "$work/gpu.txt" || fail "infer --device gpu did not run on the stand-in: $(cat "$work/gpu.txt")"
-  "${export_env[@]}" "$work/example/classify" "${samples[0]}" >"$work/example-gpu.txt" 2>&1
-  "${export_env[@]}" "$prefix/bin/infer" "${samples[0]}" >"$work/infer-gpu.txt" 2>/dev/null
-  diff "$work/infer-gpu.txt" "$work/example-gpu.txt" >&2 || fail "on the stand-in, the example and infer differ (above)"
-  say "the installed infer and the example load ${module#"$prefix"/} (stand-in): $(cat "$work/gpu.txt")"
+# 3. The GPU modules, where GNUInstallDirs put them, on the stand-in: each backend in turn (a
+# driver of CUDA 13.0 runs the CUDA 13 one, a driver of CUDA 12.4 the CUDA 12 one).
+modules=()
+for major in 13 12; do
+  module="$(find "$prefix" -path "*/infer/libinfer_cudnn_cu$major.so" -type f)"
+  if [[ -f "$build/bin/libinfer_cudnn_cu$major.so" && -z "$module" ]]; then
+    fail "the build has the CUDA $major GPU module, the install has not: no <libdir>/infer/libinfer_cudnn_cu$major.so"
+  fi
+  [[ -n "$module" ]] && modules+=("$major:$module")
+done
+if ((${#modules[@]})) && [[ -f "$build/standin/lib/libcudnn.so.9" ]]; then
+  for entry in "${modules[@]}"; do
+    major="${entry%%:*}" module="${entry#*:}"
+    driver=13000
+    ((major == 12)) && driver=12040
+    export_env=(env "LD_LIBRARY_PATH=$build/standin/lib" "INFER_STANDIN_DRIVER_CUDA=$driver")
+    "${export_env[@]}" "$prefix/bin/infer" --device gpu "${samples[0]}" >"$work/gpu.txt" 2>"$work/gpu.err" ||
+      fail "the installed infer cannot use ${module#"$prefix"/}: $(cat "$work/gpu.err")"
+    grep -q "\[gpu (cu$major): .*stand-in" "$work/gpu.txt" ||
+      fail "infer --device gpu did not run the CUDA $major backend on the stand-in: $(cat "$work/gpu.txt")"
+    "${export_env[@]}" "$work/example/classify" "${samples[0]}" >"$work/example-gpu.txt" 2>&1
+    "${export_env[@]}" "$prefix/bin/infer" "${samples[0]}" >"$work/infer-gpu.txt" 2>/dev/null
+    diff "$work/infer-gpu.txt" "$work/example-gpu.txt" >&2 || fail "on the stand-in, the example and infer differ (above)"
+    say "the installed infer and the example load ${module#"$prefix"/} (stand-in, driver CUDA $driver): $(cat "$work/gpu.txt")"
+  done
 else
   say "no GPU module or stand-in built: step 3 skipped"
 fi

@@ -12,13 +12,16 @@
 # 3. The bundle unpacked at another path inside it (/opt/somewhere/else/infer-gpu-bundle), the
 #    stand-in's libcudart.so.13 and libcudnn.so.9 (and the cuDNN sub-library names) in a CUDA 13
 #    wheel layout under /usr/local/lib/python3.12/dist-packages/nvidia/{cu13,cudnn}/lib (where pip
-#    puts them; minbase has no python3, so gpu-check.sh finds them by globbing), and the driver's
-#    libcuda.so.1 and libnvidia-ml.so.1 where a driver puts them (/usr/lib/x86_64-linux-gnu, then ldconfig).
+#    puts them; minbase has no python3, so gpu-check.sh finds them by globbing), the stand-in's
+#    libcudart.so.12 in the CUDA 12 wheel's nvidia/cuda_runtime/lib, named with the cuDNN folder
+#    by INFER_CUDA12_LIB_DIRS for the CUDA 12 steps (ahead of the bundle's own libcudart.so.12, which
+#    needs a real driver), and the driver's libcuda.so.1 and libnvidia-ml.so.1 where a driver puts
+#    them (/usr/lib/x86_64-linux-gnu, then ldconfig).
 # 4. In the root: ldd of every bundled binary (nothing missing), infer --device cpu on a sample,
 #    then `chroot ROOT .../tools/release/gpu-check.sh` under a timeout, its logs copied out, with the
 #    build's torchvision conformance data at 64x64 as $INFER_CONFORMANCE_DIR (no python3 there).
 # Ends with GREEN or RED, the bundle size and the time of each part; exit 0 only if GREEN.
-# The stand-in (BUILD_DIR/standin/lib: libcudart.so.13, libcudnn.so.9, libcuda.so.1,
+# The stand-in (BUILD_DIR/standin/lib: libcudart.so.13 and .12, libcudnn.so.9, libcuda.so.1,
 # libnvidia-ml.so.1) is never put into the bundle, only into the rehearsal's root.
 set -euo pipefail
 root_dir="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -63,12 +66,13 @@ mkdir -p "$root$inside"
 tar -xzf "$work/infer-gpu-bundle.tar.gz" -C "$root$inside"
 bundle="$inside/infer-gpu-bundle"
 have_standin=1
-for f in libcudart.so.13 libcudnn.so.9 libcuda.so.1 libnvidia-ml.so.1; do
+for f in libcudart.so.13 libcudart.so.12 libcudnn.so.9 libcuda.so.1 libnvidia-ml.so.1; do
   [[ -e "$standin/$f" ]] || { have_standin=0; say "the stand-in is not built: $standin/$f missing"; }
 done
 if ((have_standin)); then
-  mkdir -p "$root$site/nvidia/cu13/lib" "$root$site/nvidia/cudnn/lib"
+  mkdir -p "$root$site/nvidia/cu13/lib" "$root$site/nvidia/cudnn/lib" "$root$site/nvidia/cuda_runtime/lib"
   cp -L "$standin/libcudart.so.13" "$root$site/nvidia/cu13/lib/"
+  cp -L "$standin/libcudart.so.12" "$root$site/nvidia/cuda_runtime/lib/"
   for f in "$standin"/libcudnn*.so.9; do cp -L "$f" "$root$site/nvidia/cudnn/lib/"; done
   cp -L "$standin/libcuda.so.1" "$standin/libnvidia-ml.so.1" "$root/usr/lib/x86_64-linux-gnu/"
   chroot "$root" /sbin/ldconfig
@@ -108,15 +112,18 @@ if ((have_standin)); then
     verdict=RED; reasons+=("no $build/conformance/64 (the conformance test fixture's data): that step not rehearsed")
   fi
   in_root "$root" env OUT=/var/tmp/gpu-check-logs INFER_GPU_CHECK_BUDGET_S="$budget" "${conformance[@]}" \
+    INFER_CUDA12_LIB_DIRS="$site/nvidia/cudnn/lib:$site/nvidia/cuda_runtime/lib" \
     timeout --kill-after=10 $((budget + 60)) "$bundle/tools/gpu-check.sh" || rc=$?
   mkdir -p "$logs" && cp -r "$root/var/tmp/gpu-check-logs/." "$logs/" 2>/dev/null || true
   ((rc == 0)) || { verdict=RED; reasons+=("gpu-check.sh exit $rc in the root"); }
   grep -qi 'stand-in' "$logs/summary.txt" 2>/dev/null ||
     { verdict=RED; reasons+=("gpu-check.sh's summary does not say it ran on the stand-in"); }
+  grep -qE '^\| infer --cuda 12, a sample +\| ok ' "$logs/summary.txt" 2>/dev/null ||
+    { verdict=RED; reasons+=("gpu-check.sh did not run the CUDA 12 backend from the bundle"); }
   keep="${OUT:-$build}/rehearsal-gpu-check-logs"
   rm -rf "$keep" && cp -r "$logs" "$keep" 2>/dev/null && say "gpu-check logs: $keep"
 else
-  verdict=RED; reasons+=("no stand-in in $standin (libcudart.so.13, libcudnn.so.9, libcuda.so.1, libnvidia-ml.so.1): gpu-check.sh not run")
+  verdict=RED; reasons+=("no stand-in in $standin (libcudart.so.13 and .12, libcudnn.so.9, libcuda.so.1, libnvidia-ml.so.1): gpu-check.sh not run")
 fi
 timed "gpu-check.sh in the root" "SECONDS - t"
 timed "total" "SECONDS - t0"

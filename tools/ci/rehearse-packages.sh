@@ -4,7 +4,8 @@
 #
 #   tools/ci/rehearse-packages.sh BUILD_DIR
 #
-# 1. tools/release/package.sh: the infer, infer-dev and infer-gpu .debs and the .tar.gz, built with the
+# 1. tools/release/package.sh: the infer, infer-dev, infer-gpu-cu13 and infer-gpu-cu12 .debs and the
+#    .tar.gz, built with the
 #    "package" preset (build-package/: installed under /usr, libdir lib/x86_64-linux-gnu). BUILD_DIR
 #    is a build with the tests (tools/dev/build.sh), whose CPU stand-in (standin/lib) step 3 uses.
 #    No file in them holds a path of this machine's source or build trees (`strings`).
@@ -15,10 +16,13 @@
 #    - infer on a sample: classified on the CPU (the notice says why not the GPU).
 # 2b. infer-dev.deb, with cmake and g++ from the mirror: examples/ configured with find_package(infer)
 #    against /usr, built, and run on the sample: it prints what infer prints.
-# 3. infer-gpu installed too, the CPU stand-in for the CUDA runtime and cuDNN (tests/standin, not a
-#    GPU) at /usr/local/cuda/lib64 (known to the loader through /etc/ld.so.conf.d, as NVIDIA's
-#    packages arrange) and the driver's libraries in /usr/lib/x86_64-linux-gnu, where the real ones
-#    go: infer --device gpu runs on it, so the packaged module is found where GNUInstallDirs put it
+# 3. infer-gpu-cu13 and infer-gpu-cu12 installed too, the CPU stand-in for the CUDA runtime and
+#    cuDNN (tests/standin, not a GPU) where NVIDIA's CUDA packages put theirs: libcudart.so.13 at
+#    /usr/local/cuda/lib64, libcudart.so.12 at /usr/local/cuda-12/lib64 (both known to the loader
+#    through /etc/ld.so.conf.d, as NVIDIA's packages arrange), cuDNN with the first; the driver's
+#    libraries in /usr/lib/x86_64-linux-gnu: infer
+#    --device gpu runs the CUDA 13 backend on a 580 driver and the CUDA 12 one on a 550 driver
+#    (INFER_STANDIN_DRIVER_CUDA), so each packaged module is found where GNUInstallDirs put it
 #    (/usr/lib/x86_64-linux-gnu/infer) and finds NVIDIA's libraries where they are.
 # 4. The packages purged and the .tar.gz unpacked at another path: its infer classifies the sample
 #    with its own model (--version names it): a relocated tree.
@@ -118,29 +122,37 @@ else
 fi
 timed "infer-dev and the example" "SECONDS - t"
 
-# --- 3. infer-gpu.deb, on the stand-in where NVIDIA's libraries go -----------------------------------
-gpu_deb=("$root"/tmp/packages/infer-gpu_*_amd64.deb)
-if [[ -f "${gpu_deb[0]}" && -f "$standin/libcudnn.so.9" ]]; then
-  in_root "$root" dpkg -i "${gpu_deb[0]#"$root"}" >>"$work/apt.log" 2>&1 || red "dpkg -i infer-gpu.deb failed"
-  mkdir -p "$root/usr/local/cuda/lib64"
+# --- 3. infer-gpu-cu13.deb and infer-gpu-cu12.deb, on the stand-in where NVIDIA's libraries go -----
+gpu_debs=("$root"/tmp/packages/infer-gpu-cu13_*_amd64.deb "$root"/tmp/packages/infer-gpu-cu12_*_amd64.deb)
+if [[ -f "${gpu_debs[0]}" && -f "${gpu_debs[1]}" && -f "$standin/libcudnn.so.9" && -f "$standin/libcudart.so.12" ]]; then
+  in_root "$root" dpkg -i "${gpu_debs[0]#"$root"}" "${gpu_debs[1]#"$root"}" >>"$work/apt.log" 2>&1 ||
+    red "dpkg -i infer-gpu-cu13.deb infer-gpu-cu12.deb failed"
+  mkdir -p "$root/usr/local/cuda/lib64" "$root/usr/local/cuda-12/lib64"
   cp -L "$standin/libcudart.so.13" "$standin"/libcudnn*.so.9 "$root/usr/local/cuda/lib64/"
+  cp -L "$standin/libcudart.so.12" "$root/usr/local/cuda-12/lib64/"
   cp -L "$standin/libcuda.so.1" "$standin/libnvidia-ml.so.1" "$root/usr/lib/x86_64-linux-gnu/"
-  # As NVIDIA's CUDA packages do, the toolkit's library folder is made known to the loader.
-  echo /usr/local/cuda/lib64 >"$root/etc/ld.so.conf.d/cuda-rehearsal.conf"
+  # As NVIDIA's CUDA packages do, the toolkits' library folders are made known to the loader.
+  printf '%s\n' /usr/local/cuda/lib64 /usr/local/cuda-12/lib64 >"$root/etc/ld.so.conf.d/cuda-rehearsal.conf"
   in_root "$root" ldconfig 2>/dev/null  # (it notes that the copied libraries are not links)
-  out="$(in_root "$root" infer --device gpu "$sample" 2>&1)" || red "infer --device gpu failed in the root: $out"
-  echo "$out" | sed 's/^/  /' >&2
-  [[ "$out" == *": Ankle boot 0."*"stand-in"* ]] || red "infer --device gpu did not run on the stand-in"
-  say "infer-gpu: $(in_root "$root" dpkg -L infer-gpu | grep '\.so$')"
+  for driver in 13000:cu13 12040:cu12; do
+    out="$(in_root "$root" env INFER_STANDIN_DRIVER_CUDA="${driver%%:*}" infer --device gpu "$sample" 2>&1)" ||
+      red "infer --device gpu failed in the root with a driver of CUDA ${driver%%:*}: $out"
+    echo "$out" | sed 's/^/  /' >&2
+    [[ "$out" == *": Ankle boot 0."*"[gpu (${driver#*:}): "*"stand-in"* ]] ||
+      red "infer --device gpu did not run the ${driver#*:} backend on the stand-in (driver CUDA ${driver%%:*})"
+  done
+  say "infer-gpu-cu13: $(in_root "$root" dpkg -L infer-gpu-cu13 | grep '\.so$')"
+  say "infer-gpu-cu12: $(in_root "$root" dpkg -L infer-gpu-cu12 | grep '\.so$')"
   [[ "$(in_root "$root" dpkg -L infer)" == *"/usr/lib/x86_64-linux-gnu/libinfer.so."* ]] ||
     red "libinfer.so is not in the multiarch libdir /usr/lib/x86_64-linux-gnu"
 else
-  red "no infer-gpu package or no stand-in ($standin) to rehearse it with"
+  red "no infer-gpu-cu13 or infer-gpu-cu12 package, or no stand-in ($standin) to rehearse them with"
 fi
 
 # --- 4. the tarball, relocated ----------------------------------------------------------------------
 # The packages are purged first, so that nothing under /usr can stand in for the tree's own files.
-in_root "$root" dpkg --purge infer-gpu infer-dev infer >>"$work/apt.log" 2>&1 || red "dpkg --purge infer-gpu infer failed"
+in_root "$root" dpkg --purge infer-gpu-cu13 infer-gpu-cu12 infer-dev infer >>"$work/apt.log" 2>&1 ||
+  red "dpkg --purge infer-gpu-cu13 infer-gpu-cu12 infer-dev infer failed"
 [[ ! -e "$root/usr/share/infer" ]] || red "/usr/share/infer is still there after the purge"
 mkdir -p "$root/opt/somewhere/else"
 tar -xzf "$root"/tmp/packages/infer-*-Linux.tar.gz -C "$root/opt/somewhere/else"

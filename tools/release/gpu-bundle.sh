@@ -7,10 +7,15 @@
 #   -> OUT_DIR/infer-gpu-bundle/ and OUT_DIR/infer-gpu-bundle.tar.gz; prints their sizes
 #
 #   bin/    infer, infer-bench and the test executables that matter on a GPU
-#   lib/    libinfer_cudnn.so (infer looks in ../lib too) and the shared libraries the binaries
-#           need that such a machine lacks: OpenBLAS and its libgfortran and libquadmath, oneDNN
-#           and its libgomp and libOpenCL (an ICD loader it links, never used), toml++, libcrypto. Never libc, libstdc++, libm, libgcc_s (the system's), never NVIDIA's
-#           libraries (the machine's driver, CUDA and wheels) and never the CPU stand-in.
+#   lib/    both GPU backends, libinfer_cudnn_cu13.so and libinfer_cudnn_cu12.so (infer looks in
+#           ../lib too), and the shared libraries the binaries need that such a machine lacks:
+#           OpenBLAS and its libgfortran and libquadmath, oneDNN and its libgomp and libOpenCL (an
+#           ICD loader it links, never used), toml++, libcrypto. Never libc, libstdc++, libm,
+#           libgcc_s (the system's), never the CPU stand-in, and of NVIDIA's libraries only
+#           libcudart.so.12 (0.7 MB, redistributable): a CUDA 13 machine lacks the CUDA 12 runtime the
+#           CUDA 12 backend links, and carrying it lets that backend run there with a cuDNN for
+#           CUDA 12 of the machine's (gpu-check.sh looks for one). cuDNN for CUDA 12 itself (about a
+#           GB with the cuBLAS it loads) cannot travel within the size limit.
 #   share/infer, share/infer-tests   the build's copies: the model, VERSIONS.toml, samples, test data
 #   share/fashion-mnist              the Fashion-MNIST test files (t10k-*.gz)
 #   tools/  gpu-check.sh, bench_peers.py (the benchmark step), torchvision_conformance.py (the ONNX
@@ -37,8 +42,15 @@ done
 [[ -f "$build/share/infer/weights/fashion.toml" && -d "$build/share/infer-tests" ]] ||
   die "$build/share/infer{,-tests} missing: rebuild with this CMakeLists.txt (tools/dev/build.sh)"
 [[ -f "$data/t10k-images-idx3-ubyte.gz" ]] || die "no Fashion-MNIST test files in $data (set FASHION_MNIST_DIR)"
-[[ -f "$build/bin/libinfer_cudnn.so" ]] ||
-  echo "gpu-bundle: warning: $build/bin/libinfer_cudnn.so not built (no CUDA here): the bundle has no GPU backend" >&2
+for major in 13 12; do
+  [[ -f "$build/bin/libinfer_cudnn_cu$major.so" ]] ||
+    echo "gpu-bundle: warning: $build/bin/libinfer_cudnn_cu$major.so not built: the bundle has no CUDA $major backend" >&2
+done
+# The CUDA 12 runtime the CUDA 12 backend was built against (tools/dev/fetch-cuda12.sh's layout).
+cuda12_root="${INFER_CUDA12_ROOT:-${INFER_CACHE:-$HOME/.cache/infer}/cuda12}"
+if [[ -f "$build/bin/libinfer_cudnn_cu12.so" && ! -f "$cuda12_root/lib/libcudart.so.12" ]]; then
+  die "the CUDA 12 backend is built but $cuda12_root/lib/libcudart.so.12 is missing (tools/dev/fetch-cuda12.sh)"
+fi
 
 rm -rf "$bundle" "$bundle.tar.gz"
 mkdir -p "$bundle"/{bin,lib,share/fashion-mnist,tools}
@@ -47,7 +59,10 @@ exes=(infer infer-bench infer_gpu_tests infer_gpu_accuracy_tests infer_gpu_confo
 for f in "${exes[@]}"; do
   [[ -x "$build/bin/$f" ]] && cp "$build/bin/$f" "$bundle/bin/"
 done
-[[ -f "$build/bin/libinfer_cudnn.so" ]] && cp "$build/bin/libinfer_cudnn.so" "$bundle/lib/"
+for major in 13 12; do
+  [[ -f "$build/bin/libinfer_cudnn_cu$major.so" ]] && cp "$build/bin/libinfer_cudnn_cu$major.so" "$bundle/lib/"
+done
+[[ -f "$bundle/lib/libinfer_cudnn_cu12.so" ]] && cp -L "$cuda12_root/lib/libcudart.so.12" "$bundle/lib/"
 cp -r "$build/share/infer" "$build/share/infer-tests" "$bundle/share/"
 # The tests' copies of shipped files (the model, samples, VERSIONS.toml) become relative links to
 # share/infer's: 2 MiB less, and the bundle stays relocatable.
@@ -78,7 +93,7 @@ keep='^lib(openblas|gfortran|quadmath|dnnl|gomp|OpenCL|tomlplusplus|crypto|proto
 # system) and NVIDIA's (the driver, CUDA and the wheels there; the CPU stand-in in a rehearsal).
 never='^(libc|libstdc\+\+|libm|libgcc_s|libdl|libpthread|librt|libz|ld-linux.*|linux-vdso|libcudart|libcudnn.*|libcuda|libnvidia-ml|libcublas.*)\.so'
 declare -A wanted=()
-for f in "$bundle"/bin/* "$bundle"/lib/libinfer_cudnn.so; do
+for f in "$bundle"/bin/* "$bundle"/lib/libinfer_cudnn_cu*.so; do
   [[ -e "$f" ]] || continue
   while read -r soname arrow path _; do
     [[ "$arrow" == "=>" && -f "$path" ]] || continue
@@ -119,6 +134,8 @@ for f in "$bundle"/bin/* "$bundle"/lib/*; do
     [[ "$arrow" == "=>" ]] || continue
     if [[ "$path" == not ]]; then
       [[ "$soname" =~ $never ]] || die "$f: $soname not found"
+    elif [[ "$soname" == libcudart.so.12 && "$f" == */libinfer_cudnn_cu12.so && "$path" != "$bundle/lib/$soname" ]]; then
+      die "$f resolves libcudart.so.12 to $path, not the bundle's own"
     elif [[ "$path" != "$bundle"/* && ! "$soname" =~ $never ]]; then
       die "$f resolves $soname outside the bundle: $path"
     fi

@@ -13,14 +13,18 @@
 #   torchvision's architectures exported to ONNX against ONNX Runtime on the GPU backend (the data
 #   made in the background by tools/train/torchvision_conformance.py where python3 has torch, torchvision
 #   and onnxruntime, or given as $INFER_CONFORMANCE_DIR), and `infer --model X.onnx` on the samples,
-#   --device cpu against gpu; the benchmark against PyTorch on the GPU (tools/bench/bench_peers.py).
+#   --device cpu against gpu; the benchmark against PyTorch on the GPU (tools/bench/bench_peers.py);
+#   then the CUDA 12 backend on the same GPU (a 580 driver runs CUDA 12 programs too): a sample with
+#   --cuda 12, the GPU-vs-CPU tests with INFER_CUDA=12, and one table of both backends' accuracy on
+#   the 10k test images and speed (infer-bench, fp32/tf32/fp16, batch 1 and 64), with the CUDA 12
+#   backend's first result with the driver's JIT cache off and on (CUDA_CACHE_DISABLE).
 # A step whose Python packages are missing is "not run", not a failure. It ends with the summary
 # table, one row per step. Exit 0 only if every step ran and passed.
 #
 # Logs: every step's output in $OUT when set, else ./gpu-check-logs-<date>-<time>, plus the whole
 # run in gpu-check.log and the table in summary.txt there.
 #
-# CUDA libraries. libinfer_cudnn.so needs libcudart.so.13 and libcudnn.so.9. It looks beside
+# CUDA libraries. libinfer_cudnn_cu13.so needs libcudart.so.13 and libcudnn.so.9. It looks beside
 # itself, in ../lib, then /usr/local/cuda/lib64 (its RUNPATH). Where the loader cannot find them
 # (ldconfig -p, /usr/local/cuda/lib64), this script looks for the CUDA 13 pip wheels and puts
 # their folders on LD_LIBRARY_PATH, saying so. The layouts, read from the wheels on PyPI
@@ -32,7 +36,12 @@
 #                                       heuristic,engines_precompiled,engines_runtime_compiled,
 #                                       engines_tensor_ir}.so.9; it depends on nvidia-cublas, whose
 #                                       CUDA 13 build shares nvidia/cu13/lib.
-# (CUDA 12 wheels used nvidia/cuda_runtime/lib: not looked for, this build needs CUDA 13.)
+# The CUDA 12 backend (libinfer_cudnn_cu12.so) finds libcudart.so.12 in the bundle's lib/ (carried
+# there) and needs a cuDNN built for CUDA 12, which no bundle can carry: $INFER_CUDA12_LIB_DIRS
+# (colon-separated folders), else the site-packages folder that holds the nvidia-cudnn-cu12 wheel
+# (nvidia/cudnn/lib, beside a nvidia_cudnn_cu12-*.dist-info; its cuBLAS, nvidia-cublas-cu12, in
+# nvidia/cublas/lib), else the loader's own libcudnn.so.9 when `infer --check` finds it built for
+# CUDA 12. Without one, the CUDA 12 steps are "not run", saying so.
 # Looked in: $INFER_CUDA_LIB_DIRS (colon-separated folders, used first and as they are), the
 # site-packages python3 reports (if python3 exists), and /usr/lib/python3*/dist-packages,
 # /usr/local/lib/python3*/{site,dist}-packages, ~/.local/lib/python3*/site-packages, $VIRTUAL_ENV
@@ -125,7 +134,7 @@ fi
 
 loader_has() {  # loader_has SONAME: the dynamic loader finds it without LD_LIBRARY_PATH help
   { command -v ldconfig >/dev/null && ldconfig -p 2>/dev/null | grep -q " $1 "; } ||
-    [[ -e /usr/local/cuda/lib64/$1 ]]   # in libinfer_cudnn.so's RUNPATH
+    [[ -e /usr/local/cuda/lib64/$1 ]]   # in libinfer_cudnn_cu13.so's RUNPATH
 }
 site_dirs() {  # candidate site-packages folders, one a line
   local py d
@@ -150,7 +159,7 @@ if [[ -n "${INFER_CUDA_LIB_DIRS:-}" ]]; then
   echo "INFER_CUDA_LIB_DIRS: ${libdirs[*]}"
 fi
 # cuBLAS(Lt) too: cuDNN's sub-libraries load it themselves, through their own paths and the loader's
-# (ldconfig, LD_LIBRARY_PATH), never through libinfer_cudnn.so's RUNPATH.
+# (ldconfig, LD_LIBRARY_PATH), never through libinfer_cudnn_cu13.so's RUNPATH.
 in_ldconfig() { command -v ldconfig >/dev/null && ldconfig -p 2>/dev/null | grep -q " $1 "; }
 for pair in "libcudart.so.13:nvidia/cu13/lib" "libcudnn.so.9:nvidia/cudnn/lib" "libcublasLt.so.13:nvidia/cu13/lib"; do
   soname="${pair%%:*}" sub="${pair#*:}"
@@ -345,6 +354,97 @@ else
   else row "benchmark vs PyTorch" "ok" "ran; $missed target(s) missed (goals, not tests)"; fi
 fi
 
+# --- the CUDA 12 backend on the same GPU, and both backends side by side -----------------------
+section "the CUDA 12 backend"
+cu12_dirs=()
+if [[ -n "${INFER_CUDA12_LIB_DIRS:-}" ]]; then
+  IFS=: read -r -a cu12_dirs <<<"$INFER_CUDA12_LIB_DIRS"
+else
+  while IFS= read -r d; do
+    if [[ -n "$d" && -e "$d/nvidia/cudnn/lib/libcudnn.so.9" ]] && compgen -G "$d/nvidia_cudnn_cu12-*.dist-info" >/dev/null; then
+      cu12_dirs=("$d/nvidia/cudnn/lib")
+      [[ -d "$d/nvidia/cublas/lib" ]] && cu12_dirs+=("$d/nvidia/cublas/lib")
+      break
+    fi
+  done < <(site_dirs)
+fi
+cu12_env=(env INFER_CUDA=12)
+if ((${#cu12_dirs[@]})); then
+  cu12_path="$(IFS=:; echo "${cu12_dirs[*]}")"
+  cu12_env+=(LD_LIBRARY_PATH="$cu12_path${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}")
+  echo "cuDNN for CUDA 12: $cu12_path (first on LD_LIBRARY_PATH for the CUDA 12 steps)"
+else
+  echo "cuDNN for CUDA 12: none named (INFER_CUDA12_LIB_DIRS) and no nvidia-cudnn-cu12 wheel found; trying the loader's"
+fi
+cu12_runs=0
+if [[ ! -f "$root/lib/libinfer_cudnn_cu12.so" && ! -f "$bin/libinfer_cudnn_cu12.so" ]]; then
+  row "CUDA 12 backend" "MISSING" "libinfer_cudnn_cu12.so is not in this bundle/build"
+else
+  run_step "cu12 sample" 60 cu12-sample.log "${cu12_env[@]}" "$bin/infer" "${infer_manifest[@]}" --cuda 12 "$sample"
+  if ((step_rc == 0)) && grep -q ': Ankle boot 0\.' "$logs/cu12-sample.log"; then
+    cu12_runs=1
+    row "infer --cuda 12, a sample" "ok" "Ankle boot $(grep -o '\[[^]]*\]$' "$logs/cu12-sample.log" | tail -n1 | cut -c1-60)"
+  elif ((${#cu12_dirs[@]} == 0)) && grep -q 'built for CUDA 13\|cuDNN 9 for CUDA 12\|libcudnn' "$logs/cu12-sample.log"; then
+    row "infer --cuda 12, a sample" "not run" "no cuDNN for CUDA 12 here (pip nvidia-cudnn-cu12, or INFER_CUDA12_LIB_DIRS)"
+  else
+    row "infer --cuda 12, a sample" "FAIL" "exit $step_rc: $(grep -m1 'infer:' "$logs/cu12-sample.log" | cut -c1-100)"
+  fi
+fi
+if ((cu12_runs)); then
+  # On the stand-in, the kernels' path through the driver API (the CUDA 12 backend's own) and the
+  # shipped model: the whole suite is the GPU's job, and on the CPU it takes minutes.
+  filter=()
+  ((standin)) && filter=(--gtest_filter='GpuBackend.ShippedModelMatchesCpu:GpuBackend.EveryOpAloneMatchesCpu:GpuBackend.TopKOnTheDeviceMatchesCpu:GpuBackend.Fp16*')
+  saved_path="${LD_LIBRARY_PATH-}"
+  export INFER_CUDA=12
+  ((${#cu12_dirs[@]})) && export LD_LIBRARY_PATH="$cu12_path${saved_path:+:$saved_path}"
+  run_suite "GPU vs CPU tests, CUDA 12" 180 gpu-tests-cu12.log "$bin/infer_gpu_tests" "${filter[@]}"
+  unset INFER_CUDA
+  export LD_LIBRARY_PATH="$saved_path"
+fi
+
+section "both backends: accuracy and speed"
+# bench_json FILE KEY: a number from infer-bench --json (one object, "results" per batch).
+num() { grep -oE "\"$2\":[-0-9.eE+]+" "$1" | head -n1 | cut -d: -f2; }
+per_batch() { grep -oE "\"batch\":$2,\"images_per_s\":[-0-9.eE+]+" "$1" | cut -d: -f3; }
+if ((standin)); then
+  row "both backends, speed" "skipped" "the CPU stand-in: timing means nothing"
+elif [[ ! -x "$bin/infer-bench" ]]; then
+  row "both backends, speed" "MISSING" "$bin/infer-bench"
+else
+  table="$logs/backends.md"
+  {
+    echo "| backend | precision | top-1 (10k) | images/s, batch 1 | images/s, batch 64 | first result ms |"
+    echo "|---|---|---|---|---|---|"
+  } >"$table"
+  for major in 13 12; do
+    ((major == 12 && !cu12_runs)) && continue
+    envs=(env INFER_CUDA=13)
+    ((major == 12)) && envs=("${cu12_env[@]}")
+    for p in fp32 tf32 fp16; do
+      log="bench-cu$major-$p.json"
+      run_step "bench cu$major $p" 60 "$log" "${envs[@]}" "$bin/infer-bench" --device gpu --precision "$p" \
+        --batch 1 64 --seconds 1 --json
+      if ((step_rc == 0)); then
+        echo "| cu$major | $p | $(num "$logs/$log" accuracy) | $(per_batch "$logs/$log" 1) | $(per_batch "$logs/$log" 64) | $(num "$logs/$log" first_result_ms) |" >>"$table"
+      else
+        echo "| cu$major | $p | FAIL (exit $step_rc) | | | |" >>"$table"
+      fi
+    done
+  done
+  if ((cu12_runs)); then
+    # The CUDA 12 backend's kernels are PTX the driver compiles at first load: with its cache off
+    # (CUDA_CACHE_DISABLE=1) the first result includes that compile, with the cache (second run) not.
+    run_step "cu12 JIT, cache off" 60 jit-off.json "${cu12_env[@]}" CUDA_CACHE_DISABLE=1 "$bin/infer-bench" \
+      --device gpu --batch 1 --seconds 0.2 --json
+    run_step "cu12 JIT, cached" 60 jit-on.json "${cu12_env[@]}" "$bin/infer-bench" --device gpu --batch 1 --seconds 0.2 --json
+    echo "CUDA 12 backend, first result: $(num "$logs/jit-off.json" first_result_ms) ms with CUDA_CACHE_DISABLE=1, $(num "$logs/jit-on.json" first_result_ms) ms cached" >>"$table"
+  fi
+  cat "$table"
+  if grep -q 'FAIL' "$table"; then row "both backends, table" "FAIL" "see backends.md"
+  else row "both backends, table" "ok" "backends.md: accuracy and speed per backend and precision"; fi
+fi
+
 # --- summary --------------------------------------------------------------------------------
 {
   section "summary ($((SECONDS - start_s)) s)"
@@ -355,6 +455,10 @@ fi
   if [[ -s "$logs/conformance-table.txt" ]]; then
     section "torchvision architectures: infer on this GPU vs ONNX Runtime"
     cat "$logs/conformance-table.txt" "$logs/onnx-cli.log" 2>/dev/null
+  fi
+  if [[ -s "$logs/backends.md" ]]; then
+    section "the CUDA 13 and CUDA 12 backends on this GPU (same run)"
+    cat "$logs/backends.md"
   fi
   if grep -q '^| gpu' "$bench_log"; then
     section "ours / PyTorch on this GPU (same run)"

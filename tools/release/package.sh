@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds the packages (cmake/Packaging.cmake) from CMakePresets.json's "package" preset: Release,
 # installed under /usr with GNUInstallDirs' layout (libdir lib/x86_64-linux-gnu on Debian), no tests.
-#   tools/release/package.sh        -> build-package/packages/: infer, infer-dev, infer-gpu .debs and the .tar.gz
+#   tools/release/package.sh        -> build-package/packages/: infer, infer-dev, infer-gpu-cu13, infer-gpu-cu12 .debs and the .tar.gz
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$root"
