@@ -116,8 +116,8 @@ WrittenManifest write_environment_manifest(const fs::path& path, const fs::path&
   } catch (const GpuUnavailableError& e) {
     note = std::string("no GPU backend runs here when written: ") + e.what();
   }
-  const std::string text = manifest::manifest_text(manifest::probe_machine(api::build_info(major)), path,
-                                                   written.model_files, note);
+  const std::string text =
+      manifest::manifest_text(manifest::probe_machine(api::build_info(major)), path, written.model_files, note);
   manifest::write_manifest(path, text);
   return written;
 }

@@ -66,8 +66,10 @@ std::unique_ptr<Backend> cpu_fallback(const ClassifierOptions& o, const Network&
 }  // namespace
 
 manifest::BuildInfo build_info(int cuda_major) {
-  // 0: the newest backend this build has.
-  if (cuda_major == 0) cuda_major = std::string(INFER_CUDA_VERSION).empty() && !std::string(INFER_CUDA12_VERSION).empty() ? 12 : 13;
+  if (cuda_major == 0) {  // the newest backend this build has
+    const bool only_cu12 = std::string(INFER_CUDA_VERSION).empty() && !std::string(INFER_CUDA12_VERSION).empty();
+    cuda_major = only_cu12 ? 12 : 13;
+  }
   if (cuda_major == 12) {
     manifest::BuildInfo b{INFER_CUDA12_VERSION, INFER_CUDNN12_VERSION, INFER_COMPILER};
     b.cuda_major = 12;
@@ -103,11 +105,14 @@ manifest::Report check_manifest(const manifest::Manifest& m, int forced_major, b
     }
   }
   const int cudnn_major = manifest::wanted_cudnn_major(m);
-  return manifest::check_backends(checked, [cudnn_major](int major) -> const manifest::MachineProbe& {
-    manifest::BuildInfo b = build_info(major);
-    b.cudnn_major = cudnn_major;
-    return manifest::probe_machine(b);
-  }, model_files);
+  return manifest::check_backends(
+      checked,
+      [cudnn_major](int major) -> const manifest::MachineProbe& {
+        manifest::BuildInfo b = build_info(major);
+        b.cudnn_major = cudnn_major;
+        return manifest::probe_machine(b);
+      },
+      model_files);
 }
 
 manifest::BuildInfo build_info(const manifest::Manifest& m) {

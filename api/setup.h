@@ -6,12 +6,12 @@
 #include <mutex>
 #include <optional>
 
+#include "backends/backend.h"
+#include "formats/model_file.h"
 #include "infer/classifier.h"
 #include "manifest/manifest.h"
 #include "manifest/probe.h"
 #include "manifest/report.h"
-#include "backends/backend.h"
-#include "formats/model_file.h"
 
 namespace infer::api {
 

@@ -178,7 +178,8 @@ ParseResult parse_options(int argc, char** argv) {
     o.max_memory = *bytes;
   }
   if (o.device == Device::Cpu && o.cuda_major != 0) {
-    std::cerr << "infer: --cuda " << o.cuda_major << " picks a GPU backend; --device cpu uses none (drop one of them)\n";
+    std::cerr << "infer: --cuda " << o.cuda_major
+              << " picks a GPU backend; --device cpu uses none (drop one of them)\n";
     result.exit_code = kExitUsage;
     return result;
   }

@@ -43,8 +43,9 @@ class GpuBackend final : public Backend {
       c.log = log_trampoline;
       c.log_ctx = &options_.log;  // options_ lives as long as the executor
     }
-    if (options_.log) options_.log("GPU backend " + gpu_backend_name(library_->choice().chosen) + ": " +
-                                   library_->choice().summary() + " (" + library_->path().u8string() + ")");
+    if (options_.log)
+      options_.log("GPU backend " + gpu_backend_name(library_->choice().chosen) + ": " + library_->choice().summary() +
+                   " (" + library_->path().u8string() + ")");
     std::array<char, 1024> message{};
     const int status = library_->api().create(&network, max_batch, &c, &executor_, message.data(), message.size());
     if (status == INFER_GPU_UNAVAILABLE) throw GpuUnavailableError(message.data());
@@ -193,7 +194,8 @@ GpuLibrary::GpuLibrary(void* handle, const InferGpuPlugin* api, std::filesystem:
 std::shared_ptr<GpuLibrary> GpuLibrary::open(int forced_major, const std::string& why) {
   if (const std::filesystem::path env = path_from_environment("INFER_GPU_LIBRARY"); !env.empty()) {
     std::error_code ec;
-    if (!std::filesystem::exists(env, ec)) throw GpuUnavailableError("INFER_GPU_LIBRARY=" + env.u8string() + ": no such file");
+    if (!std::filesystem::exists(env, ec))
+      throw GpuUnavailableError("INFER_GPU_LIBRARY=" + env.u8string() + ": no such file");
     return open(env);
   }
   const int forced = forced_major != 0 ? forced_major : cuda_major_from_environment();

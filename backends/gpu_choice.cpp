@@ -89,8 +89,8 @@ GpuChoice choose_gpu_backend(const std::vector<GpuBackendProbe>& probes, int for
   for (const GpuBackendRequirements& r : kGpuBackends) {
     const GpuBackendProbe* p = probe_for(probes, r.cuda_major);
     if (forced_major != 0 && forced_major != r.cuda_major) {
-      c.backends.push_back({r.cuda_major, false,
-                            "not tried: the CUDA " + std::to_string(forced_major) + " backend was " + forced_by});
+      c.backends.push_back(
+          {r.cuda_major, false, "not tried: the CUDA " + std::to_string(forced_major) + " backend was " + forced_by});
       continue;
     }
     GpuBackendVerdict v{r.cuda_major, false, first_blocker(r, p, c)};
@@ -114,7 +114,8 @@ int parse_cuda_major(const std::string& value, const std::string& where) {
     if (v == std::to_string(r.cuda_major)) return r.cuda_major;
   }
   std::string known;
-  for (const GpuBackendRequirements& r : kGpuBackends) known += (known.empty() ? "" : ", ") + std::to_string(r.cuda_major);
+  for (const GpuBackendRequirements& r : kGpuBackends)
+    known += (known.empty() ? "" : ", ") + std::to_string(r.cuda_major);
   throw std::invalid_argument(where + " '" + value + "' is not a CUDA major of a GPU backend (" + known + " or auto)");
 }
 

@@ -50,11 +50,11 @@ struct GpuBackendVerdict {
 };
 
 struct GpuChoice {
-  int chosen = 0;                          // the CUDA major that runs; 0: none
-  int forced = 0;                          // the major asked for (--cuda, INFER_CUDA, the manifest); 0: automatic
-  std::string forced_by;                   // how: "asked for", "the one VERSIONS.toml finds running here"
+  int chosen = 0;                           // the CUDA major that runs; 0: none
+  int forced = 0;                           // the major asked for (--cuda, INFER_CUDA, the manifest); 0: automatic
+  std::string forced_by;                    // how: "asked for", "the one VERSIONS.toml finds running here"
   std::vector<GpuBackendVerdict> backends;  // one per known backend, newest first
-  int driver_cuda = 0;                     // what the machine has, as the probes saw it
+  int driver_cuda = 0;                      // what the machine has, as the probes saw it
   int device_cc = 0;
 
   const GpuBackendVerdict* verdict(int cuda_major) const;

@@ -59,11 +59,11 @@ struct InferGpuVersions {
 
 // Device 0 as this module's CUDA runtime sees it (InferGpuPlugin::device).
 struct InferGpuDevice {
-  int count;           // cudaGetDeviceCount; 0 when it failed
-  int cc_major;        // compute capability of device 0; 0 when unknown
+  int count;     // cudaGetDeviceCount; 0 when it failed
+  int cc_major;  // compute capability of device 0; 0 when unknown
   int cc_minor;
-  int error;           // the cudaError_t of cudaGetDeviceCount when it failed (35: the driver is too old
-                       // for this runtime; 100: no device); else 0
+  int error;            // the cudaError_t of cudaGetDeviceCount when it failed (35: the driver is too old
+                        // for this runtime; 100: no device); else 0
   char error_name[64];  // its name, "cudaErrorInsufficientDriver"; NUL-terminated
 };
 

@@ -442,9 +442,9 @@ Eval evaluate_cudnn(const Expectation& e, const MachineProbe& m, const Diagnoses
   const PlatformWords& w = words(m.platform);
   if (k == "cudnn.built") return evaluate_built(e, m.build.cudnn);
   if (k == "cudnn.single_copy") return shadowing(m, m.cudnn, "cuDNN", m.cudnn_sublibraries);
-  const std::string cuda_major = m.build.cuda_major != 0       ? std::to_string(m.build.cuda_major)
-                                 : m.build.cuda.empty()         ? std::string("13")
-                                                                : m.build.cuda.substr(0, m.build.cuda.find('.'));
+  const std::string cuda_major = m.build.cuda_major != 0 ? std::to_string(m.build.cuda_major)
+                                 : m.build.cuda.empty()  ? std::string("13")
+                                                         : m.build.cuda.substr(0, m.build.cuda.find('.'));
   // The package names carry the CUDA major (cudnn9-cuda-13, nvidia-cudnn-cu13): this backend's.
   std::string packages = w.cudnn_packages;
   for (const std::string from : {"cuda-13", "cu13"}) {
@@ -588,7 +588,8 @@ Report check_backends(const Manifest& manifest, const BackendProbe& probe, bool 
     first = false;
   }
   bool machine_ok = true;
-  for (const ReportRow& r : out.rows) machine_ok = machine_ok && !(r.severity == Severity::Required && r.status != Status::Ok);
+  for (const ReportRow& r : out.rows)
+    machine_ok = machine_ok && !(r.severity == Severity::Required && r.status != Status::Ok);
   for (const BackendOutcome& b : out.backends) {
     if (b.runs && machine_ok && out.backend.empty()) out.backend = b.name;
   }

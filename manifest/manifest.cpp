@@ -158,7 +158,7 @@ class Reader {
     return f;
   }
 
- // The items of one table [section] (schema 1, or schema 2's machine part), or of a backend's
+  // The items of one table [section] (schema 1, or schema 2's machine part), or of a backend's
   // table (prefix "backend.cu13." in messages).
   void section(const std::string& section, const toml::node& v, Scope scope, std::vector<Expectation>& items,
                const std::string& prefix = "") const {
@@ -202,11 +202,13 @@ class Reader {
     BackendSection b;
     b.line = static_cast<int>(n.source().begin.line);
     const toml::node* name = t->get("name");
-    if (!name || !name->is_string()) fail(n, "backend.name", "missing: each [[backend]] has name = \"cu13\" or \"cu12\"");
+    if (!name || !name->is_string())
+      fail(n, "backend.name", "missing: each [[backend]] has name = \"cu13\" or \"cu12\"");
     b.name = *name->value<std::string>();
     const std::string digits = b.name.size() > 2 && b.name.rfind("cu", 0) == 0 ? b.name.substr(2) : "";
-    if (digits.empty() || digits.size() > 3 ||
-        !std::all_of(digits.begin(), digits.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); })) {
+    if (digits.empty() || digits.size() > 3 || !std::all_of(digits.begin(), digits.end(), [](char c) {
+          return std::isdigit(static_cast<unsigned char>(c));
+        })) {
       fail(*name, "backend.name", "expected \"cu\" and a CUDA major (\"cu13\", \"cu12\"), found \"" + b.name + "\"");
     }
     b.cuda_major = std::stoi(digits);

@@ -67,7 +67,7 @@ bool is_backend_key(const std::string& key);
 struct Manifest {
   std::filesystem::path path;
   int schema = 1;
-  std::vector<Expectation> items;  // in schema order; schema 2: the common items only
+  std::vector<Expectation> items;        // in schema order; schema 2: the common items only
   std::vector<BackendSection> backends;  // schema 2, in the file's order (the order of preference)
   std::vector<ModelFile> model_files;
   const Expectation* find(const std::string& key) const;

@@ -167,8 +167,9 @@ void print_result(std::ostream& out, const Report& report) {
     ++(r.severity == Severity::Required ? failed : warned);
   }
   if (report.ok) {
-    const std::string runs = report.backend.empty() ? "" : "runs the CUDA " + report.backend.substr(2) +
-                                                              " backend (" + report.backend + "): ";
+    const std::string runs = report.backend.empty()
+                                 ? ""
+                                 : "runs the CUDA " + report.backend.substr(2) + " backend (" + report.backend + "): ";
     out << "result: ok: " << runs << "every required item holds"
         << (warned ? " (" + std::to_string(warned) + " advisory not ok)" : "") << '\n';
   } else {
@@ -217,8 +218,11 @@ std::string to_json(const Report& report) {
   if (!report.backends.empty()) {  // schema 2 only: a schema 1 report keeps the schema it always had
     nlohmann::json backends = nlohmann::json::array();
     for (const BackendOutcome& b : report.backends) {
-      backends.push_back({{"name", b.name}, {"cuda_major", b.cuda_major}, {"runs", b.runs},
-                          {"first_failure", b.first_failure}, {"fix", b.fix}});
+      backends.push_back({{"name", b.name},
+                          {"cuda_major", b.cuda_major},
+                          {"runs", b.runs},
+                          {"first_failure", b.first_failure},
+                          {"fix", b.fix}});
     }
     j["backend"] = report.backend.empty() ? nlohmann::json(nullptr) : nlohmann::json(report.backend);
     j["backends"] = backends;

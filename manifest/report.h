@@ -33,9 +33,9 @@ struct ReportRow {
 
 // Schema 2: one backend's outcome (check_backends).
 struct BackendOutcome {
-  std::string name;   // "cu13"
+  std::string name;  // "cu13"
   int cuda_major = 0;
-  bool runs = false;  // every required item of the machine and of this backend holds
+  bool runs = false;          // every required item of the machine and of this backend holds
   std::string first_failure;  // one_line() of its first failing row; empty when it runs
   std::string fix;            // that row's fix
 };

@@ -48,8 +48,8 @@ std::string manifest_text(const MachineProbe& m, const fs::path& manifest_path,
   std::ostringstream out;  // the machine's part: [system], [gpu]
   std::ostringstream own;  // the backend's part: [backend.driver], [backend.gpu], [backend.cuda], [backend.cudnn]
   const int major = m.build.cuda_major != 0 ? m.build.cuda_major
-                    : !m.build.cuda.empty()  ? static_cast<int>(Version::parse(m.build.cuda).parts()[0])
-                                             : 13;
+                    : !m.build.cuda.empty() ? static_cast<int>(Version::parse(m.build.cuda).parts()[0])
+                                            : 13;
   const std::time_t now = std::time(nullptr);
   char date[32] = "";
   std::strftime(date, sizeof date, "%Y-%m-%d", std::gmtime(&now));

@@ -85,16 +85,19 @@ void Executor::run_convolution(const Step& step, const ConvolutionChoice& choice
   const Layer& layer = plan_.network().layers()[step.first_layer];
   const int n = plan_.batch();
   cudaStream_t stream = stream_.get();
-  INFER_KERNEL_CHECK(layer_context(layer), convert_half_nhwc_to_float_nchw(kernels_, in(step.input()), fallback_x_.out(), n,
-                                                                         step.in.c, step.in.h, step.in.w, stream));
+  INFER_KERNEL_CHECK(layer_context(layer),
+                     convert_half_nhwc_to_float_nchw(kernels_, in(step.input()), fallback_x_.out(), n, step.in.c,
+                                                     step.in.h, step.in.w, stream));
   const Dims& d = layer.out;  // a batch-norm, an add and a ReLU in the step keep the shape
   if (convolution_operands(step, true, stop).add_z) {
-    INFER_KERNEL_CHECK(layer_context(layer), convert_half_nhwc_to_float_nchw(kernels_, in(step.residual->z), fallback_z_.out(), n,
-                                                                           d.c, d.h, d.w, stream));
+    INFER_KERNEL_CHECK(
+        layer_context(layer),
+        convert_half_nhwc_to_float_nchw(kernels_, in(step.residual->z), fallback_z_.out(), n, d.c, d.h, d.w, stream));
   }
   convolution_calls(step, choice, stop, capturing);
-  INFER_KERNEL_CHECK(layer_context(layer), convert_float_nchw_to_half_nhwc(kernels_, fallback_y_.in(), out(step.first_layer + stop),
-                                                                         n, d.c, d.h, d.w, stream));
+  INFER_KERNEL_CHECK(layer_context(layer),
+                     convert_float_nchw_to_half_nhwc(kernels_, fallback_y_.in(), out(step.first_layer + stop), n, d.c,
+                                                     d.h, d.w, stream));
 }
 
 void Executor::convolution_calls(const Step& step, const ConvolutionChoice& choice, std::size_t stop, bool capturing) {

@@ -69,7 +69,7 @@ class Kernels {
                      cudaStream_t stream) const;
 
  private:
-  struct Module;                    // 12: the loaded module and its functions; 13: unused
+  struct Module;  // 12: the loaded module and its functions; 13: unused
   std::unique_ptr<Module> module_;
 };
 

@@ -103,8 +103,8 @@ Kernels::Kernels() : module_(std::make_unique<Module>()) {
     const CUresult found = ptx_name ? m.get_function(&m.functions[i], m.module, ptx_name) : CUDA_ERROR_NOT_FOUND;
     if (found != CUDA_SUCCESS) {
       const LaunchStatus s = m.status(found);
-      throw GpuError(std::string("loading the GPU kernels: cuModuleGetFunction(") + kFunctionNames[i] +
-                     "): " + s.name + " (" + s.description + ")");
+      throw GpuError(std::string("loading the GPU kernels: cuModuleGetFunction(") + kFunctionNames[i] + "): " + s.name +
+                     " (" + s.description + ")");
     }
   }
 }

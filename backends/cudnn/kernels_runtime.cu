@@ -28,8 +28,8 @@ LaunchStatus Kernels::float_nchw_to_half_nhwc(const float* in, void* out, int n,
                                               cudaStream_t stream) const {
   const std::size_t total = static_cast<std::size_t>(n) * c * h * w;
   (void)cudaGetLastError();
-  kernels::float_nchw_to_half_nhwc<<<element_blocks(total), kElementThreads, 0, stream>>>(
-      in, static_cast<__half*>(out), total, c, h, w);
+  kernels::float_nchw_to_half_nhwc<<<element_blocks(total), kElementThreads, 0, stream>>>(in, static_cast<__half*>(out),
+                                                                                          total, c, h, w);
   return status_of_launch();
 }
 
@@ -50,8 +50,7 @@ LaunchStatus Kernels::pointwise(int op, float a, float b, const void* x, void* y
   }
   if (count == 0) return LaunchStatus{};
   (void)cudaGetLastError();
-  kernels::pointwise_kernel<<<element_blocks(count), kElementThreads, 0, stream>>>(op, a, b, x, y, count,
-                                                                                    half ? 1 : 0);
+  kernels::pointwise_kernel<<<element_blocks(count), kElementThreads, 0, stream>>>(op, a, b, x, y, count, half ? 1 : 0);
   return status_of_launch();
 }
 
@@ -59,7 +58,7 @@ LaunchStatus Kernels::top_k(const float* scores_in, int n, int classes, int k, i
                             cudaStream_t stream) const {
   (void)cudaGetLastError();
   kernels::top_k_kernel<<<static_cast<unsigned>(n), kTopKThreads, 0, stream>>>(scores_in, classes, k, classes_out,
-                                                                                scores_out);
+                                                                               scores_out);
   return status_of_launch();
 }
 

@@ -171,8 +171,8 @@ DeviceIn Executor::float_output(std::size_t activation, int n) {
   if (a.type == CUDNN_DATA_FLOAT) return in(activation);
   const std::string context =
       activation == 0 ? std::string("network input") : layer_context(plan_.network().layers()[activation - 1]);
-  INFER_KERNEL_CHECK(context, convert_half_nhwc_to_float_nchw(kernels_, in(activation), output_float_.out(), n, a.dims.c, a.dims.h,
-                                                            a.dims.w, stream_.get()));
+  INFER_KERNEL_CHECK(context, convert_half_nhwc_to_float_nchw(kernels_, in(activation), output_float_.out(), n,
+                                                              a.dims.c, a.dims.h, a.dims.w, stream_.get()));
   return output_float_.in();
 }
 
@@ -193,8 +193,8 @@ void Executor::enqueue(const Pass& pass, bool capturing) {
   } else {
     INFER_CUDA_CHECK("network input", copy_to_device(input_float_.out(), input_staging_.get(), in_bytes, stream));
     record(h2d_end_.get(), capturing);  // the conversion below is compute
-    INFER_KERNEL_CHECK("network input",
-                     convert_float_nchw_to_half_nhwc(kernels_, input_float_.in(), out(0), pass.n, in.c, in.h, in.w, stream));
+    INFER_KERNEL_CHECK("network input", convert_float_nchw_to_half_nhwc(kernels_, input_float_.in(), out(0), pass.n,
+                                                                        in.c, in.h, in.w, stream));
   }
   for (std::size_t i = 0; i < plan_.steps().size(); ++i) {
     if (plan_.steps()[i].first_layer >= pass.layer_count) break;
@@ -210,8 +210,8 @@ void Executor::enqueue(const Pass& pass, bool capturing) {
     return;
   }
   const int classes = static_cast<int>(last.out.size());
-  INFER_KERNEL_CHECK(layer_context(last),
-                   select_top_k(kernels_, result, pass.n, classes, pass.k, top_classes_.out(), top_scores_.out(), stream));
+  INFER_KERNEL_CHECK(layer_context(last), select_top_k(kernels_, result, pass.n, classes, pass.k, top_classes_.out(),
+                                                       top_scores_.out(), stream));
   const std::size_t count = static_cast<std::size_t>(pass.n) * static_cast<std::size_t>(pass.k);
   unsigned char* staging = static_cast<unsigned char*>(top_staging_.get());
   const std::size_t scores_at = plan_.max_batch() * last.out.size() * sizeof(int);

@@ -52,8 +52,8 @@ void Executor::run_step(std::size_t step_index, std::size_t layer_count, bool ca
       const Dims& d = step.in;
       DeviceBuffer& scratch = buffers_[step.scratch];
       INFER_KERNEL_CHECK(layer_context(layer),
-                       convert_half_nhwc_to_float_nchw(kernels_, in(step.input()), scratch.out(), plan_.batch(), d.c, d.h, d.w,
-                                                       stream_.get()));
+                         convert_half_nhwc_to_float_nchw(kernels_, in(step.input()), scratch.out(), plan_.batch(), d.c,
+                                                         d.h, d.w, stream_.get()));
       INFER_CUDNN_CHECK(layer_context(layer),
                         softmax_forward(handle, CUDNN_SOFTMAX_ACCURATE, CUDNN_SOFTMAX_MODE_CHANNEL,
                                         TensorIn(step.nchw_input.get(), scratch.in()), tensor_out(step.output())));
@@ -100,8 +100,8 @@ void Executor::run_step(std::size_t step_index, std::size_t layer_count, bool ca
       const Activation& y = plan_.activations()[step.output()];
       const std::size_t count = static_cast<std::size_t>(plan_.batch()) * y.dims.size();
       INFER_KERNEL_CHECK(layer_context(layer),
-                       pointwise(kernels_, step.pointwise_op, step.pointwise_a, step.pointwise_b, in(step.input()),
-                                 out(step.output()), count, y.type == CUDNN_DATA_HALF, stream_.get()));
+                         pointwise(kernels_, step.pointwise_op, step.pointwise_a, step.pointwise_b, in(step.input()),
+                                   out(step.output()), count, y.type == CUDNN_DATA_HALF, stream_.get()));
       return;
     }
   }

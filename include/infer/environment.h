@@ -39,7 +39,7 @@ struct EnvironmentReport {
   // order. Empty for a schema 1 manifest.
   std::string backend;
   struct Backend {
-    std::string name;           // "cu13"
+    std::string name;  // "cu13"
     bool runs = false;
     std::string first_failure;  // what stops it, one line; empty when it runs
     std::string fix;            // and what would let it run
@@ -50,7 +50,7 @@ struct EnvironmentReport {
 // What this library was compiled with: CUDA and cuDNN of its GPU module (empty without one), and
 // the compiler ("GNU 12.2.0").
 struct BuildInfo {
-  std::string cuda;   // the CUDA 13 backend's
+  std::string cuda;  // the CUDA 13 backend's
   std::string cudnn;
   std::string compiler;
   // Every GPU backend this build has, one per CUDA major, newest first: {"cu13", "13.0.88",
@@ -72,7 +72,8 @@ struct RuntimeInfo {
   bool gpu_loaded = false;    // the GPU module loaded; else gpu_problem says why not
   std::string gpu_problem;    // a GpuUnavailableError's what()
   std::string gpu_backend;    // the backend chosen ("cu12"), when one loaded
-  std::vector<std::string> gpu_choice;  // why: each backend's verdict, "cu13: the NVIDIA driver supports CUDA 12.4; ..."
+  std::vector<std::string>
+      gpu_choice;  // why: each backend's verdict, "cu13: the NVIDIA driver supports CUDA 12.4; ..."
   std::filesystem::path gpu_module;
   std::string cuda_runtime;           // cudaRuntimeGetVersion
   std::string cuda_runtime_built;     // the CUDA runtime the module was compiled against

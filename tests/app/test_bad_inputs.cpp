@@ -156,19 +156,19 @@ TEST_P(ManifestEndToEnd, ExitsWithThreeNamingTheManifest) {
   EXPECT_NE(check.err.find(c.message), std::string::npos) << check.err;
 }
 
-INSTANTIATE_TEST_SUITE_P(Cases, ManifestEndToEnd,
-                         ::testing::Values(ManifestCase{"not TOML", "schema = = 1\n", "line 1: invalid TOML"},
-                                           ManifestCase{"unknown section", "schema = 1\n[drivers]\nrelease = \"1\"\n",
-                                                        "line 2: key 'drivers': unknown section"},
-                                           ManifestCase{"bad constraint", "[cudnn]\nversion = \">=9.x\"\n",
-                                                        "line 2: key 'cudnn.version': bad constraint"},
-                                           ManifestCase{"bad severity", "[cuda]\nsingle_copy = \"sometimes\"\n",
-                                                        "severity must be \"required\" or \"advisory\""},
-                                           ManifestCase{"bad digest",
-                                                        "[[model.files]]\npath = \"a\"\nsha256 = \"xyz\"\n",
-                                                        "expected 64 lowercase hexadecimal digits"},
-                                           ManifestCase{"wrong schema", "schema = 3\n", "this infer reads schema 1 and 2"}),
-                         CaseName());
+INSTANTIATE_TEST_SUITE_P(
+    Cases, ManifestEndToEnd,
+    ::testing::Values(ManifestCase{"not TOML", "schema = = 1\n", "line 1: invalid TOML"},
+                      ManifestCase{"unknown section", "schema = 1\n[drivers]\nrelease = \"1\"\n",
+                                   "line 2: key 'drivers': unknown section"},
+                      ManifestCase{"bad constraint", "[cudnn]\nversion = \">=9.x\"\n",
+                                   "line 2: key 'cudnn.version': bad constraint"},
+                      ManifestCase{"bad severity", "[cuda]\nsingle_copy = \"sometimes\"\n",
+                                   "severity must be \"required\" or \"advisory\""},
+                      ManifestCase{"bad digest", "[[model.files]]\npath = \"a\"\nsha256 = \"xyz\"\n",
+                                   "expected 64 lowercase hexadecimal digits"},
+                      ManifestCase{"wrong schema", "schema = 3\n", "this infer reads schema 1 and 2"}),
+    CaseName());
 
 // Issue 11, item 3: a model, weights or manifest that is not a regular file, or is too large to be
 // one, is refused without being opened for reading or read (a FIFO blocked forever before).

@@ -9,13 +9,13 @@
 #include <map>
 
 #include "backends/gpu_choice.h"
+#include "infer/errors.h"
 #include "manifest/check.h"
 #include "manifest/constraint.h"
 #include "manifest/facts.h"
 #include "manifest/manifest.h"
 #include "manifest/report.h"
 #include "manifest/sha256.h"
-#include "infer/errors.h"
 #include "platform/printable.h"
 #include "tests/support/temp_dir.h"
 

@@ -38,15 +38,15 @@ fs::path loader_dir(const char* soname) {
 }
 
 struct Machine {
-  int driver = 13000;  // cuDriverGetVersion
-  int cc = 75;         // 10 * major + minor
-  bool cu13 = true;    // libcudart.so.13 in the library folder
-  bool cu12 = true;    // libcudart.so.12
+  int driver = 13000;    // cuDriverGetVersion
+  int cc = 75;           // 10 * major + minor
+  bool cu13 = true;      // libcudart.so.13 in the library folder
+  bool cu12 = true;      // libcudart.so.12
   int cudnn_cudart = 0;  // the CUDA cuDNN says it was built for; 0: the runtime's beside it
 };
 
 struct MachineRun {
-  ProcessResult check;     // infer --check --json
+  ProcessResult check;  // infer --check --json
   nlohmann::json report;
   ProcessResult version;   // infer --version
   ProcessResult classify;  // infer --json sample
@@ -84,7 +84,8 @@ class Backends : public ::testing::Test {
     const fs::path lib = dir_ / ("lib-" + std::to_string(++machines_));
     fs::create_directories(lib);
     std::vector<std::string> names = {"libcuda.so.1", "libnvidia-ml.so.1", "libcudnn.so.9"};
-    for (const char* sub : {"graph", "ops", "cnn", "adv", "heuristic", "engines_precompiled", "engines_runtime_compiled"})
+    for (const char* sub :
+         {"graph", "ops", "cnn", "adv", "heuristic", "engines_precompiled", "engines_runtime_compiled"})
       names.push_back(std::string("libcudnn_") + sub + ".so.9");
     if (m.cu13) names.push_back("libcudart.so.13");
     if (m.cu12) names.push_back("libcudart.so.12");
@@ -139,13 +140,14 @@ TEST_F(Backends, EveryCuda12DriverRunsTheCuda12BackendAndHearsWhat580WouldAdd) {
       EXPECT_TRUE(has((*cu13)["first_failure"].get<std::string>(), "cu13.driver.release")) << (*cu13)["first_failure"];
       EXPECT_TRUE(has((*cu13)["fix"].get<std::string>(), "580.65.06")) << (*cu13)["fix"];
       // The table: the result names the backend, and the CUDA 13 one gets one line, not a failure.
-      const ProcessResult table = in_namespace({"--check", "--manifest", kManifest},
-                                               {"LD_LIBRARY_PATH=" + (dir_ / ("lib-" + std::to_string(machines_))).string(),
-                                                "INFER_STANDIN_DRIVER_CUDA=" + std::to_string(driver),
-                                                "INFER_STANDIN_CC=" + std::to_string(cc)});
+      const ProcessResult table = in_namespace(
+          {"--check", "--manifest", kManifest},
+          {"LD_LIBRARY_PATH=" + (dir_ / ("lib-" + std::to_string(machines_))).string(),
+           "INFER_STANDIN_DRIVER_CUDA=" + std::to_string(driver), "INFER_STANDIN_CC=" + std::to_string(cc)});
       EXPECT_TRUE(has(table.out, "result: ok: runs the CUDA 12 backend (cu12)")) << table.out;
       EXPECT_TRUE(has(table.out, "backend cu13 (CUDA 13) does not run here: cu13.driver.release")) << table.out;
-      EXPECT_FALSE(has(table.out, "    fix: this driver supports CUDA up to")) << "no fix line under the other backend's rows";
+      EXPECT_FALSE(has(table.out, "    fix: this driver supports CUDA up to"))
+          << "no fix line under the other backend's rows";
       EXPECT_EQ(loaded(r), "cu12") << r.version.out;
       EXPECT_EQ(json_backend(r).rfind("gpu (cu12): ", 0), 0u) << json_backend(r);
     }
@@ -196,12 +198,14 @@ TEST_F(Backends, WhenNoBackendRunsEachNamesWhatStopsIt) {
       << r.check.out;
   EXPECT_TRUE(has(r.backend("cu12")->value("first_failure", std::string()), "cu12.cuda.runtime")) << r.check.out;
   EXPECT_EQ(loaded(r), "none");
-  EXPECT_TRUE(has(r.version.out, "no GPU backend can run: CUDA 13: the NVIDIA driver supports CUDA 12.4; CUDA 13 "
-                                 "needs driver 580.65.06 or newer; CUDA 12: cannot load the GPU backend: "
-                                 "libcudart.so.12"))
+  EXPECT_TRUE(has(r.version.out,
+                  "no GPU backend can run: CUDA 13: the NVIDIA driver supports CUDA 12.4; CUDA 13 "
+                  "needs driver 580.65.06 or newer; CUDA 12: cannot load the GPU backend: "
+                  "libcudart.so.12"))
       << r.version.out;
   EXPECT_EQ(json_backend(r).rfind("cpu", 0), 0u) << json_backend(r);
-  EXPECT_TRUE(has(r.classify.err, "infer: notice: running on the CPU: cu13.driver.release: 550.54.15")) << r.classify.err;
+  EXPECT_TRUE(has(r.classify.err, "infer: notice: running on the CPU: cu13.driver.release: 550.54.15"))
+      << r.classify.err;
 }
 
 TEST_F(Backends, CudnnBuiltForTheOtherMajorStopsItsBackend) {
@@ -210,14 +214,16 @@ TEST_F(Backends, CudnnBuiltForTheOtherMajorStopsItsBackend) {
   EXPECT_EQ(r.report.value("backend", std::string()), "cu12") << r.check.out;
   EXPECT_EQ(r.row("cu13.cudnn.cuda_major", "status"), "FAIL");
   EXPECT_EQ(loaded(r), "cu12") << r.version.out;
-  EXPECT_TRUE(has(r.version.out, "cu13: the cuDNN it loaded (9.19.0) is built for CUDA 12; it needs cuDNN 9 for CUDA 13"))
+  EXPECT_TRUE(
+      has(r.version.out, "cu13: the cuDNN it loaded (9.19.0) is built for CUDA 12; it needs cuDNN 9 for CUDA 13"))
       << r.version.out;
 }
 
 TEST_F(Backends, ForcingABackendTakesItOrFailsWithTheReason) {
   const MachineRun r = on({12040, 75});
   const std::string lib = (dir_ / ("lib-" + std::to_string(machines_))).string();
-  const std::vector<std::string> env = {"LD_LIBRARY_PATH=" + lib, "INFER_STANDIN_DRIVER_CUDA=12040", "INFER_STANDIN_CC=75"};
+  const std::vector<std::string> env = {"LD_LIBRARY_PATH=" + lib, "INFER_STANDIN_DRIVER_CUDA=12040",
+                                        "INFER_STANDIN_CC=75"};
   const ProcessResult forced13 = in_namespace({"--cuda", "13", shipped_file("samples/bag.png")}, env);
   EXPECT_EQ(forced13.exit_code, 4) << forced13.err;
   EXPECT_TRUE(has(forced13.err, "cu13.driver.release: 550.54.15")) << forced13.err;

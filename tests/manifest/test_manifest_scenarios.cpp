@@ -74,7 +74,8 @@ fs::path good_driver(const TempDir& dir) {
 
 // The one-line notice of a normal run under --device auto: the first failure.
 std::string notice(const std::vector<std::string>& env) {
-  const ProcessResult r = run_process(infer_exe(), {"--manifest", kManifest, shipped_file("samples/ankle-boot.png")}, env);
+  const ProcessResult r =
+      run_process(infer_exe(), {"--manifest", kManifest, shipped_file("samples/ankle-boot.png")}, env);
   for (const std::string& line : ProcessResult::lines(r.err)) {
     if (line.rfind("infer: notice: running on the CPU", 0) == 0) return line;
   }
@@ -184,7 +185,8 @@ void run_damaged(const fs::path& real, const std::string& name, bool few = false
     }
     if (++runs <= 2) {  // the other entry points, on the first damages (each run costs a second)
       expect_survives(run_process(infer_exe(), {"--version"}, env), "--version");
-      const ProcessResult run = run_process(infer_exe(), {"--manifest", kManifest, shipped_file("samples/ankle-boot.png")}, env);
+      const ProcessResult run =
+          run_process(infer_exe(), {"--manifest", kManifest, shipped_file("samples/ankle-boot.png")}, env);
       expect_survives(run, "a normal run");
       EXPECT_EQ(run.exit_code, 0) << run.err;
       EXPECT_TRUE(has(run.out, "Ankle boot")) << run.out << run.err;
@@ -242,7 +244,8 @@ TEST(BrokenLibrary, ALibraryThatNeverFinishesLoadingIsNamedAtTheDeadline) {
   const ProcessResult version = run_process(infer_exe(), {"--version"}, env);
   EXPECT_EQ(version.exit_code, 0) << version.err;
   EXPECT_TRUE(has(version.out, "GPU backend not loadable")) << version.out;
-  const ProcessResult run = run_process(infer_exe(), {"--manifest", kManifest, shipped_file("samples/ankle-boot.png")}, env);
+  const ProcessResult run =
+      run_process(infer_exe(), {"--manifest", kManifest, shipped_file("samples/ankle-boot.png")}, env);
   EXPECT_EQ(run.exit_code, 0) << run.err;
 }
 
@@ -422,8 +425,8 @@ TEST(DriverState, AContainerWithoutGpuAccessIsToldToUseTheGpuRuntime) {
   if (!can_unshare()) GTEST_SKIP() << "needs unshare -rm";
   if (loader_dir("libcuda.so.1") != fs::path()) GTEST_SKIP() << "this machine has a driver's libcuda.so.1";
   // The kernel module is loaded (/proc/driver/nvidia/version) but no user-space library is there.
-  const ProcessResult run =
-      infer_in_namespace(fake_kernel_module("580.95.05"), {"--manifest", kManifest, shipped_file("samples/ankle-boot.png")}, {});
+  const ProcessResult run = infer_in_namespace(fake_kernel_module("580.95.05"),
+                                               {"--manifest", kManifest, shipped_file("samples/ankle-boot.png")}, {});
   EXPECT_EQ(run.exit_code, 0) << run.err;
   EXPECT_TRUE(has(run.err, "infer: notice: running on the CPU: driver.cuda: no NVIDIA user-space library")) << run.err;
   const auto rows = rows_in_namespace(fake_kernel_module("580.95.05"), {});

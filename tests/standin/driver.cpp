@@ -109,7 +109,9 @@ __attribute__((visibility("default"))) CUresult cuGetErrorString(CUresult code, 
     case CUDA_ERROR_NOT_FOUND: *text = "named symbol not found"; break;
     case CUDA_ERROR_INVALID_PTX: *text = "a PTX JIT compilation failed"; break;
     case CUDA_ERROR_NO_BINARY_FOR_GPU: *text = "no kernel image is available for execution on the device"; break;
-    case CUDA_ERROR_UNSUPPORTED_PTX_VERSION: *text = "the provided PTX was compiled with an unsupported toolchain."; break;
+    case CUDA_ERROR_UNSUPPORTED_PTX_VERSION:
+      *text = "the provided PTX was compiled with an unsupported toolchain.";
+      break;
     case CUDA_ERROR_NOT_INITIALIZED: *text = "initialization error"; break;
     default: *text = "unknown error"; break;
   }
@@ -117,8 +119,8 @@ __attribute__((visibility("default"))) CUresult cuGetErrorString(CUresult code, 
 }
 
 __attribute__((visibility("default"))) CUresult cuModuleLoadDataEx(CUmodule* module, const void* image,
-                                                                  unsigned int count, CUjit_option* options,
-                                                                  void** values) {
+                                                                   unsigned int count, CUjit_option* options,
+                                                                   void** values) {
   if (!module || !image) return CUDA_ERROR_INVALID_VALUE;
   if (standin::cuda_devices_hidden()) return CUDA_ERROR_NO_DEVICE;
   const std::string ptx(static_cast<const char*>(image));
@@ -136,8 +138,9 @@ __attribute__((visibility("default"))) CUresult cuModuleLoadDataEx(CUmodule* mod
     return CUDA_ERROR_UNSUPPORTED_PTX_VERSION;
   }
   if (!std::regex_search(ptx, m, std::regex(R"(\n\.target\s+sm_(\d+))")) || std::stoi(m[1]) > standin::device_cc()) {
-    write_log(count, options, values, "ptxas fatal   : the .target is above the device's sm_" +
-                                          std::to_string(standin::device_cc()) + " (infer CPU stand-in)");
+    write_log(count, options, values,
+              "ptxas fatal   : the .target is above the device's sm_" + std::to_string(standin::device_cc()) +
+                  " (infer CPU stand-in)");
     return CUDA_ERROR_NO_BINARY_FOR_GPU;
   }
   auto* loaded = new Module;
@@ -154,7 +157,7 @@ __attribute__((visibility("default"))) CUresult cuModuleLoadData(CUmodule* modul
 }
 
 __attribute__((visibility("default"))) CUresult cuModuleGetFunction(CUfunction* function, CUmodule module,
-                                                                   const char* name) {
+                                                                    const char* name) {
   if (!function || !module || !name) return CUDA_ERROR_INVALID_VALUE;
   for (Function& f : reinterpret_cast<Module*>(module)->functions) {
     if (f.name == name) {
@@ -172,10 +175,10 @@ __attribute__((visibility("default"))) CUresult cuModuleUnload(CUmodule module) 
 }
 
 __attribute__((visibility("default"))) CUresult cuLaunchKernel(CUfunction f, unsigned int grid_x, unsigned int grid_y,
-                                                              unsigned int grid_z, unsigned int block_x,
-                                                              unsigned int block_y, unsigned int block_z,
-                                                              unsigned int shared, CUstream stream, void** params,
-                                                              void** extra) {
+                                                               unsigned int grid_z, unsigned int block_x,
+                                                               unsigned int block_y, unsigned int block_z,
+                                                               unsigned int shared, CUstream stream, void** params,
+                                                               void** extra) {
   if (!f || extra) return CUDA_ERROR_INVALID_VALUE;  // the stand-in takes arguments as kernelParams only
   static const Launcher launch = find_launcher();
   if (!launch) return CUDA_ERROR_NOT_INITIALIZED;  // no stand-in runtime in the process

@@ -8,8 +8,8 @@
 // it maps the registered names of the project's own kernels (backends/cudnn/kernels/*.cuh) to host
 // implementations of their documented contracts (backends/cudnn/kernels.h, top_k.h), written here
 // from those contracts. The CUDA 12 backend loads the same kernels as PTX through the driver API:
-// the stand-in's libcuda.so.1 passes those launches here by name (infer_standin_launch_kernel). The match is on the name and the mangled
-// parameter list, so a kernel whose signature changes is refused (cudaErrorInvalidDeviceFunction,
+// the stand-in's libcuda.so.1 passes those launches here by name (infer_standin_launch_kernel). The match is on the
+// name and the mangled parameter list, so a kernel whose signature changes is refused (cudaErrorInvalidDeviceFunction,
 // and the process ends naming it) rather than run with arguments read as the wrong types. Each
 // launch checks its configuration against the device limits and every pointer against its
 // allocation, for the extent the contract implies.
@@ -223,8 +223,8 @@ Kernel known_kernel(const std::string& device_name) {
 // implementation. The caller holds big_lock().
 cudaError_t launch(const Kernel& kernel, dim3 grid, dim3 block, void** args, size_t shared, cudaStream_t stream) {
   if (!kernel.run) {
-    standin::fail("cudaLaunchKernel", "kernel " + kernel.name +
-                                          " has no host implementation in the stand-in (tests/standin/kernels.cpp)");
+    standin::fail("cudaLaunchKernel",
+                  "kernel " + kernel.name + " has no host implementation in the stand-in (tests/standin/kernels.cpp)");
   }
   const unsigned long long threads = static_cast<unsigned long long>(block.x) * block.y * block.z;
   if (threads == 0 || threads > 1024 || block.z > 64 || grid.x == 0 || grid.y == 0 || grid.z == 0 ||

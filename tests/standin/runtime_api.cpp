@@ -16,8 +16,8 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "tests/standin/state.h"
 #include "tests/standin/emulated_driver.h"
+#include "tests/standin/state.h"
 #include "tests/standin/visible_devices.h"
 
 namespace standin::detail {
@@ -76,9 +76,9 @@ bool standin::device_usable() { return standin::detail::device_state() == cudaSu
 int standin::runtime_version() { return STANDIN_CUDART_VERSION; }
 
 extern "C" __attribute__((visibility("default"))) const standin::DeviceApi* infer_standin_device_api(void) {
-  static const standin::DeviceApi api = {
-      standin::require_device, standin::require_host, standin::fail,          standin::enqueue,
-      standin::capturing,      standin::synchronize,  standin::device_usable, standin::runtime_version};
+  static const standin::DeviceApi api = {standin::require_device, standin::require_host,   standin::fail,
+                                         standin::enqueue,        standin::capturing,      standin::synchronize,
+                                         standin::device_usable,  standin::runtime_version};
   return &api;
 }
 

@@ -146,8 +146,10 @@ using ToFloat = decltype(&convert_half_nhwc_to_float_nchw);
 static_assert(std::is_invocable_v<ToFloat, K, DeviceIn, DeviceOut, int, int, int, int, cudaStream_t>);
 static_assert(!std::is_invocable_v<ToFloat, K, DeviceOut, DeviceIn, int, int, int, int, cudaStream_t>);
 using Pointwise = decltype(&pointwise);
-static_assert(std::is_invocable_v<Pointwise, K, int, float, float, DeviceIn, DeviceOut, std::size_t, bool, cudaStream_t>);
-static_assert(!std::is_invocable_v<Pointwise, K, int, float, float, DeviceOut, DeviceIn, std::size_t, bool, cudaStream_t>);
+static_assert(
+    std::is_invocable_v<Pointwise, K, int, float, float, DeviceIn, DeviceOut, std::size_t, bool, cudaStream_t>);
+static_assert(
+    !std::is_invocable_v<Pointwise, K, int, float, float, DeviceOut, DeviceIn, std::size_t, bool, cudaStream_t>);
 using TopK = decltype(&select_top_k);
 static_assert(std::is_invocable_v<TopK, K, DeviceIn, int, int, int, DeviceOut, DeviceOut, cudaStream_t>);
 static_assert(!std::is_invocable_v<TopK, K, DeviceOut, int, int, int, DeviceIn, DeviceOut, cudaStream_t>);

@@ -45,9 +45,18 @@ int device(InferGpuDevice* out) {
   return INFER_GPU_OK;
 }
 
-const InferGpuPlugin kPlugin = {INFER_GPU_PLUGIN_ABI, sizeof(infer::Network), infer::ops_hash(), FAKE_CXX_LIBRARY,
-                                versions,             device,                 create,            forward,
-                                top_k,                describe,               destroy,           last_timing};
+const InferGpuPlugin kPlugin = {INFER_GPU_PLUGIN_ABI,
+                                sizeof(infer::Network),
+                                infer::ops_hash(),
+                                FAKE_CXX_LIBRARY,
+                                versions,
+                                device,
+                                create,
+                                forward,
+                                top_k,
+                                describe,
+                                destroy,
+                                last_timing};
 
 }  // namespace
 
