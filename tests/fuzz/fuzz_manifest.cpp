@@ -1,4 +1,5 @@
-// VERSIONS.toml: the manifest reader (sections, items, severities, model files) and the constraint
+// VERSIONS.toml: the manifest reader (sections, items, severities, model files, schema 2's
+// [[backend]] tables) and the constraint
 // parser it uses. The whole input is read as a manifest; it is also parsed as one constraint and one
 // version, and a constraint that parses is evaluated on a few versions.
 // Invariants: the manifest fails only with InputError, the parsers only with std::invalid_argument.
@@ -16,6 +17,19 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     for (const infer::manifest::Expectation& e : m.items) {
       FUZZ_CHECK(e.kind != infer::manifest::ItemKind::Version || e.constraint.has_value());
     }
+    // Schema 2: every backend is named cuN and holds only backend keys; schema 1 read as schema 2
+    // keeps every item.
+    for (const infer::manifest::BackendSection& b : m.backends) {
+      FUZZ_CHECK(b.name == "cu" + std::to_string(b.cuda_major));
+      for (const infer::manifest::Expectation& e : b.items) {
+        FUZZ_CHECK(infer::manifest::is_backend_key(e.key));
+        FUZZ_CHECK(e.kind != infer::manifest::ItemKind::Version || e.constraint.has_value());
+      }
+    }
+    const infer::manifest::Manifest two = m.as_schema2();
+    std::size_t items = two.items.size();
+    for (const infer::manifest::BackendSection& b : two.backends) items += b.items.size();
+    FUZZ_CHECK(m.schema == 2 || (two.backends.size() == 1 && items == m.items.size()));
     m.model_file(infer::fuzz::scratch_dir() / "weights" / "fashion.safetensors");
   } catch (const infer::InputError&) {
   }

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Writes the seed corpora of the fuzz targets into tests/fuzz/corpus/<target>/ (standard library only).
 
-Real files (the samples, the shipped model TOML, VERSIONS.toml) are copied; the edge cases that
+Real files (the samples, the shipped model TOML, VERSIONS.toml and its schema 1 form) are copied; the edge cases that
 cannot be taken from the repository (16-bit, palette, alpha and interlaced PNGs, lying headers,
 truncations, small safetensors files) are generated here, deterministically. The tiny model and its
 variants start from the C++ tests' tiny model (tests/support/model_cases.h: kTinyToml, and the names
@@ -218,9 +218,31 @@ severity = "advisory"
 """
 
 
+# Schema 2: the machine's items and two [[backend]] tables with their own sections.
+SMALL_MANIFEST_2 = """schema = 2
+[gpu]
+count = ">=1"
+[[backend]]
+name = "cu13"
+[backend.driver]
+release = ">=580.65.06"
+[backend.gpu]
+compute_capability = ">=7.5"
+[[backend]]
+name = "cu12"
+[backend.cuda]
+runtime = "12.*"
+[backend.cudnn]
+cuda_major = "12"
+single_copy = { severity = "advisory" }
+"""
+
+
 def manifests():
     out("fuzz_manifest", "VERSIONS.toml", (ROOT / "VERSIONS.toml").read_bytes())
+    out("fuzz_manifest", "VERSIONS.schema1.toml", (ROOT / "tests" / "data" / "VERSIONS.schema1.toml").read_bytes())
     out("fuzz_manifest", "small.toml", SMALL_MANIFEST)
+    out("fuzz_manifest", "small-schema2.toml", SMALL_MANIFEST_2)
     for i, c in enumerate(["*", ">=9.1, <10", "9.19.*", "13.0", "!=1.2.3", " == 580.105.08 "]):
         out("fuzz_manifest", f"constraint-{i}.txt", c)
 
