@@ -35,6 +35,7 @@ Executor::Executor(const Network& network, int max_batch, const GpuOptions& opti
   const std::size_t batch = static_cast<std::size_t>(max_batch);
   cudaStream_t stream = stream_.get();
   const SyncOnUnwind sync_on_throw(stream);  // a local of the body: destroyed before the members are
+  log(Kernels::route());
 
   // Zeroed once so that no buffer ever holds garbage.
   for (std::size_t bytes : plan_.buffer_bytes()) {

@@ -41,7 +41,7 @@ class Kernels {
   Kernels(const Kernels&) = delete;
   Kernels& operator=(const Kernels&) = delete;
 
-  // What the module carries and how it is loaded, for the executor's description.
+  // How the kernels reach the GPU, for the verbose log ("kernels: nvcc SASS sm_90 + ...").
   static const char* route();
 
   // Layout and type conversion between the network's float NCHW tensors and the half NHWC tensors

@@ -477,7 +477,7 @@ TEST(Cli, DeviceGpuFailsWithReasonWhenUnusable) {
   // another such item ("because": gpu.count from cu13.driver.release without a driver).
   const ProcessResult checked = infer({"--check", "--json"});
   const nlohmann::json report = nlohmann::json::parse(checked.out);
-  const auto failing = [&report](const nlohmann::json& row) {
+  const auto failing = [](const nlohmann::json& row) {
     return row["severity"] == "required" && row["status"] != "ok" && row.value("counts", true) &&
            row["item"].get<std::string>().rfind("model:", 0) != 0;
   };
