@@ -201,8 +201,16 @@ std::shared_ptr<GpuLibrary> GpuLibrary::open(int forced_major, const std::string
   const int forced = forced_major != 0 ? forced_major : cuda_major_from_environment();
   const std::string reason = forced_major != 0 ? (why.empty() ? "asked for" : why) : "asked for by INFER_CUDA";
   std::vector<GpuBackendProbe> probes;
-  std::string looked;
+  std::string looked, names;
   for (const GpuBackendRequirements& r : kGpuBackends) {
+    const char* name = gpu_library_name(r.cuda_major);
+    if (!name) {  // not built for this system (Windows: CUDA 13 only)
+      if (forced == r.cuda_major) {
+        throw GpuUnavailableError("the CUDA " + std::to_string(forced) + " backend is not built for this system");
+      }
+      continue;
+    }
+    names += (names.empty() ? "" : " or ") + std::string(name);
     GpuBackendProbe p;
     p.cuda_major = r.cuda_major;
     for (const std::filesystem::path& candidate : gpu_library_candidates(r.cuda_major)) {
@@ -217,7 +225,16 @@ std::shared_ptr<GpuLibrary> GpuLibrary::open(int forced_major, const std::string
   bool any = false;
   for (const GpuBackendProbe& p : probes) any = any || !p.module.empty();
   if (!any) {
-    throw GpuUnavailableError("no GPU backend module was found (looked in " + looked + "); " + kGpuBuildHint);
+    throw GpuUnavailableError(names + " (the GPU backend) was not found (looked in " + looked + "); " + kGpuBuildHint);
+  }
+  // One backend for this system (Windows): nothing to choose from. Its trial load and its own
+  // create() say why it cannot run, as the one module always did.
+  if (probes.size() == 1 && forced == 0) {
+    std::shared_ptr<GpuLibrary> library = open(probes.front().module);
+    library->choice_.chosen = probes.front().cuda_major;
+    library->choice_.forced = 0;
+    library->choice_.backends.push_back({library->choice_.chosen, true, "the only GPU backend of this system"});
+    return library;
   }
   probe(probes);
   GpuChoice choice = choose_gpu_backend(probes, forced, reason);

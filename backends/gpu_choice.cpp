@@ -22,10 +22,14 @@ const GpuBackendProbe* probe_for(const std::vector<GpuBackendProbe>& probes, int
 // The first thing that stops backend `r` on this machine, or "" when nothing does. In the order a
 // user would have to fix them: nothing installed can be chosen; then the driver (no library can
 // make up for it), the GPU, the libraries, the device.
-std::string first_blocker(const GpuBackendRequirements& r, const GpuBackendProbe* p, const GpuChoice& machine) {
+std::string first_blocker(const GpuBackendRequirements& r, const GpuBackendProbe* p, const GpuChoice& machine,
+                          bool driver_known) {
   const std::string cuda = "CUDA " + std::to_string(r.cuda_major);
   if (!p) return "not installed (no module of this backend was found)";
-  if (machine.driver_cuda == 0 && p->load_failure.empty()) return "no NVIDIA driver (libcuda.so.1) was found";
+  // No driver, as any module that loaded saw it: that stops every backend, loaded or not.
+  if (machine.driver_cuda == 0 && (driver_known || p->load_failure.empty())) {
+    return "no NVIDIA driver (libcuda.so.1) was found";
+  }
   if (machine.driver_cuda != 0 && machine.driver_cuda / 1000 < r.cuda_major) {
     return "the NVIDIA driver supports CUDA " + cuda_version_string(machine.driver_cuda) + "; " + cuda +
            " needs driver " + r.min_driver + " or newer";
@@ -82,9 +86,11 @@ GpuChoice choose_gpu_backend(const std::vector<GpuBackendProbe>& probes, int for
   c.forced_by = forced_by;
   // The machine as any module saw it: a runtime newer than the driver still reads the driver's
   // version, and the device of one that could ask is the device of all.
+  bool driver_known = false;  // a module loaded and asked the driver
   for (const GpuBackendProbe& p : probes) {
     c.driver_cuda = std::max(c.driver_cuda, p.driver_cuda);
     if (p.device_cc != 0) c.device_cc = p.device_cc;
+    driver_known = driver_known || (!p.module.empty() && p.load_failure.empty());
   }
   for (const GpuBackendRequirements& r : kGpuBackends) {
     const GpuBackendProbe* p = probe_for(probes, r.cuda_major);
@@ -93,7 +99,7 @@ GpuChoice choose_gpu_backend(const std::vector<GpuBackendProbe>& probes, int for
           {r.cuda_major, false, "not tried: the CUDA " + std::to_string(forced_major) + " backend was " + forced_by});
       continue;
     }
-    GpuBackendVerdict v{r.cuda_major, false, first_blocker(r, p, c)};
+    GpuBackendVerdict v{r.cuda_major, false, first_blocker(r, p, c, driver_known)};
     if (v.reason.empty()) {
       v.runs = true;
       v.reason = "runs: driver supports CUDA " + cuda_version_string(c.driver_cuda) + ", CUDA runtime " +

@@ -121,6 +121,10 @@ TEST(GpuChoice, NoDriverAndNoModuleAreNamed) {
   GpuChoice c = choose_gpu_backend(probes, 0);
   EXPECT_EQ(c.chosen, 0);
   EXPECT_EQ(c.verdict(12)->reason, "no NVIDIA driver (libcuda.so.1) was found");
+  // Its libraries missing too: the driver, which the CUDA 13 module's child saw missing, comes first.
+  probes[1].load_failure = "cannot load the GPU backend: libcudart.so.12: cannot open shared object file";
+  c = choose_gpu_backend(probes, 0);
+  EXPECT_EQ(c.verdict(12)->reason, "no NVIDIA driver (libcuda.so.1) was found");
   probes[1].module.clear();  // the CUDA 12 module is not installed
   c = choose_gpu_backend(probes, 0);
   EXPECT_TRUE(has(c.verdict(12)->reason, "not installed")) << c.verdict(12)->reason;
