@@ -206,9 +206,10 @@ class Reader {
       fail(n, "backend.name", "missing: each [[backend]] has name = \"cu13\" or \"cu12\"");
     b.name = *name->value<std::string>();
     const std::string digits = b.name.size() > 2 && b.name.rfind("cu", 0) == 0 ? b.name.substr(2) : "";
-    if (digits.empty() || digits.size() > 3 || !std::all_of(digits.begin(), digits.end(), [](char c) {
-          return std::isdigit(static_cast<unsigned char>(c));
-        })) {
+    const auto is_digit = [](char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; };
+    // The major as CUDA writes it: digits without a leading zero ("cu012" would be a second name of cu12).
+    if (digits.empty() || digits.size() > 3 || digits[0] == '0' ||
+        !std::all_of(digits.begin(), digits.end(), is_digit)) {
       fail(*name, "backend.name", "expected \"cu\" and a CUDA major (\"cu13\", \"cu12\"), found \"" + b.name + "\"");
     }
     b.cuda_major = std::stoi(digits);

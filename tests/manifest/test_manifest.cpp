@@ -186,6 +186,21 @@ TEST(ManifestFile, MalformedFilesNameFileLineAndKey) {
       {"[nvidia]\nx = 1\n",
        "line 1: key 'nvidia': unknown section (expected schema, system, driver, gpu, cuda, cudnn, model)"},
       {"schema = 3\n", "line 1: key 'schema': this infer reads schema 1 and 2"},
+      // Schema 2: driver, cuda and cudnn go in a [[backend]], which is named cu and a major.
+      {"schema = 2\n[driver]\nrelease = \">=580\"\n",
+       "line 2: key 'driver': unknown section (expected schema, system, gpu, backend, model; driver, cuda and cudnn "
+       "go in [[backend]])"},
+      {"schema = 2\n[gpu]\ncompute_capability = \">=7.5\"\n",
+       "line 3: key 'gpu.compute_capability': unknown key (expected one of: count, name, memory_mib); in schema 2 it "
+       "goes in a [[backend]]"},
+      {"schema = 2\n[gpu]\ncount = \">=1\"\n", "line 1: key 'backend': schema 2 lists at least one [[backend]]"},
+      {"schema = 2\n[[backend]]\nname = \"cuda13\"\n",
+       "line 3: key 'backend.name': expected \"cu\" and a CUDA major (\"cu13\", \"cu12\"), found \"cuda13\""},
+      // Found by fuzz_manifest (tests/fuzz/corpus/fuzz_manifest/crash-cu02): "cu02" was read as cu2.
+      {"schema = 2\n[[backend]]\nname = \"cu02\"\n",
+       "line 3: key 'backend.name': expected \"cu\" and a CUDA major (\"cu13\", \"cu12\"), found \"cu02\""},
+      {"schema = 2\n[[backend]]\nname = \"cu13\"\n[backend.system]\nos = \"x\"\n",
+       "line 4: key 'backend.cu13.system': unknown section in a [[backend]] (expected name, driver, gpu, cuda, cudnn)"},
       {"[driver]\nrelease = \">=580\n", "line 2: invalid TOML"},
       {"[[model.files]]\npath = \"a\"\nsha256 = \"ABC\"\n",
        "line 3: key 'model.files.sha256': expected 64 lowercase hexadecimal digits, found \"ABC\""},
