@@ -5,13 +5,11 @@
 // GPU of compute capability 6.0, 7.0 or 7.5 (emulated_driver.h), with the CUDA 12 runtime, the
 // CUDA 13 one or both in its library folder, and a cuDNN built for either major. This machine's own
 // CUDA libraries are hidden in a mount namespace (unshare -rm), so that the folder is all there is.
-#include <dlfcn.h>
-#include <link.h>
-
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
 
+#include "tests/support/loader_dir.h"
 #include "tests/support/process.h"
 #include "tests/support/temp_dir.h"
 #include "tests/support/test_util.h"
@@ -25,17 +23,6 @@ const std::string kManifest = shipped_file("VERSIONS.toml");
 const fs::path kStandin = (exe_dir() / INFER_STANDIN_LIBRARY_DIR).lexically_normal();
 
 bool has(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
-
-// The folder the loader takes a library from on this machine, or empty.
-fs::path loader_dir(const char* soname) {
-  void* h = dlopen(soname, RTLD_LAZY | RTLD_LOCAL);
-  if (!h) return {};
-  link_map* map = nullptr;
-  fs::path dir;
-  if (dlinfo(h, RTLD_DI_LINKMAP, &map) == 0 && map) dir = fs::canonical(fs::path(map->l_name)).parent_path();
-  dlclose(h);
-  return dir;
-}
 
 struct Machine {
   int driver = 13000;    // cuDriverGetVersion

@@ -3,8 +3,6 @@
 // fetched by tools/dev/fetch_wheel.py into a cache outside the repository), damaged copies of them, and
 // the project's fakes. Each runs `infer` in a child process; a mount namespace (unshare -rm) hides
 // the system copy where a scenario needs a machine without it.
-#include <dlfcn.h>
-#include <link.h>
 #include <sys/stat.h>
 
 #include <gtest/gtest.h>
@@ -15,6 +13,7 @@
 #include <nlohmann/json.hpp>
 #include <random>
 
+#include "tests/support/loader_dir.h"
 #include "tests/support/process.h"
 #include "tests/support/test_util.h"
 
@@ -48,17 +47,6 @@ Report check_json(const std::vector<std::string>& env) {
     for (const auto& row : j["items"]) r.rows[row["item"].get<std::string>()] = row;
   }
   return r;
-}
-
-// The folder the loader takes a library from on this machine, or empty.
-fs::path loader_dir(const char* soname) {
-  void* h = dlopen(soname, RTLD_LAZY | RTLD_LOCAL);
-  if (!h) return {};
-  link_map* map = nullptr;
-  fs::path dir;
-  if (dlinfo(h, RTLD_DI_LINKMAP, &map) == 0 && map) dir = fs::canonical(fs::path(map->l_name)).parent_path();
-  dlclose(h);
-  return dir;
 }
 
 // A folder holding only the stand-in's driver libraries: a driver that passes every driver and GPU
