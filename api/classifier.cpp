@@ -145,6 +145,11 @@ void Classifier::preprocess(const std::filesystem::path& image, float* sample) c
   impl_->preprocess_into(image, sample);
 }
 
+void Classifier::preprocess(const unsigned char* bytes, std::size_t size, float* sample,
+                            const std::string& name) const {
+  infer::preprocess(decode_image(name, bytes, size, impl_->input.dims.c), impl_->input, sample);
+}
+
 void Classifier::run(const float* samples, int n, float* outputs) {
   if (n < 1) throw OptionError("n", "must be at least 1, found " + std::to_string(n));
   const int batch = impl_->backend->max_batch();

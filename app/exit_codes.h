@@ -13,6 +13,7 @@ enum ExitCode : int {
   kExitGpuUnusable = 4,   // --device gpu and the GPU cannot be used, or the GPU failed during the run
   kExitEnvironment = 5,   // --check: a required manifest item failed or is unknown
   kExitOutput = 6,        // standard output could not be written (closed, disk full, reader gone)
+  kExitServe = 7,         // infer serve: a port could not be listened on, or the drain outlived --drain-timeout
 };
 
 }  // namespace infer::app

@@ -16,6 +16,9 @@
 #include "platform/printable.h"
 #include "app/options.h"
 #include "app/version.h"
+#ifndef _WIN32
+#include "app/serve.h"
+#endif
 
 namespace infer::app {
 namespace {
@@ -140,6 +143,19 @@ int finish_output(int code) {
 }  // namespace
 
 int main_utf8(int argc, char** argv) {
+  if (argc >= 2 && std::string(argv[1]) == "serve") {
+#ifdef _WIN32
+    std::cerr << "infer serve: not in the Windows build yet (docs/windows.md)\n";
+    return kExitUsage;
+#else
+    try {
+      return run_serve(argc - 1, argv + 1);
+    } catch (const std::exception& e) {
+      std::cerr << "infer serve: internal error: " << printable_utf8(e.what()) << '\n';
+      return kExitInternal;
+    }
+#endif
+  }
   try {
     return finish_output(run(argc, argv));
   } catch (const OutputError& e) {

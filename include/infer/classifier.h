@@ -11,11 +11,11 @@
 // classify_batch(paths), so that one bad image does not stop the others; GpuError (the GPU failing
 // mid-run) is always thrown. The library prints nothing: notices go to ClassifierOptions::notice.
 //
-// Threads. A Classifier is movable, not copyable, and not thread-safe: give each thread its own, or
-// lock. A moved-from Classifier may only be destroyed or assigned to. Building one (and
-// check_environment) probes NVIDIA's libraries in a child process (fork), under one lock for the
-// whole process: build Classifiers while no other thread is inside the library, e.g. before
-// starting the threads that classify.
+// Threads. A Classifier is movable, not copyable, and not thread-safe (but for preprocess(), which
+// says so): give each thread its own, or lock. A moved-from Classifier may only be destroyed or
+// assigned to. Building one (and check_environment) probes NVIDIA's libraries in a child process
+// (fork), under one lock for the whole process: build Classifiers while no other thread is inside
+// the library, e.g. before starting the threads that classify.
 //
 // Memory. The backend's buffers (weights, activations, workspace, for max_batch() images) are
 // allocated when the Classifier is built, once; classifying allocates only each image's decoded
@@ -135,6 +135,12 @@ class INFER_API Classifier {
 
   // An image file as the network's input: input_size() floats written to `sample`. Throws InputError.
   void preprocess(const std::filesystem::path& image, float* sample) const;
+  // An encoded image in memory (any format the file form reads, by content) as the network's input;
+  // `name` stands for it in an InputError's what() ("<name>: <problem>"). For a server, whose images
+  // come in requests.
+  void preprocess(const unsigned char* bytes, std::size_t size, float* sample, const std::string& name) const;
+  // Both preprocess() forms are safe to call from several threads at once, and while one other
+  // thread is inside run(): they read only the model's input settings, fixed at construction.
   // The network's raw outputs for n >= 1 preprocessed samples (n x input_size() floats): n x
   // output_size() floats, in batches of max_batch(). No softmax is added. Throws GpuError.
   void run(const float* samples, int n, float* outputs);

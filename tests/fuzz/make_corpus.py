@@ -296,7 +296,45 @@ def autotune():
     out(t, "not-json.txt", "autotune = fast\n")
 
 
+def http_request(header, binary=b"", length=True):
+    """A fuzz_http_request input: the Inference-Header-Content-Length as 4 little-endian bytes
+    (0xffffffff: no header), then the body."""
+    h = json.dumps(header).encode()
+    return struct.pack("<I", len(h) if length else 0xFFFFFFFF) + h + binary
+
+
+def bytes_elements(*elements):
+    return b"".join(struct.pack("<I", len(e)) + e for e in elements)
+
+
+def http_requests():
+    t = "fuzz_http_request"
+    sample = [0.25 * (i % 7) - 0.5 for i in range(12)]
+    fp32 = {"name": "input", "datatype": "FP32", "shape": [1, 3, 4]}
+    out(t, "json-flat", http_request({"id": "a", "inputs": [dict(fp32, data=sample)]}, length=False))
+    out(t, "json-nested", http_request({"inputs": [dict(fp32, data=[[sample[0:4], sample[4:8], sample[8:12]]])],
+                                        "outputs": [{"name": "scores", "parameters": {"classification": 3}}]},
+                                       length=False))
+    raw = struct.pack("<12f", *sample)
+    out(t, "binary-fp32", http_request({"inputs": [dict(fp32, parameters={"binary_data_size": len(raw)})],
+                                        "parameters": {"binary_data_output": True}}, raw))
+    img = png(3, 2, 8, 0, [ramp(3), ramp(3, 11)])
+    gif = b"GIF89a\x01\x00\x01\x00\x00\x00\x00;"
+    data = bytes_elements(img, gif, b"")
+    out(t, "binary-bytes-images", http_request(
+        {"inputs": [{"name": "image", "datatype": "BYTES", "shape": [3, 1], "parameters": {"binary_data_size": len(data)}}],
+         "outputs": [{"name": "scores", "parameters": {"binary_data": True}}]}, data))
+    out(t, "json-bytes", http_request({"inputs": [{"name": "image", "datatype": "BYTES", "shape": [2],
+                                                   "data": ["text", "P2 1 1 255 7"]}]}, length=False))
+    out(t, "two-inputs-mixed", http_request(
+        {"inputs": [dict(fp32, parameters={"binary_data_size": len(raw)}),
+                    {"name": "b", "datatype": "FP32", "shape": [2], "data": [1.5, -2]}]}, raw))
+    out(t, "bad-count", http_request({"inputs": [dict(fp32, data=sample[:5])]}, length=False))
+    out(t, "bad-deep", http_request({"inputs": [dict(fp32, shape=[1], data=[[[1]]])]}, length=False))
+
+
 if __name__ == "__main__":
+    http_requests()
     images()
     safetensors()
     models()

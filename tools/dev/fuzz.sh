@@ -19,11 +19,11 @@ build="${FUZZ_BUILD_DIR:-$root/build-fuzz}"
 seconds="${1:-60}"
 shift || true
 targets=("$@")
-if ((${#targets[@]} == 0)); then targets=(fuzz_image fuzz_safetensors fuzz_model_toml fuzz_onnx fuzz_manifest fuzz_autotune_cache fuzz_pe_file); fi
+if ((${#targets[@]} == 0)); then targets=(fuzz_image fuzz_safetensors fuzz_model_toml fuzz_onnx fuzz_manifest fuzz_autotune_cache fuzz_pe_file fuzz_http_request); fi
 jobs="${FUZZ_JOBS:-1}"
 
 declare -A max_len=([fuzz_image]=65536 [fuzz_safetensors]=65536 [fuzz_model_toml]=16384 [fuzz_onnx]=65536 [fuzz_manifest]=16384
-                     [fuzz_autotune_cache]=16384 [fuzz_pe_file]=4096)
+                     [fuzz_autotune_cache]=16384 [fuzz_pe_file]=4096 [fuzz_http_request]=65536)
 for t in "${targets[@]}"; do
   [[ -n "${max_len[$t]:-}" ]] || { echo "fuzz: no -max_len for $t: add it to max_len in tools/dev/fuzz.sh" >&2; exit 2; }
 done

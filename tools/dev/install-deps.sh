@@ -25,6 +25,8 @@ packages=(
   nlohmann-json3-dev     # safetensors headers, --json output
   libtomlplusplus-dev    # model TOML and VERSIONS.toml
   libcli11-dev           # command line
+  libcpp-httplib-dev     # infer serve: HTTP/1.1 server (serve/http_listener.cpp); the tests' HTTP client
+  libgrpc++-dev protobuf-compiler-grpc  # infer serve: gRPC (serve/grpc_server.cpp, serve/inference.proto)
   libssl-dev             # SHA-256 of model files (OpenSSL libcrypto EVP), checked against VERSIONS.toml
   libstb-dev             # image decode and resize (header-only)
   libgtest-dev           # tests

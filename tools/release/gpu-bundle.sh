@@ -10,7 +10,8 @@
 #   lib/    both GPU backends, libinfer_cudnn_cu13.so and libinfer_cudnn_cu12.so (infer looks in
 #           ../lib too), and the shared libraries the binaries need that such a machine lacks:
 #           OpenBLAS and its libgfortran and libquadmath, oneDNN and its libgomp and libOpenCL (an
-#           ICD loader it links, never used), toml++, libcrypto. Never libc, libstdc++, libm,
+#           ICD loader it links, never used), toml++, libcrypto, and infer serve's HTTP and gRPC
+#           libraries (cpp-httplib, OpenSSL, brotli, gRPC, protobuf, abseil). Never libc, libstdc++, libm,
 #           libgcc_s (the system's), never the CPU stand-in, and of NVIDIA's libraries only
 #           libcudart.so.12 (0.7 MB, redistributable): a CUDA 13 machine lacks the CUDA 12 runtime the
 #           CUDA 12 backend links, and carrying it lets that backend run there with a cuDNN for
@@ -88,7 +89,8 @@ done
 
 # The libraries to carry: what the binaries resolve to here, by soname, less the system's own and
 # NVIDIA's. ldd lists the whole closure (libopenblas's libgfortran too).
-keep='^lib(openblas|gfortran|quadmath|dnnl|gomp|OpenCL|tomlplusplus|crypto|protobuf-lite)\.so'
+# infer serve's: cpp-httplib (with OpenSSL and brotli) and gRPC (with protobuf, abseil, re2, c-ares).
+keep='^lib(openblas|gfortran|quadmath|dnnl|gomp|OpenCL|tomlplusplus|crypto|protobuf-lite|cpp-httplib|ssl|brotli(common|dec|enc)|grpc(\+\+)?|gpr|upb|absl_[a-z0-9_]+|protobuf|cares|address_sorting|re2)\.so'
 # never carried: the target's own (glibc, libstdc++, libgcc_s, zlib: in every Ubuntu and Debian base
 # system) and NVIDIA's (the driver, CUDA and the wheels there; the CPU stand-in in a rehearsal).
 never='^(libc|libstdc\+\+|libm|libgcc_s|libdl|libpthread|librt|libz|ld-linux.*|linux-vdso|libcudart|libcudnn.*|libcuda|libnvidia-ml|libcublas.*)\.so'
