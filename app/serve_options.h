@@ -27,7 +27,7 @@ struct ServeOptions {
   int max_queue_delay_us = 0;  // Triton's default: run what is queued at once
   int max_queue = 1024;        // samples per model
   std::size_t max_request_bytes = std::size_t{64} << 20;
-  int http_threads = 64;   // also the gRPC endpoint's
+  int http_threads = 128;  // also the gRPC endpoint's
   int decode_threads = 0;  // 0: one per core
   int threads = 0;         // CPU backend threads; 0: every core
   int drain_timeout_s = 30;

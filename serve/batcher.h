@@ -60,8 +60,9 @@ class Batcher {
     float* out;
     std::chrono::steady_clock::time_point queued_at;
     BatchTiming* timing;
-    bool done = false;
+    bool done = false;  // under mutex_
     std::exception_ptr error;
+    std::condition_variable finished;  // its own: a batch wakes its requests, no others
   };
   void loop();
   void execute(std::vector<Job*>& batch);
@@ -75,7 +76,6 @@ class Batcher {
   std::vector<float> batch_out_;  // max_batch outputs
   mutable std::mutex mutex_;
   std::condition_variable queued_;  // a job arrived, or stopping
-  std::condition_variable done_;    // a batch finished
   std::deque<Job*> queue_;
   int queued_samples_ = 0;
   bool stopping_ = false;

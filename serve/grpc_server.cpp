@@ -1,5 +1,7 @@
 #include "serve/grpc_server.h"
 
+#include <thread>
+
 #include <grpcpp/grpcpp.h>
 
 #include "infer/version.h"
@@ -176,8 +178,11 @@ int GrpcServer::start() {
   builder.AddListeningPort(address, grpc::InsecureServerCredentials(), &port);
   builder.RegisterService(&impl_->service);
   builder.SetMaxReceiveMessageSize(static_cast<int>(std::min<std::size_t>(o.max_message, INT32_MAX)));
+  // The sync server's threads: one per RPC being handled, and its pollers besides (a few per
+  // completion queue, one queue per core), which the quota counts too: with no more than o.threads
+  // in all, o.threads concurrent calls found it exhausted (RESOURCE_EXHAUSTED) in the benchmark.
   grpc::ResourceQuota quota("infer-serve");
-  quota.SetMaxThreads(std::max(o.threads, 2));  // the sync server's threads: RPCs served at once
+  quota.SetMaxThreads(o.threads + 4 * static_cast<int>(std::max(1u, std::thread::hardware_concurrency())) + 4);
   builder.SetResourceQuota(quota);
   builder.AddChannelArgument(GRPC_ARG_MAX_CONNECTION_IDLE_MS, static_cast<int>(o.idle_timeout.count() * 1000));
   impl_->server = builder.BuildAndStart();

@@ -95,6 +95,11 @@ std::string Metrics::render() const {
              std::to_string(m->failures[r].load()) + "\n";
     }
   }
+  family("infer_queue_samples", "gauge", "Samples waiting for a forward pass.");
+  for (const auto& m : models_) {
+    out +=
+        "infer_queue_samples{" + label(*m) + "} " + std::to_string(m->queued_samples ? m->queued_samples() : 0) + "\n";
+  }
   family("infer_images_total", "counter", "Images (samples) run through the model.");
   for (const auto& m : models_)
     out += "infer_images_total{" + label(*m) + "} " + std::to_string(m->images.load()) + "\n";

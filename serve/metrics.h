@@ -7,6 +7,7 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -45,6 +46,7 @@ struct ModelMetrics {
   Histogram compute_ns;                  // the forward pass of the batch a request rode in
   Histogram request_ns;                  // the whole request: parsed to answered
   Histogram batch_size;                  // images per forward pass, once per pass
+  std::function<int()> queued_samples;   // samples waiting now (the model's batcher); empty: none
   void fail(FailureReason why) { failures[static_cast<std::size_t>(why)].fetch_add(1, std::memory_order_relaxed); }
 };
 

@@ -43,7 +43,10 @@ ServedModel::ServedModel(std::string name, Classifier classifier, BatcherOptions
   batcher_ = std::make_unique<Batcher>([this](const float* in, int n, float* out) { classifier_.run(in, n, out); },
                                        classifier_.input_size(), classifier_.output_size(), batching_,
                                        [this](int n) { metrics_.batch_size.observe(static_cast<std::uint64_t>(n)); });
+  metrics_.queued_samples = [this] { return batcher_->queued_samples(); };
 }
+
+ServedModel::~ServedModel() { metrics_.queued_samples = nullptr; }
 
 std::vector<TensorDescription> ServedModel::inputs() const {
   const InputShape s = classifier_.input_shape();

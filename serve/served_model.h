@@ -40,6 +40,7 @@ class ServedModel {
   // the Classifier's max_batch(). decoders and metrics outlive the model.
   ServedModel(std::string name, Classifier classifier, BatcherOptions batching, WorkerPool& decoders,
               ModelMetrics& metrics);
+  ~ServedModel();  // stops its batcher; the metrics no longer read its queue
 
   // Runs a request for this model. Throws ServeError: InvalidArgument for a request the model cannot
   // take (it names the tensor, or the image element and its problem), NotFound for another version,
@@ -53,6 +54,7 @@ class ServedModel {
   const BatcherOptions& batching() const { return batching_; }
   const Classifier& classifier() const { return classifier_; }
   ModelMetrics& metrics() { return metrics_; }
+  int queued_samples() const { return batcher_->queued_samples(); }  // waiting for a forward pass now
 
  private:
   void decode_images(const InputTensor& images, int n, float* samples);

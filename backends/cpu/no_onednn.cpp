@@ -26,6 +26,7 @@ std::string cpu_libraries() {
 
 namespace cpu {
 void set_openmp_threads(int) {}
+void apply_openmp_threads() {}
 int onednn_threads() { return 1; }
 }  // namespace cpu
 

@@ -86,6 +86,7 @@ class OnednnBackend final : public Backend {
 
   void forward(const float* input, int n, float* output, std::size_t layer_count) override {
     check_forward_arguments(n, layer_count);
+    cpu::apply_openmp_threads();  // this thread may not be the one that set the count
     const std::size_t in_size = network_.input().dims.size();
     const std::size_t out_size = network_.layers()[layer_count - 1].out.size();
     for (int first = 0; first < n; first += chunk_) {

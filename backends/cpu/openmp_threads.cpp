@@ -2,6 +2,8 @@
 // already loaded (threads.h says why).
 #include <dlfcn.h>
 
+#include <atomic>
+
 #include "backends/cpu/threads.h"
 
 namespace infer::cpu {
@@ -14,8 +16,22 @@ F omp_function(const char* name) {
 
 }  // namespace
 
+// The count set for the process. OpenMP keeps one per thread (its nthreads-var is a per-task ICV):
+// a thread that never set it gets OpenMP's default, so each forward pass applies this one to the
+// thread that runs it (apply_openmp_threads).
+static std::atomic<int> g_threads{0};
+
 void set_openmp_threads(int n) {
+  g_threads.store(n);
   if (auto set = omp_function<void (*)(int)>("omp_set_num_threads")) set(n);
+}
+
+void apply_openmp_threads() {
+  const int n = g_threads.load(std::memory_order_relaxed);
+  if (n <= 0) return;
+  static const auto get = omp_function<int (*)()>("omp_get_max_threads");
+  static const auto set = omp_function<void (*)(int)>("omp_set_num_threads");
+  if (get && set && get() != n) set(n);
 }
 
 int onednn_threads() {

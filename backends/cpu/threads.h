@@ -17,6 +17,9 @@ void set_threads(int n);
 
 // The OpenMP runtime's alone; nothing without one.
 void set_openmp_threads(int n);
+// Gives the calling thread the count set_openmp_threads set, where one was set (OpenMP keeps a count
+// per thread): what a backend calls before it runs oneDNN, on whatever thread runs it.
+void apply_openmp_threads();
 
 // The OpenMP runtime's thread count (what oneDNN uses), or 1 when no OpenMP runtime is loaded.
 int onednn_threads();

@@ -64,6 +64,14 @@ class Served:
                 return float(line.rsplit(" ", 1)[1])
         raise KeyError(name)
 
+    def wait_for(self, name, value, limit_s=20):
+        """Until the metric `name` is at least `value` (a request in flight, samples queued)."""
+        deadline = time.time() + limit_s
+        while self.metric(name) < value:
+            if time.time() > deadline:
+                raise AssertionError(f"{name} never reached {value}")
+            time.sleep(0.01)
+
     def rss_kib(self):
         with open(f"/proc/{self.proc.pid}/status") as f:
             for line in f:
@@ -542,7 +550,7 @@ class QueueFull(unittest.TestCase):
         t = threading.Thread(target=lambda: first.append(post(served.port, *binary_request(
             rng.standard_normal([3] + SHAPE).astype(np.float32)))[0]))
         t.start()
-        time.sleep(0.5)  # three samples wait for a fourth, up to 3 s
+        served.wait_for('infer_queue_samples{model="fashion"}', 3)  # three samples wait for a fourth, up to 3 s
         four = rng.standard_normal([4] + SHAPE).astype(np.float32)
         start = time.time()
         status, body = post(served.port, *binary_request(four))
@@ -576,7 +584,7 @@ class Signals(unittest.TestCase):
         result = []
         t = threading.Thread(target=self.slow_request, args=(served, result))
         t.start()
-        time.sleep(0.4)
+        served.wait_for('infer_queue_samples{model="fashion"}', 1)
         self.assertEqual(served.stop(signal.SIGTERM), 0)
         t.join()
         self.assertEqual(result, [200])
@@ -615,7 +623,7 @@ class Signals(unittest.TestCase):
         result = []
         t = threading.Thread(target=self.slow_request, args=(served, result))
         t.start()
-        time.sleep(0.4)
+        served.wait_for('infer_queue_samples{model="fashion"}', 1)
         served.proc.send_signal(signal.SIGTERM)
         time.sleep(0.3)
         start = time.time()
@@ -629,7 +637,7 @@ class Signals(unittest.TestCase):
         result = []
         t = threading.Thread(target=self.slow_request, args=(served, result))
         t.start()
-        time.sleep(0.4)
+        served.wait_for('infer_queue_samples{model="fashion"}', 1)
         start = time.time()
         self.assertEqual(served.stop(signal.SIGTERM), 7)
         self.assertLess(time.time() - start, 3.0)
@@ -655,6 +663,15 @@ class Load(unittest.TestCase):
         self.assertEqual(served.stop(), 0)
         self.assertEqual((ok, errors), (2000, []))
         print(f"  8 gRPC clients x 250 requests: {ok / seconds:.0f} requests/s", file=sys.stderr)
+
+    def test_as_many_grpc_clients_as_threads_are_all_answered(self):
+        # gRPC's sync server counts its pollers against the thread quota too: a quota of exactly
+        # --http-threads refused calls (RESOURCE_EXHAUSTED, "Server Threadpool Exhausted") at that concurrency.
+        served = Served("--http-threads", "8")
+        x = np.random.default_rng().standard_normal([1] + SHAPE).astype(np.float32)
+        ok, errors, _ = grpc_load(served.grpc_url, x, 8, 150, 120)
+        self.assertEqual(served.stop(), 0)
+        self.assertEqual((ok, errors), (1200, []))
 
     def test_soak_resident_memory_stays_flat(self):
         served = Served()

@@ -260,7 +260,11 @@ TEST(ServeHttp, AFullQueueAnswers503AtOnce) {
                "application/octet-stream");
     first_status = r ? r->status : -1;
   });
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // the 3 samples are queued by now
+  // Until the 3 samples are queued (a sleep was not enough on a loaded machine).
+  for (int i = 0; s.repo.find(kModel)->queued_samples() < 3; ++i) {
+    ASSERT_LT(i, 20'000) << "the first request never queued";
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
   httplib::Client c = s.client();
   const auto start = std::chrono::steady_clock::now();
   const httplib::Result r = c.Post("/v2/models/fashion/infer", {{"Inference-Header-Content-Length", std::to_string(h)}},
@@ -290,11 +294,16 @@ TEST(ServeHttp, ADrainAnswersTheRequestInFlightAndThenRefusesConnections) {
                "application/octet-stream");
     status = r ? r->status : -1;
   });
-  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  for (int i = 0; s.repo.find(kModel)->queued_samples() < 1; ++i) {  // the request is in the server
+    ASSERT_LT(i, 20'000) << "the request never queued";
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
   s.server->drain();
-  EXPECT_EQ(status.load(), 200) << "drain() returned before the request in flight was answered";
+  // The server's side: answered (written) before drain() returned; the client reads it after.
+  EXPECT_EQ(s.metrics.answered.load(), 1u) << "drain() returned before the request in flight was answered";
   inflight.join();
-  EXPECT_EQ(s.metrics.received.load(), s.metrics.answered.load());
+  EXPECT_EQ(status.load(), 200);
+  EXPECT_EQ(s.metrics.received.load(), 1u);
   httplib::Client late = s.client();
   EXPECT_FALSE(late.Get("/v2/health/live")) << "a connection was taken after the drain";
 }
