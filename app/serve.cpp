@@ -125,6 +125,7 @@ int run_serve(int argc, char** argv) {
   so.grpc.port = o.grpc_port;
   so.grpc.threads = o.http_threads;
   so.grpc.max_message = o.max_request_bytes;
+  so.grpc.idle_timeout = std::chrono::seconds(o.idle_timeout_s);
   so.metrics = listen(o.metrics_port);
   so.metrics.threads = 4;
   auto server = std::make_unique<serve::Server>(repo, metrics, so, log_line);

@@ -85,7 +85,7 @@ ServeParseResult parse_serve_options(int argc, char** argv) {
   cli.add_option("--threads", o.threads, "CPU backend threads (0: every core)")->check(CLI::Range(0, 1024));
   cli.add_option("--drain-timeout", o.drain_timeout_s,
                  "Seconds SIGTERM waits for requests in flight before exiting anyway")
-      ->check(CLI::Range(0, 3600))
+      ->check(CLI::Range(1, 3600))
       ->capture_default_str();
   cli.add_option("--read-timeout", o.read_timeout_s, "Seconds a client may send nothing mid-request")
       ->check(CLI::Range(1, 3600))

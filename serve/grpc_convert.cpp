@@ -14,7 +14,7 @@ std::string where_of(const std::string& kind, const std::string& name) {
 
 }  // namespace
 
-InferRequest from_proto(const inference::ModelInferRequest& request) {
+InferRequest from_proto(const inference::ModelInferRequest& request, const RequestLimits& limits) {
   InferRequest r;
   r.model = request.model_name();
   r.version = request.model_version();
@@ -35,6 +35,7 @@ InferRequest from_proto(const inference::ModelInferRequest& request) {
     if (t.datatype != "FP32" && t.datatype != "BYTES")
       throw invalid(where + ": datatype " + where_of("", t.datatype).substr(1) +
                     " is not taken here: FP32 tensors or BYTES images");
+    check_element_count(t.datatype, count, limits, where);
     if (raw) {
       if (in.has_contents()) throw invalid(where + ": both contents and raw_input_contents are given");
       read_binary_tensor(t, request.raw_input_contents(i), count, where);

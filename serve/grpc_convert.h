@@ -5,12 +5,13 @@
 #pragma once
 
 #include "inference.pb.h"
+#include "serve/tensor_data.h"
 #include "serve/tensors.h"
 
 namespace infer::serve {
 
-// Throws ServeError (InvalidArgument) naming the problem.
-InferRequest from_proto(const inference::ModelInferRequest& request);
+// Throws ServeError (InvalidArgument) naming the problem; limits from the model (tensor_data.h).
+InferRequest from_proto(const inference::ModelInferRequest& request, const RequestLimits& limits);
 void to_proto(const InferResponse& response, inference::ModelInferResponse& out);
 
 }  // namespace infer::serve

@@ -127,7 +127,7 @@ class Service final : public inference::GRPCInferenceService::Service {
     if (grpc::Status s = find(in->model_name(), in->model_version(), found); !s.ok()) return s;
     ServedModel& m = *repo_.find(found->name());
     try {
-      to_proto(m.infer(from_proto(*in)), *out);
+      to_proto(m.infer(from_proto(*in, m.limits())), *out);
       m.metrics().requests.fetch_add(1, std::memory_order_relaxed);
       m.metrics().request_ns.observe(static_cast<std::uint64_t>(
           std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count()));

@@ -66,8 +66,12 @@ std::vector<std::int64_t> parse_shape(const json& tensor, const std::string& whe
     throw invalid(where + ": \"shape\" must be a list of at most " + std::to_string(kMaxTensorRank) + " sizes");
   std::vector<std::int64_t> shape;
   for (const json& d : *s) {
-    if (!d.is_number_integer() || d.get<std::int64_t>() < 0)
-      throw invalid(where + ": \"shape\" must hold non-negative integers, found " + d.dump());
+    // The value's type, not its text: dump() recurses into whatever nesting the client sent.
+    if (!d.is_number_integer())
+      throw invalid(where + ": \"shape\" must hold non-negative integers, found " + std::string(d.type_name()));
+    if (d.get<std::int64_t>() < 0)
+      throw invalid(where + ": \"shape\" must hold non-negative integers, found " +
+                    std::to_string(d.get<std::int64_t>()));
     shape.push_back(d.get<std::int64_t>());
   }
   count = element_count(shape, where);
@@ -90,7 +94,7 @@ void read_json_data(InputTensor& t, const json& data, std::size_t count, const s
   if (!data.is_array()) throw invalid(where + ": \"data\" must be a list");
   const std::size_t depth = std::max<std::size_t>(t.shape.size(), 1);
   if (t.datatype == "FP32") {
-    t.fp32.reserve(std::min(count, data.size() * 16));
+    t.fp32.reserve(count);  // within the model's limits (check_element_count)
     flatten(data, 0, depth, where, [&](const json& v) {
       if (!v.is_number()) throw invalid(where + ": FP32 data must be numbers, found " + v.type_name());
       if (t.fp32.size() == count)
@@ -116,12 +120,23 @@ void read_json_data(InputTensor& t, const json& data, std::size_t count, const s
 }  // namespace
 
 InferRequest parse_infer_request(std::string_view body, std::optional<std::size_t> header_length,
-                                 const std::string& model, const std::string& version) {
+                                 const std::string& model, const std::string& version, const RequestLimits& limits) {
   const std::size_t json_size = header_length.value_or(body.size());
   if (json_size > body.size())
     throw invalid("Inference-Header-Content-Length is " + std::to_string(json_size) + " but the body has " +
                   std::to_string(body.size()) + " bytes");
-  const json doc = json::parse(body.begin(), body.begin() + static_cast<std::ptrdiff_t>(json_size), nullptr, false);
+  // Every JSON value costs tens of bytes parsed, a few in the text: the count is bounded by what the
+  // model's tensors hold, plus room for the request's own fields, and checked as the parser goes.
+  const std::size_t max_values = limits.fp32_elements + limits.bytes_elements + 4096;
+  std::size_t values = 0;
+  const json::parser_callback_t count_values = [&](int, json::parse_event_t event, json&) {
+    if (event == json::parse_event_t::value && ++values > max_values)
+      throw invalid("the request's JSON has more values than the model's batch holds (" + std::to_string(max_values) +
+                    ")");
+    return true;
+  };
+  const json doc =
+      json::parse(body.begin(), body.begin() + static_cast<std::ptrdiff_t>(json_size), count_values, false);
   if (doc.is_discarded()) throw invalid("the request is not valid JSON");
   if (!doc.is_object()) throw invalid("the request must be a JSON object");
 
@@ -145,6 +160,7 @@ InferRequest parse_infer_request(std::string_view body, std::optional<std::size_
     if (!is_protocol_datatype(t.datatype)) throw invalid(where + ": unknown datatype " + json_quoted(t.datatype));
     if (t.datatype != "FP32" && t.datatype != "BYTES")
       throw invalid(where + ": datatype " + t.datatype + " is not taken here: FP32 tensors or BYTES images");
+    check_element_count(t.datatype, count, limits, where);
     const json* params = parameters_of(in, where);
     const json* size = params ? member(*params, "binary_data_size") : nullptr;
     const json* data = member(in, "data");

@@ -18,10 +18,12 @@
 namespace infer::serve {
 
 // Parses an infer request's body. header_length: the Inference-Header-Content-Length value (absent:
-// the whole body is JSON). model and version come from the URL. Throws ServeError (InvalidArgument)
-// naming the problem; never reads outside `body`.
+// the whole body is JSON). model and version come from the URL; limits from the model. Throws
+// ServeError (InvalidArgument) naming the problem; never reads outside `body`, never recurses with the
+// client's nesting.
 InferRequest parse_infer_request(std::string_view body, std::optional<std::size_t> header_length,
-                                 const std::string& model, const std::string& version);
+                                 const std::string& model, const std::string& version,
+                                 const RequestLimits& limits = {});
 
 // A response body: JSON, then the binary outputs' bytes when any output is binary. header_length is
 // the JSON part's length (the Inference-Header-Content-Length to send), 0 when there is no binary part.

@@ -144,9 +144,24 @@ ServedModel* find_model(const Repository& repo, const ModelPath& p, httplib::Res
 
 class Routes {
  public:
-  Routes(Repository& repo, Metrics& metrics, Log log) : repo_(repo), metrics_(metrics), log_(std::move(log)) {}
+  Routes(Repository& repo, Metrics& metrics, std::size_t max_body, Log log)
+      : repo_(repo), metrics_(metrics), max_body_(max_body), log_(std::move(log)) {}
 
   httplib::Server::HandlerResponse route(const httplib::Request& req, httplib::Response& res) {
+    using H = httplib::Server::HandlerResponse;
+    const H handled = route_unread(req, res);
+    // Answered here, the body (if any) was never read: its bytes must not be taken for the next
+    // request on the connection, so the connection ends with this answer.
+    if (handled == H::Handled && has_body(req)) res.set_header("Connection", "close");
+    return handled;
+  }
+
+  static bool has_body(const httplib::Request& req) {
+    return req.has_header("Transfer-Encoding") ||
+           (req.has_header("Content-Length") && req.get_header_value("Content-Length") != "0");
+  }
+
+  httplib::Server::HandlerResponse route_unread(const httplib::Request& req, httplib::Response& res) {
     using H = httplib::Server::HandlerResponse;
     // Draining: each connection is closed after its current request, and says so, so that the
     // client sends its next request elsewhere instead of into a closing connection.
@@ -162,7 +177,19 @@ class Routes {
     }
     const std::optional<ModelPath> mp = parse_model_path(req.path);
     if (mp && mp->action == "infer") {
-      if (req.method == "POST") return H::Unhandled;  // the infer handler reads the body
+      if (req.method == "POST") {
+        // A declared length over the limit is refused before a byte of it is read (httplib would read
+        // and discard all of it first, however long that took).
+        const std::string length = req.get_header_value("Content-Length");
+        if (!length.empty() && (length.size() > 18 || length.find_first_not_of("0123456789") != std::string::npos ||
+                                std::stoull(length) > max_body_)) {
+          send_error(
+              res, 413,
+              "the request body is over the limit of " + std::to_string(max_body_) + " bytes (--max-request-bytes)");
+          return H::Handled;
+        }
+        return H::Unhandled;  // the infer handler reads the body
+      }
       send_error(res, 405, "infer takes POST");
       return H::Handled;
     }
@@ -217,7 +244,10 @@ class Routes {
       body.append(data, n);
       return true;
     });
-    if (!m) return;
+    if (!m) {
+      if (too_large || !read) res.set_header("Connection", "close");
+      return;
+    }
     try {
       if (too_large || res.status == 413)
         throw ServeError(ErrorKind::TooLarge, "the request body is over the limit of " + std::to_string(max_body) +
@@ -225,7 +255,8 @@ class Routes {
       if (!read) throw invalid("the request body could not be read");
       std::optional<std::size_t> header_length;
       if (req.has_header("Inference-Header-Content-Length")) header_length = header_length_of(req);
-      const InferResponse response = m->infer(parse_infer_request(body, header_length, mp.model, mp.version));
+      const InferResponse response =
+          m->infer(parse_infer_request(body, header_length, mp.model, mp.version, m->limits()));
       const HttpBody out = encode_infer_response(response);
       res.status = 200;
       if (out.header_length) {
@@ -239,7 +270,7 @@ class Routes {
           std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count()));
     } catch (const ServeError& e) {
       m->metrics().fail(failure_reason(e.kind()));
-      if (e.kind() == ErrorKind::TooLarge) res.set_header("Connection", "close");
+      if (too_large || !read) res.set_header("Connection", "close");  // what is left of the body is unread
       send_error(res, http_status(e.kind()), e.what());
       log_("HTTP " + std::to_string(res.status) + " " + req.path + ": " + e.what());
     }
@@ -255,6 +286,7 @@ class Routes {
 
   Repository& repo_;
   Metrics& metrics_;
+  std::size_t max_body_;
   Log log_;
 };
 
@@ -262,7 +294,7 @@ class Routes {
 
 HttpServer::HttpServer(Repository& models, Metrics& metrics, const ListenOptions& options, Log log)
     : listener_(options) {
-  auto routes = std::make_shared<Routes>(models, metrics, log);
+  auto routes = std::make_shared<Routes>(models, metrics, options.max_body, log);
   httplib::Server& s = listener_.server();
   s.set_pre_routing_handler(
       [routes](const httplib::Request& req, httplib::Response& res) { return routes->route(req, res); });
@@ -288,6 +320,7 @@ HttpServer::HttpServer(Repository& models, Metrics& metrics, const ListenOptions
     } catch (...) {
     }
     send_error(res, 500, "internal error: " + what);
+    res.set_header("Connection", "close");  // the body may be partly unread
     log("HTTP 500 " + req.path + ": " + what);
   });
 }

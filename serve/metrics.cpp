@@ -84,7 +84,9 @@ std::string Metrics::render() const {
   auto label = [](const ModelMetrics& m) { return "model=\"" + escaped(m.model) + "\""; };
 
   family("infer_requests_in_flight", "gauge", "Inference requests received and not yet answered, all models.");
-  out += "infer_requests_in_flight " + std::to_string(received.load() - answered.load()) + "\n";
+  const std::uint64_t done = answered.load();  // first: a request counted here was received before
+  const std::uint64_t in = received.load();
+  out += "infer_requests_in_flight " + std::to_string(in >= done ? in - done : 0) + "\n";
   family("infer_requests_total", "counter", "Inference requests answered with outputs.");
   for (const auto& m : models_)
     out += "infer_requests_total{" + label(*m) + "} " + std::to_string(m->requests.load()) + "\n";

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <exception>
 #include <numeric>
 
 #include "serve/serve_error.h"
@@ -59,18 +60,27 @@ std::vector<TensorDescription> ServedModel::outputs() const {
 
 void ServedModel::decode_images(const InputTensor& images, int n, float* samples) {
   const std::size_t size = classifier_.input_size();
-  std::vector<std::string> errors(static_cast<std::size_t>(n));
+  // Each element's failure as it was thrown: storing it allocates nothing, so a pool thread never
+  // throws out of its task.
+  std::vector<std::exception_ptr> errors(static_cast<std::size_t>(n));
   decoders_.parallel_for(static_cast<std::size_t>(n), [&](std::size_t i) {
-    const std::string& bytes = images.bytes[i];
     try {
+      const std::string& bytes = images.bytes[i];
       classifier_.preprocess(reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size(), samples + i * size,
                              "input \"" + images.name + "\" element " + std::to_string(i));
-    } catch (const std::exception& e) {
-      errors[i] = e.what();
+    } catch (...) {
+      errors[i] = std::current_exception();
     }
   });
-  for (const std::string& e : errors) {
-    if (!e.empty()) throw invalid(e);  // the first bad element names itself; the request fails, not the batch
+  for (const std::exception_ptr& e : errors) {
+    if (!e) continue;
+    try {
+      std::rethrow_exception(e);
+    } catch (const InputError& x) {
+      throw invalid(x.what());  // the first bad element names itself; the request fails, not the batch
+    } catch (const std::exception& x) {
+      throw ServeError(ErrorKind::Internal, std::string("decoding an image: ") + x.what());
+    }
   }
 }
 

@@ -17,6 +17,7 @@
 #include "infer/classifier.h"
 #include "serve/batcher.h"
 #include "serve/metrics.h"
+#include "serve/tensor_data.h"
 #include "serve/tensors.h"
 #include "serve/worker_pool.h"
 
@@ -51,6 +52,11 @@ class ServedModel {
   std::vector<TensorDescription> inputs() const;
   std::vector<TensorDescription> outputs() const;
   int max_batch() const { return batching_.max_batch; }
+  // What one request for this model may hold: a batch of samples, or of images.
+  RequestLimits limits() const {
+    const auto batch = static_cast<std::size_t>(batching_.max_batch);
+    return {batch * classifier_.input_size(), batch};
+  }
   const BatcherOptions& batching() const { return batching_; }
   const Classifier& classifier() const { return classifier_; }
   ModelMetrics& metrics() { return metrics_; }

@@ -43,6 +43,14 @@ std::size_t element_count(const std::vector<std::int64_t>& shape, const std::str
   return static_cast<std::size_t>(n);
 }
 
+void check_element_count(const std::string& datatype, std::size_t count, const RequestLimits& limits,
+                         const std::string& where) {
+  const std::size_t limit = datatype == "BYTES" ? limits.bytes_elements : limits.fp32_elements;
+  if (count > limit)
+    throw invalid(where + ": " + std::to_string(count) + " elements, over the " + std::to_string(limit) +
+                  " that the model's batch holds");
+}
+
 void read_binary_tensor(InputTensor& t, std::string_view data, std::size_t count, const std::string& where) {
   if (t.datatype == "FP32") {
     if (data.size() != count * sizeof(float))

@@ -17,6 +17,19 @@ namespace infer::serve {
 // Tensors of more dimensions than this are refused (the models here take 4 or 2).
 constexpr std::size_t kMaxTensorRank = 8;
 
+// What one request may hold, from the model it is for (ServedModel::limits): a tensor whose shape
+// says more elements is refused before its data is read or copied, and JSON with more values than
+// the tensors could hold is refused while it is parsed, so that a request costs memory in proportion
+// to what the model can run, not to what the client declares.
+struct RequestLimits {
+  std::size_t fp32_elements = std::size_t{1} << 40;   // an FP32 input's elements
+  std::size_t bytes_elements = std::size_t{1} << 40;  // a BYTES input's elements
+};
+
+// Throws ServeError (InvalidArgument) naming `where` when `count` elements of `datatype` are over the limits.
+void check_element_count(const std::string& datatype, std::size_t count, const RequestLimits& limits,
+                         const std::string& where);
+
 // The number of elements of a shape: at most kMaxTensorRank sizes, none negative, their product at
 // most 2^40. Throws ServeError (InvalidArgument) naming `where` otherwise.
 std::size_t element_count(const std::vector<std::int64_t>& shape, const std::string& where);

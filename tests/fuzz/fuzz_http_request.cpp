@@ -21,7 +21,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::string_view body(reinterpret_cast<const char*>(data) + 4, size - 4);
   const std::optional<std::size_t> header = length == 0xFFFFFFFFu ? std::nullopt : std::optional<std::size_t>(length);
   try {
-    const infer::serve::InferRequest r = infer::serve::parse_infer_request(body, header, "m", "");
+    // Limits of a large model (a batch of 64 at 3x224x224), so that they are reached and refused too.
+    const infer::serve::RequestLimits limits{std::size_t{64} * 3 * 224 * 224, 64};
+    const infer::serve::InferRequest r = infer::serve::parse_infer_request(body, header, "m", "", limits);
     FUZZ_CHECK(!r.inputs.empty());
     for (const infer::serve::InputTensor& t : r.inputs) {
       FUZZ_CHECK(t.shape.size() <= infer::serve::kMaxTensorRank);
@@ -32,6 +34,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       }
       FUZZ_CHECK(t.datatype == "FP32" || t.datatype == "BYTES");
       FUZZ_CHECK((t.datatype == "FP32" ? t.fp32.size() : t.bytes.size()) == count);
+      FUZZ_CHECK(count <= (t.datatype == "FP32" ? limits.fp32_elements : limits.bytes_elements));
       for (std::size_t i = 0; i < t.bytes.size() && i < 4; ++i) {
         const std::string& e = t.bytes[i];
         try {

@@ -195,6 +195,53 @@ TEST(HttpJson, MalformedRequestsAreRefusedWithTheirReason) {
   }
 }
 
+TEST(HttpJson, DeepNestingIsRefusedWithoutRecursingIntoIt) {
+  // A million nested lists as a shape's size: the message once printed the value, and printing it
+  // recursed a million frames deep, past a thread's stack (a review found it; the fuzzer's inputs
+  // are too short to nest that far).
+  const std::size_t depth = 1'000'000;
+  const std::string body = "{\"inputs\": [{\"name\": \"input\", \"datatype\": \"FP32\", \"shape\": [" +
+                           std::string(depth, '[') + std::string(depth, ']') + "], \"data\": []}]}";
+  try {
+    parse_infer_request(body, std::nullopt, "m", "");
+    ADD_FAILURE() << "accepted";
+  } catch (const ServeError& e) {
+    EXPECT_NE(std::string(e.what()).find("must hold non-negative integers, found array"), std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(HttpJson, MoreElementsThanTheModelHoldsAreRefusedBeforeTheyAreRead) {
+  const RequestLimits limits{100, 4};
+  const std::string fp32 = with_input(
+      {{"name", "input"}, {"datatype", "FP32"}, {"shape", {1000}}, {"parameters", {{"binary_data_size", 4000}}}});
+  const std::string bytes = with_input(
+      {{"name", "image"}, {"datatype", "BYTES"}, {"shape", {5}}, {"parameters", {{"binary_data_size", 20}}}});
+  // JSON values are counted as they are parsed: 100000 of them are refused before the document is built.
+  std::string values = "{\"inputs\": [{\"name\": \"input\", \"datatype\": \"FP32\", \"shape\": [10], \"data\": [";
+  for (int i = 0; i < 100'000; ++i) values += i ? ",0" : "0";
+  values += "]}]}";
+  const std::vector<Refusal> cases = {
+      {"FP32 over the limit", fp32 + std::string(4000, '\0'), fp32.size(), "1000 elements, over the 100"},
+      {"BYTES over the limit", bytes + std::string(20, '\0'), bytes.size(), "5 elements, over the 4"},
+      {"JSON values over the limit", values, std::nullopt, "more values than the model's batch holds"},
+  };
+  for (const Refusal& c : cases) {
+    SCOPED_TRACE(c.what);
+    try {
+      parse_infer_request(c.body, c.header_length, "m", "", limits);
+      ADD_FAILURE() << "accepted";
+    } catch (const ServeError& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::InvalidArgument);
+      EXPECT_NE(std::string(e.what()).find(c.message), std::string::npos) << e.what();
+    }
+  }
+  // Within the limits, the same forms are taken.
+  const std::string ok = with_input(
+      {{"name", "input"}, {"datatype", "FP32"}, {"shape", {100}}, {"parameters", {{"binary_data_size", 400}}}});
+  EXPECT_EQ(parse_infer_request(ok + std::string(400, '\0'), ok.size(), "m", "", limits).inputs[0].fp32.size(), 100u);
+}
+
 TEST(HttpJson, ResponseCarriesJsonAndBinaryOutputsInOrder) {
   std::mt19937 rng(3);
   InferResponse r;

@@ -298,7 +298,9 @@ class BadInput(unittest.TestCase):
             ("wrong shape", "POST", None, *infer_json(shape=[1, 28, 28, 1]), 400, "shape must be [n, 1, 28, 28]"),
             ("data shorter than its shape", "POST", None, *infer_json(data=[1.0] * 10), 400, "has 10 elements"),
             ("batch over max_batch", "POST", None, *infer_json(shape=[65] + SHAPE, data=[0.0] * 65 * 784), 400,
-             "batch 65 is outside 1..64"),
+             "50960 elements, over the 50176 that the model's batch holds"),
+            ("batch over max_batch, shape only", "POST", None, *infer_json(shape=[65] + SHAPE, data=[]), 400,
+             "50960 elements, over the 50176"),
             ("empty batch", "POST", None, *infer_json(shape=[0] + SHAPE, data=[]), 400, "batch 0 is outside"),
             ("unknown input", "POST", None, *infer_json(name="pixels"), 400, "has no input \"pixels\""),
             ("unknown output", "POST", None,
@@ -392,6 +394,43 @@ class BadInput(unittest.TestCase):
         ok = stub.ModelInfer(request(raw=[good]), timeout=30)
         self.assertEqual(len(ok.raw_output_contents[0]), 40)
         channel.close()
+
+    def read_all(self, sock):
+        sock.settimeout(10)
+        data = b""
+        try:
+            while chunk := sock.recv(65536):
+                data += chunk
+        except ConnectionResetError:
+            pass
+        return data
+
+    def test_a_body_left_unread_is_never_taken_for_a_request(self):
+        # A request answered before its body is read (here 405) must end its connection: the body's
+        # bytes, a whole request of their own, would otherwise be answered as the next request.
+        smuggled = b"GET /v2/health/live HTTP/1.1\r\nHost: x\r\n\r\n"
+        for path in (b"/v2", b"/v2/health/ready", b"/nowhere", f"/v2/models/{MODEL}/infer".encode()):
+            with self.subTest(path.decode()):
+                sock = socket.create_connection(("127.0.0.1", self.served.port), timeout=10)
+                method = b"PUT" if path.endswith(b"infer") else b"POST"
+                sock.sendall(method + b" " + path + b" HTTP/1.1\r\nHost: x\r\nContent-Length: " +
+                             str(len(smuggled)).encode() + b"\r\n\r\n" + smuggled)
+                data = self.read_all(sock)
+                sock.close()
+                self.assertEqual(data.count(b"HTTP/1.1 "), 1, data[:400])
+                self.assertIn(b"Connection: close", data)
+
+    def test_a_declared_length_over_the_limit_is_refused_before_it_is_read(self):
+        sock = socket.create_connection(("127.0.0.1", self.served.port), timeout=10)
+        sock.sendall(f"POST /v2/models/{MODEL}/infer HTTP/1.1\r\nHost: x\r\nContent-Length: {1 << 40}\r\n\r\n"
+                     .encode() + b"{")
+        start = time.time()
+        sock.settimeout(10)
+        first = sock.recv(4096)
+        self.assertTrue(first.startswith(b"HTTP/1.1 413"), first[:200])
+        self.assertLess(time.time() - start, 3, "the server waited for the declared terabyte before answering")
+        self.assertIn(b"Connection: close", first)
+        sock.close()
 
     def test_chunked_body_over_the_limit(self):
         sock = socket.create_connection(("127.0.0.1", self.served.port), timeout=10)
