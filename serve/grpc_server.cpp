@@ -23,14 +23,6 @@ grpc::StatusCode grpc_code(ErrorKind kind) {
   return grpc::StatusCode::INTERNAL;
 }
 
-FailureReason failure_reason(ErrorKind kind) {
-  switch (kind) {
-    case ErrorKind::Unavailable: return FailureReason::QueueFull;
-    case ErrorKind::Internal: return FailureReason::Internal;
-    default: return FailureReason::Invalid;
-  }
-}
-
 inference::DataType config_type(const std::string& datatype) {
   return datatype == "BYTES" ? inference::TYPE_STRING : inference::TYPE_FP32;
 }
@@ -118,11 +110,7 @@ class Service final : public inference::GRPCInferenceService::Service {
   grpc::Status ModelInfer(grpc::ServerContext*, const inference::ModelInferRequest* in,
                           inference::ModelInferResponse* out) override {
     const auto start = std::chrono::steady_clock::now();
-    metrics_.received.fetch_add(1);
-    struct Answered {
-      Metrics& m;
-      ~Answered() { m.answered.fetch_add(1); }
-    } answered{metrics_};
+    const Metrics::InFlight in_flight(metrics_);
     const ServedModel* found = nullptr;
     if (grpc::Status s = find(in->model_name(), in->model_version(), found); !s.ok()) return s;
     ServedModel& m = *repo_.find(found->name());
@@ -133,7 +121,7 @@ class Service final : public inference::GRPCInferenceService::Service {
           std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count()));
       return grpc::Status::OK;
     } catch (const ServeError& e) {
-      m.metrics().fail(failure_reason(e.kind()));
+      m.metrics().fail(e.kind());
       log_(std::string("gRPC ModelInfer ") + m.name() + ": " + e.what());
       return {grpc_code(e.kind()), e.what()};
     }

@@ -29,14 +29,6 @@ int http_status(ErrorKind kind) {
   return 500;
 }
 
-FailureReason failure_reason(ErrorKind kind) {
-  switch (kind) {
-    case ErrorKind::Unavailable: return FailureReason::QueueFull;
-    case ErrorKind::Internal: return FailureReason::Internal;
-    default: return FailureReason::Invalid;
-  }
-}
-
 void send_json(httplib::Response& res, int status, const json& body) {
   res.status = status;
   res.set_content(body.dump(-1, ' ', false, json::error_handler_t::replace), "application/json");
@@ -226,11 +218,7 @@ class Routes {
   void infer(const httplib::Request& req, httplib::Response& res, const httplib::ContentReader& reader,
              std::size_t max_body) {
     const auto start = std::chrono::steady_clock::now();
-    metrics_.received.fetch_add(1);
-    struct Answered {
-      Metrics& m;
-      ~Answered() { m.answered.fetch_add(1); }
-    } answered{metrics_};
+    const Metrics::InFlight in_flight(metrics_);
     const ModelPath mp = *parse_model_path(req.path);
     ServedModel* m = find_model(repo_, mp, res);
     // The body is read in full, within the limit, even for an unknown model: the connection stays in step.
@@ -269,7 +257,7 @@ class Routes {
       m->metrics().request_ns.observe(static_cast<std::uint64_t>(
           std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count()));
     } catch (const ServeError& e) {
-      m->metrics().fail(failure_reason(e.kind()));
+      m->metrics().fail(e.kind());
       if (too_large || !read) res.set_header("Connection", "close");  // what is left of the body is unread
       send_error(res, http_status(e.kind()), e.what());
       log_("HTTP " + std::to_string(res.status) + " " + req.path + ": " + e.what());

@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "serve/serve_error.h"
+
 namespace infer::serve {
 
 // A Prometheus histogram over integer observations in `unit`s (nanoseconds for times, rendered in
@@ -48,6 +50,12 @@ struct ModelMetrics {
   Histogram batch_size;                  // images per forward pass, once per pass
   std::function<int()> queued_samples;   // samples waiting now (the model's batcher); empty: none
   void fail(FailureReason why) { failures[static_cast<std::size_t>(why)].fetch_add(1, std::memory_order_relaxed); }
+  // A request's error, by the reason its kind stands for.
+  void fail(ErrorKind kind) {
+    fail(kind == ErrorKind::Unavailable ? FailureReason::QueueFull
+         : kind == ErrorKind::Internal  ? FailureReason::Internal
+                                        : FailureReason::Invalid);
+  }
 };
 
 class Metrics {
@@ -61,6 +69,18 @@ class Metrics {
   // A model's metrics, made once at registration (before the server starts); the reference stays valid.
   ModelMetrics& add_model(const std::string& name);
   std::string render() const;  // the whole exposition, text/plain; version=0.0.4
+
+  // Counts one infer request as received now and as answered when it goes out of scope.
+  class InFlight {
+   public:
+    explicit InFlight(Metrics& m) : m_(m) { m_.received.fetch_add(1); }
+    ~InFlight() { m_.answered.fetch_add(1); }
+    InFlight(const InFlight&) = delete;
+    InFlight& operator=(const InFlight&) = delete;
+
+   private:
+    Metrics& m_;
+  };
 
  private:
   std::vector<std::unique_ptr<ModelMetrics>> models_;

@@ -7,18 +7,13 @@
 #include <numeric>
 
 #include "serve/serve_error.h"
+#include "serve/tensor_data.h"
 
 namespace infer::serve {
 namespace {
 
 std::uint64_t ns(std::chrono::nanoseconds d) {
   return static_cast<std::uint64_t>(std::max<std::int64_t>(d.count(), 0));
-}
-
-std::string shape_text(const std::vector<std::int64_t>& shape) {
-  std::string s = "[";
-  for (std::size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
-  return s + "]";
 }
 
 // Triton's classification string: the score with 6 decimals, the index, and the label when the model has one.

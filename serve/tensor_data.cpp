@@ -20,13 +20,13 @@ void append_u32_le(std::string& out, std::uint32_t v) {
   out.append(b, 4);
 }
 
+}  // namespace
+
 std::string shape_text(const std::vector<std::int64_t>& shape) {
   std::string s = "[";
   for (std::size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
   return s + "]";
 }
-
-}  // namespace
 
 std::size_t element_count(const std::vector<std::int64_t>& shape, const std::string& where) {
   if (shape.size() > kMaxTensorRank)

@@ -26,6 +26,9 @@ struct RequestLimits {
   std::size_t bytes_elements = std::size_t{1} << 40;  // a BYTES input's elements
 };
 
+// "[1, 3, 224, 224]": a shape in a message.
+std::string shape_text(const std::vector<std::int64_t>& shape);
+
 // Throws ServeError (InvalidArgument) naming `where` when `count` elements of `datatype` are over the limits.
 void check_element_count(const std::string& datatype, std::size_t count, const RequestLimits& limits,
                          const std::string& where);
