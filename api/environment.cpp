@@ -2,16 +2,19 @@
 // check, report and writer, behind the public types.
 #include "infer/environment.h"
 
-#include "infer/errors.h"
+#include "api/setup.h"
 #include "backends/cpu/cpu_backend.h"
 #include "backends/gpu_backend.h"
+#include "formats/model_file.h"
+#include "infer/errors.h"
+#include "infer/version.h"
 #include "manifest/check.h"
+#include "manifest/node_labels.h"
 #include "manifest/report.h"
+#include "manifest/sha256.h"
 #include "manifest/writer.h"
 #include "platform/install_layout.h"
 #include "platform/nvidia_versions.h"
-#include "formats/model_file.h"
-#include "api/setup.h"
 
 namespace infer {
 namespace {
@@ -30,6 +33,18 @@ EnvironmentItem public_item(const manifest::ReportRow& row) {
   item.because = row.because;
   item.notes = row.notes;
   return item;
+}
+
+// The probe the node labels describe: that of the backend that runs, else of the first checked.
+const manifest::MachineProbe& labelled_probe(const manifest::Manifest& m, const manifest::Report& report) {
+  if (m.schema == 1) return manifest::probe_machine(api::build_info(m));
+  int major = report.backends.empty() ? 0 : report.backends.front().cuda_major;
+  for (const manifest::BackendOutcome& b : report.backends) {
+    if (b.name == report.backend) major = b.cuda_major;
+  }
+  manifest::BuildInfo build = api::build_info(major);
+  build.cudnn_major = manifest::wanted_cudnn_major(m);
+  return manifest::probe_machine(build);
 }
 
 // The libraries report 0 for a version they could not read.
@@ -92,7 +107,19 @@ EnvironmentReport check_environment(const fs::path& manifest_path, int cuda_majo
   for (const manifest::BackendOutcome& b : report.backends) {
     out.backends.push_back({b.name, b.runs, b.first_failure, b.fix});
   }
+  out.manifest_sha256 = manifest::sha256_file(path);
+  for (manifest::NodeLabel& l :
+       manifest::node_labels(report, labelled_probe(m, report), out.manifest_sha256, INFER_VERSION_STRING)) {
+    out.labels.emplace_back(std::move(l.name), std::move(l.value));
+  }
   return out;
+}
+
+void write_node_features(const fs::path& path, const EnvironmentReport& report, std::chrono::seconds valid_for) {
+  std::vector<manifest::NodeLabel> labels;
+  for (const auto& [name, value] : report.labels) labels.push_back({name, value});
+  manifest::write_file_atomically(
+      path, manifest::nfd_feature_file(labels, std::chrono::system_clock::now() + valid_for, report.manifest_sha256));
 }
 
 WrittenManifest write_environment_manifest(const fs::path& path, const fs::path& model) {

@@ -25,7 +25,13 @@ RunCounts classify_all(const Options& options, Classifier& classifier, std::ostr
 
   Printer printer(options, classifier, out, err);
   RunCounts counts;
-  const std::vector<Input> inputs = expand_inputs(options.inputs);
+  std::vector<Input> all = expand_inputs(options.inputs);
+  const std::size_t total = all.size();
+  const std::vector<Input> inputs = select_shard(std::move(all), options.shard.index, options.shard.count);
+  if (options.shard.count > 1) {
+    err << "infer: shard " << options.shard.index << "/" << options.shard.count << ": " << inputs.size() << " of "
+        << total << " inputs\n";
+  }
   Progress progress(err, inputs.size(), &err == &std::cerr && stderr_is_terminal());
   std::size_t next = 0;
   while (next < inputs.size()) {

@@ -23,6 +23,14 @@ int run_check(const Options& o, std::ostream& out, std::ostream& err) {
     return kExitEnvironment;
   }
   out << (o.json ? report.json : report.table);
+  if (!o.nfd.empty()) {
+    try {
+      write_node_features(arg_path(o.nfd), report, std::chrono::seconds(o.nfd_expiry));
+    } catch (const InputError& e) {
+      err << "infer: --nfd: " << printable_utf8(e.what()) << '\n';
+      return kExitInvalidInput;
+    }
+  }
   return report.ok ? kExitOk : kExitEnvironment;
 }
 

@@ -12,7 +12,8 @@ enum ExitCode : int {
                           // (other images are still classified; the count is on stderr)
   kExitGpuUnusable = 4,   // --device gpu and the GPU cannot be used, or the GPU failed during the run
   kExitEnvironment = 5,   // --check: a required manifest item failed or is unknown
-  kExitOutput = 6,        // standard output could not be written (closed, disk full, reader gone)
+  kExitOutput = 6,        // the results could not be written: standard output (closed, disk full, reader
+                          // gone) or --output's file
   kExitServe = 7,         // infer serve: a port could not be listened on, or the drain outlived --drain-timeout
 };
 

@@ -5,17 +5,19 @@
 #include <filesystem>
 #include <iostream>
 #include <optional>
+#include <sstream>
 #include <string>
 
 #include "app/classify.h"
 #include "app/entry.h"
 #include "app/environment.h"
 #include "app/exit_codes.h"
-#include "infer/classifier.h"
 #include "app/memory_limit.h"
-#include "platform/printable.h"
 #include "app/options.h"
 #include "app/version.h"
+#include "infer/classifier.h"
+#include "manifest/writer.h"
+#include "platform/printable.h"
 #ifndef _WIN32
 #include "app/serve.h"
 #endif
@@ -113,8 +115,29 @@ int run(int argc, char** argv) {
     return kExitGpuUnusable;
   }
 
+  // --output: the results go to a buffer, written to the file in one atomic step when the run ends
+  // (about 200 bytes per image), so that a killed run leaves no file and a rerun replaces it whole.
+  std::ostringstream buffered;
+  std::ostream& results = o.output.empty() ? std::cout : buffered;
+  if (!o.output.empty()) {
+    const fs::path folder = fs::absolute(arg_path(o.output)).parent_path();
+    std::error_code ec;
+    if (!fs::is_directory(folder, ec)) {
+      std::cerr << "infer: " << printable_utf8(o.output) << ": cannot write: the folder "
+                << printable_utf8(folder.u8string()) << " does not exist\n";
+      return kExitOutput;
+    }
+  }
   try {
-    const RunCounts counts = classify_all(o, *classifier, std::cout, std::cerr);
+    const RunCounts counts = classify_all(o, *classifier, results, std::cerr);
+    if (!o.output.empty()) {
+      try {
+        manifest::write_file_atomically(arg_path(o.output), buffered.str());
+      } catch (const InputError& e) {
+        std::cerr << "infer: " << printable_utf8(e.what()) << '\n';
+        return kExitOutput;
+      }
+    }
     if (counts.failed > 0) {
       std::cerr << "infer: " << counts.failed << " of " << counts.failed + counts.classified << " inputs failed"
                 << (counts.classified > 0 ? "; the others were classified\n" : "; none was classified\n");

@@ -28,6 +28,24 @@ bool parse_floats(const std::string& text, std::vector<float>& out) {
   return !out.empty() && text.back() != ',';
 }
 
+// "3/16" -> {3, 16}: digits only, 0 <= I < N <= 1000000.
+bool parse_shard(const std::string& text, Shard& out) {
+  const auto slash = text.find('/');
+  if (slash == std::string::npos) return false;
+  const auto number = [](const std::string& digits, int& value) {
+    if (digits.empty() || digits.size() > 7 || digits.find_first_not_of("0123456789") != std::string::npos) {
+      return false;
+    }
+    value = std::stoi(digits);
+    return true;
+  };
+  Shard s;
+  if (!number(text.substr(0, slash), s.index) || !number(text.substr(slash + 1), s.count)) return false;
+  if (s.count < 1 || s.count > 1000000 || s.index >= s.count) return false;
+  out = s;
+  return true;
+}
+
 }  // namespace
 
 ParseResult parse_options(int argc, char** argv) {
@@ -45,7 +63,7 @@ ParseResult parse_options(int argc, char** argv) {
       "            or a model that needs more than --max-memory for one image,\n"
       "            4 GPU demanded but unusable (or failed during the run),\n"
       "            5 the environment does not match the manifest (--check),\n"
-      "            6 standard output could not be written. See README.md.");
+      "            6 standard output (or --output's file) could not be written. See README.md.");
   cli.add_option("inputs", o.inputs, "Image files or directories")->type_name("IMAGE|DIR");
   cli.add_option("--model", o.model,
                  "Model: infer's TOML, an ONNX file (not in the Windows build), or a TOML naming one (default: the "
@@ -116,6 +134,26 @@ ParseResult parse_options(int argc, char** argv) {
   cli.add_option("--write-manifest", o.write_manifest,
                  "Write a manifest describing this machine (and the model's digests) to PATH and exit")
       ->type_name("PATH");
+  CLI::Option* nfd_option =
+      cli.add_option("--nfd", o.nfd,
+                     "With --check: also write the result as a Node Feature Discovery feature file (node labels "
+                     "infer.feature.node.kubernetes.io/...; docs/kubernetes.md), atomically")
+          ->type_name("PATH");
+  cli.add_option("--nfd-expiry", o.nfd_expiry, "Seconds until NFD drops the labels of --nfd unless rewritten")
+      ->check(CLI::Range(60, 31 * 24 * 3600))
+      ->default_val(3600)
+      ->needs(nfd_option);
+  std::string shard_text;
+  CLI::Option* shard_option =
+      cli.add_option("--shard", shard_text,
+                     "Classify part I of N of the inputs (0 <= I < N), chosen by a stable hash of each image's "
+                     "path relative to its directory argument: N processes over the same inputs classify each "
+                     "image once (a Kubernetes Indexed Job: --shard $(JOB_COMPLETION_INDEX)/N)")
+          ->type_name("I/N");
+  cli.add_option("--output", o.output,
+                 "Write the results to FILE instead of stdout, atomically when the run ends (a temporary "
+                 "dot-file beside it, then renamed): an interrupted run leaves no FILE, a rerun replaces it")
+      ->type_name("FILE");
   cli.add_flag("--no-verify", o.no_verify, "Skip the start-up environment check and the model digest check");
   const std::map<std::string, Precision> precisions{
       {"fp32", Precision::Fp32}, {"tf32", Precision::Tf32}, {"fp16", Precision::Fp16}};
@@ -161,6 +199,18 @@ ParseResult parse_options(int argc, char** argv) {
       result.exit_code = kExitUsage;
       return result;
     }
+  }
+  if (shard_option->count() > 0 && !parse_shard(shard_text, o.shard)) {
+    std::cerr << "infer: --shard: '" << shard_text
+              << "' is not I/N with 0 <= I < N <= 1000000 (0/4 is the first of four parts)\nRun 'infer --help' for "
+                 "usage.\n";
+    result.exit_code = kExitUsage;
+    return result;
+  }
+  if (!o.nfd.empty() && !o.check) {
+    std::cerr << "infer: --nfd writes the result of --check: add --check\nRun 'infer --help' for usage.\n";
+    result.exit_code = kExitUsage;
+    return result;
   }
   if (invert_option->count() > 0) o.preprocessing.invert = invert;
   if (resize_option->count() > 0) o.preprocessing.resize = resize;

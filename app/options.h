@@ -17,6 +17,12 @@ namespace infer::app {
 // code page on Windows.
 inline std::filesystem::path arg_path(const std::string& utf8) { return std::filesystem::u8path(utf8); }
 
+// --shard I/N: part I of N (0 <= I < N); 0/1 is every input.
+struct Shard {
+  int index = 0;
+  int count = 1;
+};
+
 struct Options {
   std::vector<std::string> inputs;  // image files and directories
   std::string model;                // empty: the shipped model
@@ -39,6 +45,10 @@ struct Options {
   bool autotune = false;                  // --autotune: measure convolution algorithms, cached in autotune_cache
   std::string autotune_cache;             // --autotune-cache PATH; empty: the default cache file
   bool verbose = false;                   // -v/--verbose: the GPU backend's choices on stderr
+  std::string nfd;                        // --nfd PATH (with --check): the report as an NFD feature file
+  int nfd_expiry = 3600;                  // --nfd-expiry SECONDS: how long NFD keeps those labels
+  Shard shard;                            // --shard I/N: this process's part of the inputs
+  std::string output;                     // --output FILE: the results, written atomically when the run ends
 };
 
 // Parses argv. Returns the options, or an exit code when parsing already finished the run

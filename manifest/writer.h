@@ -19,11 +19,18 @@ namespace infer::manifest {
 std::string manifest_text(const MachineProbe& machine, const std::filesystem::path& manifest_path,
                           const std::vector<std::filesystem::path>& model_files, const std::string& backend_note = "");
 
-// Writes it atomically: a temporary file in the target's folder, fsync, then rename over the
-// target. The target is path, or where path's symlinks end (the links stay links). A file that is
-// replaced keeps its mode (and owner and group where the user may set them); a new one gets 0644
-// less the umask. Throws InputError "<path>: cannot write: ..." when the folder is not writable or
-// the target is not a regular file; nothing is left behind then.
-void write_manifest(const std::filesystem::path& path, const std::string& text);
+// Writes text atomically: a temporary dot-file in the target's folder (".<name>.tmp-<pid>-<n>"),
+// fsync, then rename over the target, so a reader sees the old file or the new one, never half of
+// one (the manifest, a Node Feature Discovery feature file, `infer --output`'s results). The target
+// is path, or where path's symlinks end (the links stay links). A file that is replaced keeps its
+// mode (and owner and group where the user may set them); a new one gets 0644 less the umask.
+// Throws InputError "<path>: cannot write: ..." when the folder is not writable or the target is
+// not a regular file; nothing is left behind then.
+void write_file_atomically(const std::filesystem::path& path, const std::string& text);
+
+// The manifest, written so.
+inline void write_manifest(const std::filesystem::path& path, const std::string& text) {
+  write_file_atomically(path, text);
+}
 
 }  // namespace infer::manifest

@@ -1,4 +1,4 @@
-// write_manifest() on POSIX systems: a temporary file beside the target, fsync, rename over it.
+// write_file_atomically() on POSIX systems: a temporary file beside the target, fsync, rename over it.
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -94,7 +94,7 @@ void sync_folder(const fs::path& dir) {
 
 }  // namespace
 
-void write_manifest(const fs::path& path, const std::string& text) {
+void write_file_atomically(const fs::path& path, const std::string& text) {
   const fs::path target = final_target(path);
   struct stat st {};
   const bool exists = stat(target.c_str(), &st) == 0;

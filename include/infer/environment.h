@@ -3,8 +3,10 @@
 // VERSIONS.toml manifest; and a manifest written for this machine.
 #pragma once
 
+#include <chrono>
 #include <filesystem>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "infer/export.h"
@@ -45,6 +47,13 @@ struct EnvironmentReport {
     std::string fix;            // and what would let it run
   };
   std::vector<Backend> backends;
+  std::string manifest_sha256;  // of the manifest file checked, 64 hex digits
+  // The report as Kubernetes node labels, {name, value}, for a scheduler to place work by
+  // (docs/kubernetes.md lists them): manifest-holds, backend, driver-release, cudnn-version,
+  // gpu-product ... Each name goes under the prefix "infer.feature.node.kubernetes.io/"; each value
+  // is a valid label value (63 characters of [A-Za-z0-9._-] at most), made so from what the probes
+  // read. A value that is unknown is left out.
+  std::vector<std::pair<std::string, std::string>> labels;
 };
 
 // What this library was compiled with: CUDA and cuDNN of its GPU module (empty without one), and
@@ -97,6 +106,13 @@ INFER_API RuntimeInfo runtime_info();
 // cuda_major (12, 13) checks that GPU backend only (a schema 2 manifest without it fails, naming
 // it); 0 takes the INFER_CUDA environment variable when set, else checks every backend.
 INFER_API EnvironmentReport check_environment(const std::filesystem::path& manifest = {}, int cuda_major = 0);
+
+// Writes report.labels as a Node Feature Discovery local feature file (nfd-worker publishes each
+// line as a node label; docs/kubernetes.md), which NFD drops `valid_for` from now unless the file is
+// rewritten. Written to a temporary dot-file beside `path` (which NFD does not read) and renamed:
+// never half a file. Throws InputError when `path` cannot be written.
+INFER_API void write_node_features(const std::filesystem::path& path, const EnvironmentReport& report,
+                                   std::chrono::seconds valid_for);
 
 // What write_environment_manifest wrote.
 struct WrittenManifest {

@@ -1,4 +1,4 @@
-// write_manifest() on Windows: a temporary file beside the target (CREATE_NEW), FlushFileBuffers,
+// write_file_atomically() on Windows: a temporary file beside the target (CREATE_NEW), FlushFileBuffers,
 // then ReplaceFileW over an existing target, which keeps that file's security descriptor,
 // attributes and creation time (a deployment may restrict who reads it), or MoveFileExW
 // (MOVEFILE_WRITE_THROUGH) to a new one. A failure removes the temporary file: nothing is left
@@ -79,7 +79,7 @@ class TempFile {
 
 }  // namespace
 
-void write_manifest(const fs::path& path, const std::string& text) {
+void write_file_atomically(const fs::path& path, const std::string& text) {
   const fs::path target = fs::absolute(path);
   const auto cannot = [&](const std::string& why) { return InputError(path.u8string(), "cannot write: " + why); };
   const DWORD attributes = GetFileAttributesW(target.c_str());
