@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <random>
 #include <string>
 #include <vector>
@@ -256,6 +257,49 @@ TEST(Api, TheEnvironmentCheckIsTheCommands) {
 
   TempDir dir;
   EXPECT_THROW(infer::check_environment(dir / "absent.toml"), infer::InputError);
+}
+
+// The node labels of the report are those `infer --check --nfd` writes, through the exported
+// write_node_features(); a written manifest that holds says so in them.
+TEST(Api, TheNodeLabelsAreTheCommandsFeatureFile) {
+  TempDir dir;
+  const infer::EnvironmentReport report = infer::check_environment();
+  ASSERT_EQ(report.manifest_sha256.size(), 64u);
+  const fs::path api_file = dir / "api", command_file = dir / "command";
+  infer::write_node_features(api_file, report, std::chrono::seconds(600));
+  const ProcessResult r = infer::test::run_process((exe_dir() / "infer").string(),
+                                                   {"--check", "--nfd", command_file.string(), "--nfd-expiry", "600"});
+  ASSERT_EQ(r.exit_code, report.ok ? 0 : 5) << r.err;
+  // The files differ in their expiry line only (written a moment apart).
+  const auto labels = [](const fs::path& p) {
+    std::ifstream in(p);
+    std::vector<std::string> lines;
+    for (std::string line; std::getline(in, line);) {
+      if (line.rfind("# +expiry-time=", 0) != 0) lines.push_back(line);
+    }
+    return lines;
+  };
+  EXPECT_EQ(labels(api_file), labels(command_file));
+  std::vector<std::string> expected;
+  for (const auto& [name, value] : report.labels)
+    expected.push_back("infer.feature.node.kubernetes.io/" + name + "=" + value);
+  std::vector<std::string> got = labels(api_file);
+  got.erase(std::remove_if(got.begin(), got.end(), [](const std::string& l) { return l.rfind("#", 0) == 0; }),
+            got.end());
+  EXPECT_EQ(got, expected);
+  EXPECT_NE(std::find(expected.begin(), expected.end(),
+                      std::string("infer.feature.node.kubernetes.io/manifest-holds=") + (report.ok ? "true" : "false")),
+            expected.end());
+
+  const fs::path written = dir / "VERSIONS.toml";
+  infer::write_environment_manifest(written);
+  const infer::EnvironmentReport holds = infer::check_environment(written);
+  ASSERT_TRUE(holds.ok) << holds.table;
+  EXPECT_NE(std::find(holds.labels.begin(), holds.labels.end(),
+                      std::make_pair(std::string("manifest-holds"), std::string("true"))),
+            holds.labels.end());
+  EXPECT_THROW(infer::write_node_features(dir / "no" / "folder" / "infer", report, std::chrono::seconds(600)),
+               infer::InputError);
 }
 
 // A manifest written for this machine passes the check on it, and lists the model's two files.
