@@ -81,6 +81,16 @@ step "rules (k8s_rules.py) kind" "$venv/bin/python" tools/ci/k8s_rules.py "$out/
 step "rules refuse one broken copy per rule (test_k8s_rules.py)" \
   "$venv/bin/python" tests/deploy/test_k8s_rules.py "$out/cpu.yaml" "$out/gpu.yaml"
 
+# The overlays' images are the tags tools/deploy/build-images.sh gives this version's images.
+version=$(sed -n 's/^project(infer VERSION \([0-9.]*\).*/\1/p' CMakeLists.txt)
+# shellcheck disable=SC2016
+step "images are this version's: localhost/infer:$version-cpu (cpu, kind), -gpu-cu13 (gpu)" sh -c '
+  for f in cpu kind gpu; do
+    want="localhost/infer:$1-cpu"; [ "$f" = gpu ] && want="localhost/infer:$1-gpu-cu13"
+    other=$(grep -o "image: .*" "$2/$f.yaml" | sort -u | grep -v -x "image: $want") || true
+    [ -z "$other" ] || { echo "overlays/$f: $other (want $want)"; exit 1; }
+  done' images "$version" "$out"
+
 step "node-check.sh parses as POSIX sh" sh -n deploy/kubernetes/base/node-check/node-check.sh
 if command -v shellcheck >/dev/null; then
   step "node-check.sh passes shellcheck" shellcheck -s sh deploy/kubernetes/base/node-check/node-check.sh
