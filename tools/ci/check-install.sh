@@ -34,7 +34,7 @@ library="$(find "$prefix" -name 'libinfer.so.*.*.*' -type f)"
 exported="$(nm -D --defined-only "$library" | awk '{print $3}' | c++filt)"
 # The API's names (api/exports.map): the engine lives in namespace infer too (infer::Network,
 # infer::api::...), so "infer::" alone would let a widened export map through.
-api='^((typeinfo for |typeinfo name for |vtable for )infer::[A-Za-z]*Error|infer::[A-Za-z]*Error::|infer::Classifier::(~|Classifier\(|[a-z])|infer::(version|version_string|build_info|runtime_info|check_environment|write_environment_manifest|cpu_fallback_message|set_cpu_threads|image_file_extensions|model_info)(\[abi:cxx11\])?\()'
+api='^((typeinfo for |typeinfo name for |vtable for )infer::[A-Za-z]*Error|infer::[A-Za-z]*Error::|infer::Classifier::(~|Classifier\(|[a-z])|infer::(version|version_string|build_info|runtime_info|check_environment|write_environment_manifest|write_node_features|cpu_fallback_message|set_cpu_threads|image_file_extensions|model_info)(\[abi:cxx11\])?\()'
 if grep -vE "$api" <<<"$exported"; then
   fail "libinfer.so exports more than the API (above)"
 fi
