@@ -86,36 +86,44 @@ class Loop:
         return self.proc.returncode, time.monotonic() - start, out
 
 
+def set_exit_code(stub_dir, code):
+    """The exit code the stand-in infer gives from its next run on."""
+    with open(os.path.join(stub_dir, "rc"), "w", encoding="utf-8") as f:
+        f.write(str(code))
+
+
+def make_stub(tmp):
+    """The stand-in infer (STUB) in tmp/stub, exiting 0 until told otherwise: (its folder, its path)."""
+    stub_dir = os.path.join(tmp, "stub")
+    os.makedirs(stub_dir)
+    stub = os.path.join(stub_dir, "infer")
+    with open(stub, "w", encoding="utf-8") as f:
+        f.write(STUB)
+    os.chmod(stub, stat.S_IRWXU)
+    set_exit_code(stub_dir, 0)
+    os.environ["STUB_DIR"] = stub_dir
+    return stub_dir, stub
+
+
 class NodeCheckLoop(unittest.TestCase):
     def test_marker_follows_the_check_and_sigterm_exits_at_once(self):
         with tempfile.TemporaryDirectory() as tmp:
-            stub_dir = os.path.join(tmp, "stub")
-            os.makedirs(stub_dir)
-            stub = os.path.join(stub_dir, "infer")
-            with open(stub, "w", encoding="utf-8") as f:
-                f.write(STUB)
-            os.chmod(stub, stat.S_IRWXU)
-            with open(os.path.join(stub_dir, "rc"), "w", encoding="utf-8") as f:
-                f.write("0")
-            os.environ["STUB_DIR"] = stub_dir
+            stub_dir, stub = make_stub(tmp)
             loop = Loop(tmp, stub, period=1, expiry=600)
             try:
                 loop.next_beat()
                 with open(os.path.join(stub_dir, "args"), encoding="utf-8") as f:
                     self.assertEqual(f.read().split(), ["--check", "--nfd", loop.features, "--nfd-expiry", "600"])
                 self.assertTrue(os.path.exists(loop.marker), "the check held and there is no ready marker")
-                with open(os.path.join(stub_dir, "rc"), "w", encoding="utf-8") as f:
-                    f.write("5")
+                set_exit_code(stub_dir, 5)
                 loop.next_beat()
                 loop.next_beat()  # a check that started before the change may have ended first
                 self.assertFalse(os.path.exists(loop.marker), "the check failed and the ready marker stayed")
-                with open(os.path.join(stub_dir, "rc"), "w", encoding="utf-8") as f:
-                    f.write("3")  # the feature file cannot be written: no marker either
+                set_exit_code(stub_dir, 3)  # the feature file cannot be written: no marker either
                 loop.next_beat()
                 loop.next_beat()
                 self.assertFalse(os.path.exists(loop.marker))
-                with open(os.path.join(stub_dir, "rc"), "w", encoding="utf-8") as f:
-                    f.write("0")
+                set_exit_code(stub_dir, 0)
                 loop.next_beat()
                 loop.next_beat()
                 self.assertTrue(os.path.exists(loop.marker), "the check holds again and there is no marker")
@@ -130,15 +138,7 @@ class NodeCheckLoop(unittest.TestCase):
 
     def test_sigterm_during_a_long_sleep(self):
         with tempfile.TemporaryDirectory() as tmp:
-            stub_dir = os.path.join(tmp, "stub")
-            os.makedirs(stub_dir)
-            stub = os.path.join(stub_dir, "infer")
-            with open(stub, "w", encoding="utf-8") as f:
-                f.write(STUB)
-            os.chmod(stub, stat.S_IRWXU)
-            with open(os.path.join(stub_dir, "rc"), "w", encoding="utf-8") as f:
-                f.write("0")
-            os.environ["STUB_DIR"] = stub_dir
+            _, stub = make_stub(tmp)
             loop = Loop(tmp, stub, period=3600)
             loop.next_beat()
             code, took, out = loop.terminate()
