@@ -90,6 +90,10 @@ RuntimeInfo runtime_info() {
 }
 
 EnvironmentReport check_environment(const fs::path& manifest_path, int cuda_major) {
+  return check_environment(manifest_path, cuda_major, 0);
+}
+
+EnvironmentReport check_environment(const fs::path& manifest_path, int cuda_major, std::size_t table_width) {
   const std::lock_guard<std::mutex> lock(api::setup_mutex());
   const fs::path path = manifest_path.empty() ? default_manifest_path() : manifest_path;
   const manifest::Manifest m = manifest::read_manifest(path);
@@ -101,7 +105,7 @@ EnvironmentReport check_environment(const fs::path& manifest_path, int cuda_majo
   for (const manifest::ReportRow& row : report.rows) out.items.push_back(public_item(row));
   out.standins = report.standins;
   if (const manifest::ReportRow* failed = report.first_failure()) out.first_failure = manifest::one_line(*failed);
-  out.table = manifest::format_table(report);
+  out.table = manifest::format_table(report, table_width);
   out.json = manifest::to_json(report);
   out.backend = report.backend;
   for (const manifest::BackendOutcome& b : report.backends) {

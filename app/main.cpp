@@ -12,8 +12,10 @@
 #include "app/entry.h"
 #include "app/environment.h"
 #include "app/exit_codes.h"
+#include "app/interrupt.h"
 #include "app/memory_limit.h"
 #include "app/options.h"
+#include "app/terminal.h"
 #include "app/version.h"
 #include "infer/classifier.h"
 #include "manifest/writer.h"
@@ -75,6 +77,7 @@ int run(int argc, char** argv) {
   ParseResult parsed = parse_options(argc, argv);
   if (parsed.exit_code) return *parsed.exit_code;
   const Options& o = parsed.options;
+  end_runs_on_whole_lines();
 
   if (o.threads > 0) {
     set_cpu_threads(o.threads);
@@ -84,10 +87,10 @@ int run(int argc, char** argv) {
     set_cpu_threads(1);
   }
   if (o.version) {
-    print_version(std::cout, o.model);
+    print_version(std::cout, o.model, stdout_terminal_width());
     return kExitOk;
   }
-  if (o.check) return run_check(o, std::cout, std::cerr);
+  if (o.check) return run_check(o, std::cout, std::cerr, stdout_terminal_width());
   if (!o.write_manifest.empty()) return run_write_manifest(o, std::cout, std::cerr);
 
   // The start-up check (the manifest, the digests of the model files it lists, then the environment
@@ -132,6 +135,7 @@ int run(int argc, char** argv) {
     const RunCounts counts = classify_all(o, *classifier, results, std::cerr);
     if (!o.output.empty()) {
       try {
+        const WholeOutput whole;  // a signal waits until the file is renamed into place (or removed)
         manifest::write_file_atomically(arg_path(o.output), buffered.str());
       } catch (const InputError& e) {
         std::cerr << "infer: " << printable_utf8(e.what()) << '\n';

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "app/classify.h"
+#include "app/interrupt.h"
 #include "platform/printable.h"
 
 namespace infer::app {
@@ -47,18 +48,36 @@ Printer::Printer(const Options& options, const Classifier& classifier, std::ostr
 }
 
 void Printer::error(const Input& input, const std::string& message) {
-  err_ << "infer: " << printable_utf8(message) << '\n' << std::flush;
+  const std::string err_line = "infer: " + printable_utf8(message) + '\n';
+  std::string out_line;
   if (options_.json) {
     nlohmann::json j = file_fields(input.path);
     j["error"] = message;
-    out_ << dump(j) << '\n';
+    out_line = dump(j) + '\n';
   }
+  const WholeOutput whole;
+  err_ << err_line << std::flush;
+  if (!out_line.empty()) write_out(out_line);
+}
+
+void Printer::emit(const std::string& line) {
+  const WholeOutput whole;  // a signal now waits for the line: whole, and flushed
+  write_out(line);
+}
+
+void Printer::write_out(const std::string& line) {
+  errno = 0;
+  out_ << line << std::flush;
+  if (!out_ && write_errno_ == 0) write_errno_ = errno;  // flush() reports the first failure's reason
 }
 
 void Printer::flush() {
   errno = 0;
   out_.flush();
-  if (!out_) throw OutputError(errno ? std::strerror(errno) : "write failed");
+  if (!out_) {
+    const int why = write_errno_ != 0 ? write_errno_ : errno;
+    throw OutputError(why ? std::strerror(why) : "write failed");
+  }
 }
 
 void Printer::result(const Input& input, const std::vector<Prediction>& top, bool scores) {
@@ -71,16 +90,17 @@ void Printer::result(const Input& input, const std::vector<Prediction>& top, boo
     j["device"] = device_;
     j["backend"] = backend_;
     j["top"] = std::move(classes);
-    out_ << dump(j) << '\n';
+    emit(dump(j) + '\n');
     return;
   }
-  out_ << printable_utf8(input.path) << ':';
+  std::string line = printable_utf8(input.path) + ':';
   for (std::size_t i = 0; i < top.size(); ++i) {
     char value[32];
     std::snprintf(value, sizeof value, "%.3f", static_cast<double>(top[i].score));
-    out_ << (i ? " | " : " ") << printable_utf8(top[i].label) << ' ' << value;
+    line += (i ? " | " : " ") + printable_utf8(top[i].label) + ' ' + value;
   }
-  out_ << (scores ? "   (scores) " : "   ") << tag_ << '\n';
+  line += (scores ? "   (scores) " : "   ") + tag_ + '\n';
+  emit(line);
 }
 
 }  // namespace infer::app

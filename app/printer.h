@@ -1,15 +1,16 @@
 // Printing results: one line per image on stdout (text or a JSON object), one line per failed
 // input on stderr. Every line is one line: names and labels from outside (a file name with a
 // newline, a label with an escape sequence) are shown with such characters written as \xNN.
+// Every line is written whole and flushed at once, so a run stopped by a signal ends on a whole line.
 #pragma once
 
 #include <iosfwd>
 #include <string>
 #include <vector>
 
-#include "infer/classifier.h"
 #include "app/inputs.h"
 #include "app/options.h"
+#include "infer/classifier.h"
 
 namespace infer::app {
 
@@ -27,12 +28,18 @@ class Printer {
   void flush();
 
  private:
+  // One line on out_, written and flushed inside a WholeOutput (app/interrupt.h): a signal never
+  // leaves half of it in a pipe.
+  void emit(const std::string& line);
+  void write_out(const std::string& line);  // inside a WholeOutput
+
   const Options& options_;
   std::ostream& out_;
   std::ostream& err_;
   std::string device_;
   std::string backend_;  // "gpu: NVIDIA H200 (sm_90), cuDNN 9.19.0, ...": names the GPU, or the CPU stand-in in tests
   std::string tag_;
+  int write_errno_ = 0;  // why the first write to out_ failed
 };
 
 // RFC 4648 base64 (with padding): how --json carries a file name that is not UTF-8.

@@ -2,6 +2,7 @@
 #include "platform/nvidia_versions.h"
 
 #include <algorithm>
+#include <cctype>
 #include <filesystem>
 
 #include "infer/errors.h"
@@ -103,13 +104,46 @@ Eval check_version(const Expectation& e, const std::optional<std::string>& value
   return holds_if(e.constraint->allows(*v), found, source, fix);
 }
 
+// How to make the loader take another copy than `loaded`: "put it first on PATH", except on
+// Windows when `loaded` is in a folder the DLL search order takes before PATH (the current
+// folder, the application's folder, System32, the Windows folder): no PATH entry wins over it.
+std::string first_on_path(const MachineProbe& m, const std::string& loaded) {
+  const std::string first = "put it first on " + std::string(words(m.platform).path_variable);
+  if (m.platform != Platform::Windows || loaded.empty()) return first;
+  const fs::path dir = fs::u8path(loaded).parent_path();
+  std::error_code ec;
+  std::string folder;
+  if (fs::equivalent(dir, fs::current_path(ec), ec)) {
+    folder = "the current folder";
+  } else {
+    for (const std::string& entry : m.path_entries) {
+      if (fs::equivalent(dir, fs::u8path(entry), ec)) return first;
+    }
+    std::string name = dir.filename().u8string();
+    std::transform(name.begin(), name.end(), name.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    folder = name == "system32" || name == "syswow64" ? "System32" : "the application's folder, or a Windows folder";
+  }
+  return "remove or rename " + loaded + ": Windows' DLL search order takes " + folder + " (" + dir.u8string() +
+         ") before PATH, so no PATH entry can win over it" +
+         (folder == "the current folder" ? "; or run infer from another folder" : "");
+}
+
 bool matches_any(const std::vector<std::string>& patterns, const std::string& value) {
   return std::any_of(patterns.begin(), patterns.end(), [&](const std::string& p) { return glob_match(p, value); });
 }
 
+// The same file by canonical path where it can be resolved (the probe's system may not be this one).
+std::string canonical_or(const std::string& path) {
+  std::error_code ec;
+  const fs::path c = fs::canonical(fs::u8path(path), ec);
+  return ec ? path : c.u8string();
+}
+
 // Other copies on the loader's path (LD_LIBRARY_PATH and the ldconfig cache; Windows' DLL search
-// order) of the library and of the given sub-libraries. Copies in Python environments are not on
-// it and are named apart.
+// order) of the library and of the given sub-libraries. A sub-library loaded from elsewhere than the
+// one beside the loaded front is named as the copy that shadows (the front's own is then not an
+// extra copy). Copies in Python environments are not on it and are named apart.
 Eval shadowing(const MachineProbe& m, const LibraryProbe& lib, const std::string& what,
                const std::vector<CudnnSublibrary>& subs = {}) {
   const PlatformWords& w = words(m.platform);
@@ -117,17 +151,42 @@ Eval shadowing(const MachineProbe& m, const LibraryProbe& lib, const std::string
   if (!lib.loaded)
     return unknown("not loaded (" + lib.soname + " not found)", w.load_call, "install " + what + " first");
   std::vector<std::string> others = lib.other_copies();
-  for (const CudnnSublibrary& s : subs) others.insert(others.end(), s.other_copies.begin(), s.other_copies.end());
+  std::vector<std::string> shadows, removals;
+  const fs::path front_dir = fs::u8path(lib.path).parent_path();
+  for (const CudnnSublibrary& s : subs) {
+    const std::string own = s.in_cudnn_dir ? canonical_or((front_dir / fs::u8path(s.soname)).u8string()) : "";
+    const std::string loaded = s.loaded_path.empty() ? "" : canonical_or(s.loaded_path);
+    if (!own.empty() && !loaded.empty() && loaded != own) {
+      const std::string entry = detail::entry_words(m, s.loaded_path);
+      shadows.push_back(s.soname + ": " + s.loaded_path + (entry.empty() ? "" : " (" + entry + ")") + " shadows " +
+                        own + ", the one beside " + lib.soname);
+      const std::string folder = fs::u8path(s.loaded_path).parent_path().u8string();
+      const std::string removal = s.origin.rfind(w.path_variable, 0) == 0 || entry.rfind(w.path_variable, 0) == 0
+                                      ? "remove " + folder + " from " + w.path_variable
+                                      : "remove " + s.loaded_path;
+      if (std::find(removals.begin(), removals.end(), removal) == removals.end()) removals.push_back(removal);
+    }
+    for (const std::string& c : s.other_copies) {
+      if (c != own && c != loaded) others.push_back(c);
+    }
+  }
   std::vector<std::string> off_path;
   for (const LibraryCopy& c : lib.copies) {
     if (!c.on_loader_path) off_path.push_back(c.path + " (" + c.origin + ")");
   }
   const std::string aside = off_path.empty() ? "" : "; not on the loader path: " + join(off_path, ", ");
-  if (others.empty()) return {Outcome::Holds, "one copy on the loader path: " + lib.path + aside, source, "", "", {}};
-  return fails("loaded " + lib.path + "; also on the loader path: " + join(others, ", ") + aside, source,
-               "keep one " + lib.soname + (subs.empty() ? "" : " and one of each sub-library") +
-                   " on the search path (a conda env or pip wheel can shadow the system copy): fix " + w.path_variable +
-                   " or remove the extra copies");
+  if (others.empty() && shadows.empty())
+    return {Outcome::Holds, "one copy on the loader path: " + lib.path + aside, source, "", "", {}};
+  const std::string keep_one = "keep one " + lib.soname + (subs.empty() ? "" : " and one of each sub-library") +
+                               " on the search path (a conda env or pip wheel can shadow the system copy): fix " +
+                               w.path_variable + " or remove the extra copies";
+  const std::string fix = shadows.empty()
+                              ? keep_one
+                              : join(removals, "; ") + ": the loader takes its sub-libraries before those of " +
+                                    lib.path + (others.empty() ? "" : "; " + keep_one);
+  return fails("loaded " + lib.path + (shadows.empty() ? "" : "; " + join(shadows, "; ")) +
+                   (others.empty() ? "" : "; also on the loader path: " + join(others, ", ")) + aside,
+               source, fix);
 }
 
 // gpu.compute_capability, gpu.name, gpu.memory_mib over the GPUs CUDA uses.
@@ -183,6 +242,7 @@ Eval evaluate_visible_gpus(const Expectation& e, const MachineProbe& m, const st
 struct Diagnoses {
   std::optional<detail::Problem> driver;        // shown on the driver.* and gpu.* rows
   std::optional<detail::Problem> sublibraries;  // shown on the cudnn.* rows
+  std::optional<detail::Problem> front;         // a foreign cuDNN front library: on cudnn.version, before the above
 };
 
 // cudnn.version, cudnn.runtime_compatible, cudnn.cuda_major, cudnn.sublibraries for a cuDNN that loads.
@@ -192,8 +252,10 @@ Eval evaluate_loaded_cudnn(const Expectation& e, const MachineProbe& m, const st
   if (k == "cudnn.version") {
     const std::optional<std::string> v =
         m.cudnn_version ? std::optional<std::string>(cudnn_version_string(*m.cudnn_version)) : std::nullopt;
-    return check_version(e, v, v.value_or("cudnnGetVersion missing"), "cudnnGetVersion (" + m.cudnn.path + ")",
-                         "install cuDNN " + e.want + " or put it first on " + w.path_variable);
+    const std::string entry = detail::current_folder_entry(m, m.cudnn.path);
+    return check_version(e, v, v.value_or("cudnnGetVersion missing"),
+                         "cudnnGetVersion (" + m.cudnn.path + (entry.empty() ? "" : ", loaded from " + entry) + ")",
+                         "install cuDNN " + e.want + " or " + first_on_path(m, m.cudnn.path));
   }
   if (k == "cudnn.runtime_compatible") {
     if (m.build.cudnn.empty())
@@ -213,7 +275,7 @@ Eval evaluate_loaded_cudnn(const Expectation& e, const MachineProbe& m, const st
             std::to_string(part(built, 1)) +
             " the backend was compiled with (rule: same major, minor >= compiled): install cuDNN >= " +
             std::to_string(part(built, 0)) + "." + std::to_string(part(built, 1)) + " and < " +
-            std::to_string(part(built, 0) + 1) + " or put it first on " + w.path_variable;
+            std::to_string(part(built, 0) + 1) + " or " + first_on_path(m, m.cudnn.path);
     }
     return holds_if(ok, found, "cudnnGetVersion (" + m.cudnn.path + ") vs compile time", fix);
   }
@@ -239,7 +301,7 @@ Eval evaluate_loaded_cudnn(const Expectation& e, const MachineProbe& m, const st
     std::vector<std::string> problems;
     for (const CudnnSublibrary& s : m.cudnn_sublibraries) {
       std::string p;
-      if (!s.in_cudnn_dir) p = "missing from " + dir.u8string();
+      if (!s.in_cudnn_dir) p = "missing from " + detail::folder_words(m, m.cudnn.path);
       if (!s.loaded_path.empty()) {
         std::error_code ec2;
         const fs::path loaded_dir = fs::canonical(fs::u8path(s.loaded_path).parent_path(), ec2);
@@ -253,13 +315,14 @@ Eval evaluate_loaded_cudnn(const Expectation& e, const MachineProbe& m, const st
              " (not the same build)";
       if (!p.empty()) problems.push_back(s.soname + ": " + p);
     }
+    const std::string dir_words = detail::folder_words(m, m.cudnn.path);
     const std::string found =
         problems.empty()
-            ? "all " + std::to_string(m.cudnn_sublibraries.size()) + " next to " + m.cudnn.soname + " in " +
-                  dir.u8string() + (m.platform == Platform::Windows ? ", each loaded from there" : ", version checks 0")
+            ? "all " + std::to_string(m.cudnn_sublibraries.size()) + " next to " + m.cudnn.soname + " in " + dir_words +
+                  (m.platform == Platform::Windows ? ", each loaded from there" : ", version checks 0")
             : join(problems, "; ");
-    return holds_if(problems.empty(), found, "files in " + dir.u8string() + ", cudnn*VersionCheck, " + w.loaded_from,
-                    "install the complete cuDNN package into " + dir.u8string() +
+    return holds_if(problems.empty(), found, "files in " + dir_words + ", cudnn*VersionCheck, " + w.loaded_from,
+                    "install the complete cuDNN package into " + dir_words +
                         " (every sub-library of the same release as " + m.cudnn.soname +
                         "); do not mix files from different installs");
   }
@@ -287,6 +350,13 @@ Eval evaluate_system(const Expectation& e, const MachineProbe& m) {
   return not_checked();
 }
 
+// Windows: NVML hung, crashed or is damaged while nvcuda.dll answered. The release row is NVML's
+// alone; the driver's CUDA and the GPUs come from nvcuda.dll and stand on their own.
+bool nvml_alone(const MachineProbe& m, const std::optional<detail::Problem>& driver) {
+  return driver && m.platform == Platform::Windows && driver->item == "driver.release" && !m.libnvml.broken.empty() &&
+         m.libcuda.loaded && m.libcuda.broken.empty();
+}
+
 // driver.*: the NVIDIA driver's release, the CUDA it supports, and its floor for the CUDA runtime.
 // A driver problem (Diagnoses::driver) is shown on its own row and repeated on the others.
 Eval evaluate_driver(const Expectation& e, const MachineProbe& m, const Diagnoses& d) {
@@ -309,7 +379,7 @@ Eval evaluate_driver(const Expectation& e, const MachineProbe& m, const Diagnose
         e, m.driver_release, driver_text(m), m.driver_release_source,
         "upgrade the NVIDIA driver to a release " + e.want + (floor.empty() ? "" : " (" + floor + ")"));
   }
-  if (driver) return from_problem(*driver, k);
+  if (driver && !nvml_alone(m, driver)) return from_problem(*driver, k);
   if (k == "driver.cuda") {
     if (!m.driver_cuda) return unknown("cuDriverGetVersion failed", m.libcuda.path, "reinstall the NVIDIA driver");
     return check_version(e, cuda_version_string(*m.driver_cuda),
@@ -321,7 +391,12 @@ Eval evaluate_driver(const Expectation& e, const MachineProbe& m, const Diagnose
   }
   if (k == "driver.runtime_compatible") {
     const std::optional<Version> rv = runtime_version(m);
-    if (!rv) return unknown("no CUDA runtime found", "libcudart", "install the CUDA runtime");
+    if (!rv)
+      return follows(unknown("no CUDA runtime found",
+                             m.platform == Platform::Windows ? std::string(w.load_call) + ": " + m.cudart.soname
+                                                             : std::string("libcudart"),
+                             "install the CUDA runtime"),
+                     "cuda.runtime");
     const DriverFloor* f = floor_for(m, *rv);
     if (!f)
       return unknown("no driver floor known for CUDA " + rv->to_string(), "manifest/facts.toml",
@@ -350,7 +425,7 @@ Eval evaluate_gpu(const Expectation& e, const MachineProbe& m, const Diagnoses& 
   const std::string& k = e.key;
   const PlatformWords& w = words(m.platform);
   const std::string nvml = m.libnvml.soname.empty() ? "NVML" : m.libnvml.soname;
-  if (d.driver) return from_problem(*d.driver, k);
+  if (d.driver && !nvml_alone(m, d.driver)) return from_problem(*d.driver, k);
   if (k == "gpu.count") {
     if (!m.cuda_device_count)
       return unknown(m.cuda_init_error.empty() ? "cuDeviceGetCount failed" : m.cuda_init_error,
@@ -427,21 +502,15 @@ Eval evaluate_cuda(const Expectation& e, const MachineProbe& m) {
                    std::string(w.load_call) + ": " + m.cudart.error, other.fix.empty() ? install : other.fix);
     }
     return check_version(e, m.cudart_version, m.cudart_version.value_or("unknown"), m.cudart_version_source,
-                         "install the CUDA runtime " + e.want + " or put it first on " + w.path_variable);
+                         "install the CUDA runtime " + e.want + " or " + first_on_path(m, m.cudart.path));
   }
   if (k == "cuda.single_copy") return shadowing(m, m.cudart, "the CUDA runtime");
   return not_checked();
 }
 
-// cudnn.*: the cuDNN the GPU backend was compiled with, the one loaded, its sub-libraries and other
-// copies of it. A cuDNN that does not load, a damaged one and a sub-library problem
-// (Diagnoses::sublibraries) are worked out here; the rows of a cuDNN that loads in
-// evaluate_loaded_cudnn.
-Eval evaluate_cudnn(const Expectation& e, const MachineProbe& m, const Diagnoses& d) {
-  const std::string& k = e.key;
+// "install cuDNN 9 for CUDA 13 (<this backend's packages>) and <put it on the path>".
+std::string cudnn_install_text(const MachineProbe& m) {
   const PlatformWords& w = words(m.platform);
-  if (k == "cudnn.built") return evaluate_built(e, m.build.cudnn);
-  if (k == "cudnn.single_copy") return shadowing(m, m.cudnn, "cuDNN", m.cudnn_sublibraries);
   const std::string cuda_major = m.build.cuda_major != 0 ? std::to_string(m.build.cuda_major)
                                  : m.build.cuda.empty()  ? std::string("13")
                                                          : m.build.cuda.substr(0, m.build.cuda.find('.'));
@@ -453,10 +522,33 @@ Eval evaluate_cudnn(const Expectation& e, const MachineProbe& m, const Diagnoses
       packages.replace(at, from.size(), to);
     }
   }
-  const std::string cudnn_fix_install =
-      "install cuDNN " + (m.build.cudnn.empty() ? std::string("9") : m.build.cudnn.substr(0, m.build.cudnn.find('.'))) +
-      " for CUDA " + cuda_major + " (" + packages + ") and " + w.put_on_path();
+  return "install cuDNN " +
+         (m.build.cudnn.empty() ? std::string("9") : m.build.cudnn.substr(0, m.build.cudnn.find('.'))) + " for CUDA " +
+         cuda_major + " (" + packages + ") and " + w.put_on_path();
+}
+
+// cudnn.*: the cuDNN the GPU backend was compiled with, the one loaded, its sub-libraries and other
+// copies of it. A cuDNN that does not load, a damaged one and a sub-library problem
+// (Diagnoses::sublibraries) are worked out here; the rows of a cuDNN that loads in
+// evaluate_loaded_cudnn.
+Eval evaluate_cudnn(const Expectation& e, const MachineProbe& m, const Diagnoses& d) {
+  const std::string& k = e.key;
+  const PlatformWords& w = words(m.platform);
+  if (k == "cudnn.built") return evaluate_built(e, m.build.cudnn);
+  if (k == "cudnn.single_copy") return shadowing(m, m.cudnn, "cuDNN", m.cudnn_sublibraries);
+  const std::string cudnn_fix_install = cudnn_install_text(m);
   const std::optional<detail::Problem>& sub = d.sublibraries;
+  // A foreign front library: the root cause on cudnn.version; every other row that fails follows
+  // from it and has its fix (the sub-libraries missing beside it among them).
+  if (d.front) {
+    if (k == "cudnn.version") return from_problem(*d.front, k);
+    Eval ev = k == "cudnn.sublibraries" && sub ? from_problem(*sub, k) : evaluate_loaded_cudnn(e, m, cudnn_fix_install);
+    if (ev.outcome != Outcome::Holds) {
+      ev.because = "cudnn.version";
+      ev.fix = d.front->fix;
+    }
+    return ev;
+  }
   if (k == "cudnn.sublibraries" && sub) return from_problem(*sub, k);
   // A damaged front library, or a nonsense answer: the first cuDNN row names the file.
   if (!m.cudnn.broken.empty()) {
@@ -506,7 +598,8 @@ Status status_of(Outcome o, Severity s) {
 Report check(const Manifest& manifest, const MachineProbe& machine, bool model_files) {
   Report report;
   report.manifest = manifest.path.u8string();
-  const Diagnoses diagnoses{detail::driver_problem(machine, floor_text(machine)), detail::sublibrary_problem(machine)};
+  const Diagnoses diagnoses{detail::driver_problem(machine, floor_text(machine)), detail::sublibrary_problem(machine),
+                            detail::front_problem(machine, cudnn_install_text(machine))};
   for (const Expectation& e : manifest.items) {
     const Eval ev = evaluate(e, machine, diagnoses);
     report.rows.push_back({e.key, e.want, ev.found, ev.source, status_of(ev.outcome, e.severity), e.severity, ev.fix,

@@ -70,7 +70,10 @@ std::string read_head(int fd, std::size_t n, off_t at = 0) {
 std::string describe_elf(int fd, std::uint64_t size) {
   Elf64_Ehdr eh{};
   const std::string head = read_head(fd, sizeof eh);
-  if (head.size() < sizeof eh) return "truncated ELF file (" + std::to_string(size) + " bytes)";
+  if (head.size() < sizeof eh) {
+    return "truncated at " + std::to_string(size) + " bytes, inside its " + std::to_string(sizeof eh) +
+           "-byte ELF header";
+  }
   std::memcpy(&eh, head.data(), sizeof eh);
   if (eh.e_ident[EI_CLASS] != (sizeof(void*) == 8 ? ELFCLASS64 : ELFCLASS32)) {
     return std::string("an ELF file of the other word size (") + (eh.e_ident[EI_CLASS] == ELFCLASS32 ? "32" : "64") +
@@ -90,9 +93,12 @@ std::string describe_elf(int fd, std::uint64_t size) {
   // The bytes the headers say the file has: every loadable segment and the section headers.
   std::uint64_t needed = eh.e_shoff ? eh.e_shoff + std::uint64_t{eh.e_shnum} * eh.e_shentsize : 0;
   const std::uint64_t ph_end = eh.e_phoff + std::uint64_t{eh.e_phnum} * eh.e_phentsize;
-  if (eh.e_phentsize != sizeof(Elf64_Phdr) || ph_end > size) {
-    return "truncated or damaged ELF file (" + std::to_string(size) + " bytes; its program headers end at " +
-           std::to_string(ph_end) + ")";
+  if (eh.e_phentsize != sizeof(Elf64_Phdr)) {
+    return "a damaged ELF file (program header entries of " + std::to_string(eh.e_phentsize) + " bytes)";
+  }
+  if (ph_end > size) {
+    return "truncated at " + std::to_string(size) + " of at least " + std::to_string(ph_end) +
+           " bytes (where its program headers end)";
   }
   const std::string ph =
       read_head(fd, static_cast<std::size_t>(eh.e_phnum) * sizeof(Elf64_Phdr), static_cast<off_t>(eh.e_phoff));
@@ -103,7 +109,8 @@ std::string describe_elf(int fd, std::uint64_t size) {
       needed = std::max<std::uint64_t>(needed, p.p_offset + p.p_filesz);
   }
   if (size < needed) {
-    return "truncated: " + std::to_string(size) + " bytes where its headers need " + std::to_string(needed);
+    return "truncated at " + std::to_string(size) + " of " + std::to_string(needed) +
+           " bytes (where its loadable segments and section headers end)";
   }
   return "";
 }

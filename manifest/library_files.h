@@ -34,8 +34,8 @@ std::vector<FoundFile> find_library_files(const std::string& soname);
 
 // "" when `path` is a regular file holding a complete ELF shared object for this machine; otherwise
 // what it is: "empty file", "a git-lfs pointer, not the library", "a text file", "a FIFO",
-// "an ELF file for another machine (e_machine 40)", "truncated: 3000 bytes where its headers need
-// 129240", ... Reads at most the headers; never blocks on a special file.
+// "an ELF file for another machine (e_machine 40)", "truncated at 4096 of 212696 bytes (where its
+// loadable segments and section headers end)", ... Reads at most the headers; never blocks on a special file.
 std::string describe_non_library(const std::string& path);
 
 // The file a dlopen() error names ("/x/libcudnn.so.9: file too short" -> "/x/libcudnn.so.9"), or "".

@@ -26,17 +26,45 @@ struct LoadedSearch {
   std::string found;
 };
 
+// The link map names a library that the loader found through an empty LD_LIBRARY_PATH entry by a
+// relative name ("libcudnn.so.9"), opened from the current folder: the path that names it anywhere.
+std::string absolute_loaded(const std::string& name) {
+  if (name.empty() || fs::path(name).is_absolute()) return name;
+  std::error_code ec;
+  const fs::path p = fs::absolute(name, ec);
+  return ec ? name : p.lexically_normal().string();
+}
+
 int find_loaded(dl_phdr_info* info, std::size_t, void* data) {
   auto* s = static_cast<LoadedSearch*>(data);
   if (info->dlpi_name && *info->dlpi_name && fs::path(info->dlpi_name).filename() == *s->file_name) {
-    s->found = info->dlpi_name;
+    s->found = absolute_loaded(info->dlpi_name);
   }
   return 0;
+}
+
+// The first file named `soname` in the loader's folders: the one it tried, when it did not say.
+std::string first_on_loader_path(const std::string& soname) {
+  for (const SearchFolder& f : loader_folders(soname)) {
+    std::error_code ec;
+    if (fs::exists(fs::path(f.path) / soname, ec)) return (fs::path(f.path) / soname).string();
+  }
+  return "";
 }
 
 }  // namespace
 
 void* child_open(const ChildChannel& ch, const std::string& name, const std::string& prefix) {
+  // A file cut short is refused from its own headers before any load is tried: mapping it would
+  // fault (SIGBUS) on the first page past its end, which says nothing about the file.
+  ch.step("read the ELF headers of " + name);
+  const std::string file = name.find('/') != std::string::npos ? name : first_on_loader_path(name);
+  if (!file.empty()) {
+    if (const std::string what = describe_non_library(file); what.rfind("truncated", 0) == 0) {
+      ch.put(prefix + "dlerror", file + ": " + what);
+      return nullptr;
+    }
+  }
   ch.step("dlopen " + name);
   dlerror();
   void* h = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);
@@ -46,7 +74,8 @@ void* child_open(const ChildChannel& ch, const std::string& name, const std::str
     return nullptr;
   }
   link_map* map = nullptr;
-  if (dlinfo(h, RTLD_DI_LINKMAP, &map) == 0 && map && map->l_name) ch.put(prefix + "path", map->l_name);
+  if (dlinfo(h, RTLD_DI_LINKMAP, &map) == 0 && map && map->l_name)
+    ch.put(prefix + "path", absolute_loaded(map->l_name));
   using Identity = const char* (*)();
   if (auto identity = reinterpret_cast<Identity>(dlsym(h, "infer_standin_identity"))) {
     ch.put(prefix + "standin", identity());
@@ -61,23 +90,17 @@ std::string loaded_object(const std::string& file_name) {
 }
 
 std::string broken_text(const IsolatedResult& r, const std::string& file) {
+  // A crash inside a file cut short is that file's damage, not a crash of the library (a load maps
+  // pages past its end and faults on them): say what the file is, from its own headers.
+  if (!r.fault_file.empty()) {
+    if (const std::string what = describe_non_library(r.fault_file); !what.empty()) {
+      return "not a library: " + r.fault_file + " (" + what + ")";
+    }
+  }
   std::string text = r.failure();
   if (r.fault_file.empty() && !file.empty()) text = file + ": " + text;
   return text;
 }
-
-namespace {
-
-// The first file named `soname` in the loader's folders: the one it tried, when it did not say.
-std::string first_on_loader_path(const std::string& soname) {
-  for (const SearchFolder& f : loader_folders(soname)) {
-    std::error_code ec;
-    if (fs::exists(fs::path(f.path) / soname, ec)) return (fs::path(f.path) / soname).string();
-  }
-  return "";
-}
-
-}  // namespace
 
 void read_library(const IsolatedResult& r, const std::string& soname, LibraryProbe& lib) {
   lib.soname = soname;

@@ -13,6 +13,7 @@
 
 #include "manifest/nvidia_errors.h"
 #include "manifest/probe_parts.h"
+#include "platform/nvidia_versions.h"
 
 namespace infer::manifest::detail {
 namespace {
@@ -177,11 +178,9 @@ std::vector<GpuProbe> read_gpus(const IsolatedResult& r, const std::string& sour
 std::optional<std::string> release_in_name(const std::string& path) {
   if (path.empty()) return std::nullopt;
   std::error_code ec;
-  const std::string name = fs::canonical(path, ec).filename().string();
-  static const std::regex re(R"(\.so\.([0-9]{3,}\.[0-9]+(?:\.[0-9]+)?)$)");
-  std::smatch m;
-  if (!ec && std::regex_search(name, m, re)) return m[1].str();
-  return std::nullopt;
+  const std::string release = driver_release_in_file_name(fs::canonical(path, ec).filename().string());
+  if (ec || release.empty()) return std::nullopt;
+  return release;
 }
 
 // The first dotted number after "Kernel Module" in /proc/driver/nvidia/version.

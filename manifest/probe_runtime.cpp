@@ -11,8 +11,8 @@
 #include "manifest/constraint.h"
 #include "manifest/facts.h"
 #include "manifest/library_files.h"
-#include "platform/nvidia_versions.h"
 #include "manifest/probe_parts.h"
+#include "platform/nvidia_versions.h"
 
 namespace infer::manifest::detail {
 namespace {
@@ -101,12 +101,6 @@ void cudart_version_body(const ChildChannel& ch, const std::string& name) {
   }
 }
 
-// A version in cudnnGetVersion's count that could be one of the given major (9.19.0 = 91900,
-// 8.9.6 = 8906: cuDNN 8 and older count major * 1000).
-bool plausible_cudnn(long long v, int major) {
-  const long long unit = major >= 9 ? 10000 : 1000;
-  return v >= major * unit && v < (major + 1) * unit;
-}
 // A cudaRuntimeGetVersion / cudnnGetCudartVersion value of the given major (13.0 = 13000).
 bool plausible_cuda(long long v, int major) { return v >= major * 1000LL && v < (major + 1) * 1000LL; }
 
@@ -212,11 +206,16 @@ std::vector<Job> cudnn_jobs(const MachineProbe& machine) {
                     m.cudnn_version_from = r.value("from");
                     if (!m.cudnn.broken.empty() && r.has("path") && !r.finished())
                       m.cudnn.loaded = true;  // loads, then fails
+                    // Any cuDNN's version is kept, read with its major's encoding (cuDNN 8 under
+                    // cuDNN 9's name answers 8200 = 8.2.0): the check says whose it is. Only a
+                    // number that is no cuDNN version at all makes the library unusable.
                     const auto v = r.number("version");
-                    if (r.has("version") && (!v || !plausible_cudnn(*v, major))) {
+                    if (r.has("version") && (!v || cudnn_version_major(*v) == 0)) {
                       m.cudnn.broken = "cudnnGetVersion() = " + r.value("version") + " from " +
                                        (m.cudnn_version_from.empty() ? m.cudnn.path : m.cudnn_version_from) +
-                                       ": not a cuDNN " + std::to_string(major) + " version";
+                                       ": not a cuDNN version (cuDNN " + std::to_string(major) +
+                                       " counts major*10000 + minor*100 + patch, cuDNN 8 and older major*1000 + "
+                                       "minor*100 + patch)";
                       m.cudnn.broken_file = m.cudnn_version_from.empty() ? m.cudnn.path : m.cudnn_version_from;
                     } else if (v) {
                       m.cudnn_version = static_cast<long>(*v);
@@ -292,13 +291,13 @@ std::vector<Job> cudnn_jobs(const MachineProbe& machine) {
     if (other.os != "linux") continue;
     const bool other_major = other.major != major;
     const CudnnFiles* other_files = &other;
-    const int copy_major = other.major;
     add_copy_jobs(
         other.main, other_major, jobs,
         [other_files](const ChildChannel& ch, const std::string& path) { copy_version_body(ch, path, other_files); },
-        [copy_major](const IsolatedResult& r) {
+        [](const IsolatedResult& r) {
+          // Whatever major the file really is (a cuDNN 8 named libcudnn.so.9 says 8.2.0).
           std::string version;
-          if (const auto v = r.number("version"); v && plausible_cudnn(*v, copy_major)) {
+          if (const auto v = r.number("version"); v && cudnn_version_major(*v) != 0) {
             version = cudnn_version_string(static_cast<long>(*v));
             if (const auto c = r.number("cudart"); c && *c > 0 && *c < 1000000) {
               version += " for CUDA " + cuda_version_string(static_cast<int>(*c));

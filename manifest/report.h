@@ -2,6 +2,7 @@
 // table `infer --check` prints), for programs (JSON) and for the one-line notice of the start-up check.
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -56,12 +57,28 @@ struct Report {
   const ReportRow* first_failure() const;
 };
 
-// The table: item, expected, found, source, status. Column widths follow the content up to caps
-// that keep every table line within 160 characters; a longer cell continues on the next lines in
-// its own column. Under a row that is not ok: "    fix: ..." (a fix already printed for an earlier
-// row reads "same as <that item>"), or "    (follows from <because>)" while that row is not ok
-// either; then "    note: ..." for each note. Fix and note lines wrap at 160 too.
-std::string format_table(const Report& report);
+// The table: item, expected, found, source, status. Under a row that is not ok: "    fix: ..." (a
+// fix already printed for an earlier row reads "same as <that item>"), or "    (follows from
+// <because>)" while that row is not ok either; then "    note: ..." for each note.
+// `width` is the terminal's, in columns (bytes); the caller (app/) knows whether there is one:
+// - 0, for a pipe, a file or a program's string: nothing is wrapped. Each row is one line, its
+//   columns as wide as their widest cell and aligned with spaces; each fix and note one line too.
+// - else lines fit `width`, broken only at spaces (wrap_words), never inside a path, digest or
+//   version. Columns narrow to fit; a cell wider than its column continues on the next lines in
+//   its own column. A row with a word wider than the columns can give it (a digest, a long path) is
+//   printed as a block: "<item>  <status>", then "    expected: ...", "    found: ...",
+//   "    source: ...", each continuing under its text. A word longer than a whole line is never
+//   cut: it stands alone on its line, past `width`. A width under 20 is taken as 20.
+std::string format_table(const Report& report, std::size_t width = 0);
+// `text` as lines of at most `width` bytes, broken only at spaces, after a "; " or ", " where that
+// fills half a line (a list keeps its items whole), else at the last space that fits. A word
+// longer than `width` is one line of its own, whole. width 0: the text as one line.
+std::vector<std::string> wrap_words(const std::string& text, std::size_t width);
+// prefix + text, wrapped as above so that each line fits `width`, the continuation lines indented
+// under the text's first character ("    fix: ..."), as is a first word too long for any line,
+// which leaves the prefix alone on the first line; every line ends in '\n'. The other tables
+// app/ prints (infer --version) are written with it.
+std::string wrap_labelled(const std::string& prefix, const std::string& text, std::size_t width);
 // {"manifest": "...", "ok": bool, "items": [{"item","expected","found","source","status","severity","fix"}]};
 // an item has "because" and "notes" only when they are not empty.
 std::string to_json(const Report& report);

@@ -123,7 +123,8 @@ void install_fault_handlers() {
   g_record_fd = record_fd;
   dup2(output_fd, STDOUT_FILENO);
   dup2(output_fd, STDERR_FILENO);
-  for (const int sig : {SIGINT, SIGTERM, SIGPIPE, SIGABRT}) signal(sig, SIG_DFL);
+  for (const int sig : {SIGINT, SIGTERM, SIGHUP, SIGALRM, SIGPIPE, SIGABRT})
+    signal(sig, SIG_DFL);  // not the caller's handlers
   install_fault_handlers();
   const ChildChannel channel(record_fd);
   try {

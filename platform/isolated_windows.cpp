@@ -1,14 +1,25 @@
 // run_isolated() on Windows: each call is this program started again with CreateProcessW, its
-// job name and a records pipe; its stdout and stderr go to a second pipe. Children are started
-// one after another from the calling thread, each pipe's write end inheritable only until its
-// child holds it (then closed here), so no child keeps another's pipe open. One thread per pipe
-// reads to end of file; the calling thread waits for each process up to the shared deadline and
-// terminates what is left.
+// job name and a records pipe; its stdout and stderr go to a second pipe. Nothing a probed library
+// starts can keep the caller waiting past the deadline (issue 31: a cudnnGetVersion that started a
+// helper with bInheritHandles=TRUE held --check for the helper's whole life, through the pipes it
+// inherited):
+// - each child inherits its two pipe write ends and nothing else (STARTUPINFOEX with
+//   PROC_THREAD_ATTRIBUTE_HANDLE_LIST; children are started one after another from the calling
+//   thread, and the write ends are closed here once the child holds them), and the child makes
+//   them non-inheritable at once, so a process it starts inherits neither;
+// - each child runs in a job object of its own (JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE): the processes
+//   it starts join the job, and the job is ended when the child has ended or was stopped;
+// - one thread per pipe reads until end of file or until told to stop, never blocking in ReadFile
+//   (PeekNamedPipe first): once the child has ended, what is in the pipe is read and the rest,
+//   from a process that escaped the job, is not waited for.
+// The calling thread waits for each process up to the shared deadline and terminates what is left.
 #include <windows.h>
 
 #include <fcntl.h>
 #include <io.h>
 
+#include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -16,6 +27,7 @@
 #include <filesystem>
 #include <memory>
 #include <thread>
+#include <vector>
 
 #include "platform/isolated.h"
 #include "platform/isolated_records.h"
@@ -53,13 +65,15 @@ LONG WINAPI on_unhandled_exception(EXCEPTION_POINTERS* info) {
       GetModuleHandleExW(GET_MODULE_HANDLE_EX_FLAG_FROM_ADDRESS | GET_MODULE_HANDLE_EX_FLAG_UNCHANGED_REFCOUNT,
                          static_cast<LPCWSTR>(info->ExceptionRecord->ExceptionAddress), &module)) {
     const DWORD n = GetModuleFileNameW(module, wide, MAX_PATH);
-    const int m = n ? WideCharToMultiByte(CP_UTF8, 0, wide, static_cast<int>(n), utf8, sizeof utf8, nullptr, nullptr)
-                    : 0;
+    const int m =
+        n ? WideCharToMultiByte(CP_UTF8, 0, wide, static_cast<int>(n), utf8, sizeof utf8, nullptr, nullptr) : 0;
     if (m > 0) {
       write_raw("fault\t", 6);
       for (int i = 0; i < m; ++i) {  // escaped as the record format wants
-        if (utf8[i] == '\\') write_raw("\\\\", 2);
-        else if (utf8[i] != '\n' && utf8[i] != '\t') write_raw(&utf8[i], 1);
+        if (utf8[i] == '\\')
+          write_raw("\\\\", 2);
+        else if (utf8[i] != '\n' && utf8[i] != '\t')
+          write_raw(&utf8[i], 1);
       }
       write_raw("\n", 1);
     }
@@ -86,9 +100,10 @@ struct Handle {
 };
 
 struct Child {
-  Handle process;
+  Handle process, job;
   Handle record_read, output_read;
   std::string records, output;
+  std::atomic<bool> stop_reading{false};  // set once the child and its job have ended
   std::thread record_reader, output_reader;
 };
 
@@ -96,13 +111,66 @@ std::string last_error_text(const char* call) {
   return std::string(call) + " failed (Windows error " + std::to_string(GetLastError()) + ")";
 }
 
-void read_to_end(HANDLE h, std::string* into) {
+// Reads the pipe `h` until end of file, or until `stop` is set and nothing is left in it. Never
+// blocks in ReadFile: a process outside the child's job that holds a write end cannot hold this.
+void read_until_closed_or_stopped(HANDLE h, std::string* into, const std::atomic<bool>* stop) {
   char buf[4096];
-  DWORD n = 0;
-  while (ReadFile(h, buf, sizeof buf, &n, nullptr) && n > 0) {
+  for (;;) {
+    const bool stopping = stop->load();  // read before the pipe: what was written before it is seen
+    DWORD available = 0;
+    if (!PeekNamedPipe(h, nullptr, 0, nullptr, &available, nullptr)) return;  // every write end closed
+    if (available == 0) {
+      if (stopping) return;
+      Sleep(1);
+      continue;
+    }
+    DWORD n = 0;
+    if (!ReadFile(h, buf, std::min<DWORD>(available, sizeof buf), &n, nullptr) || n == 0) return;
     if (into->size() < (1u << 20)) into->append(buf, n);
   }
 }
+
+// A job whose processes all end when its last handle is closed; nullptr when Windows refuses one.
+HANDLE make_kill_on_close_job() {
+  HANDLE job = CreateJobObjectW(nullptr, nullptr);
+  if (!job) return nullptr;
+  JOBOBJECT_EXTENDED_LIMIT_INFORMATION limits{};
+  limits.BasicLimitInformation.LimitFlags = JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE;
+  if (!SetInformationJobObject(job, JobObjectExtendedLimitInformation, &limits, sizeof limits)) {
+    CloseHandle(job);
+    return nullptr;
+  }
+  return job;
+}
+
+// The attribute list that limits what a child inherits to `handles`; empty when Windows has none.
+class InheritOnly {
+ public:
+  explicit InheritOnly(std::vector<HANDLE> handles) : handles_(std::move(handles)) {
+    SIZE_T size = 0;
+    InitializeProcThreadAttributeList(nullptr, 1, 0, &size);
+    storage_.resize(size);
+    auto* list = reinterpret_cast<LPPROC_THREAD_ATTRIBUTE_LIST>(storage_.data());
+    if (size == 0 || !InitializeProcThreadAttributeList(list, 1, 0, &size)) return;
+    if (!UpdateProcThreadAttribute(list, 0, PROC_THREAD_ATTRIBUTE_HANDLE_LIST, handles_.data(),
+                                   handles_.size() * sizeof(HANDLE), nullptr, nullptr)) {
+      DeleteProcThreadAttributeList(list);
+      return;
+    }
+    list_ = list;
+  }
+  InheritOnly(const InheritOnly&) = delete;
+  InheritOnly& operator=(const InheritOnly&) = delete;
+  ~InheritOnly() {
+    if (list_) DeleteProcThreadAttributeList(list_);
+  }
+  LPPROC_THREAD_ATTRIBUTE_LIST list() const { return list_; }
+
+ private:
+  std::vector<HANDLE> handles_;  // the list points into this
+  std::vector<char> storage_;
+  LPPROC_THREAD_ATTRIBUTE_LIST list_ = nullptr;
+};
 
 // A pipe whose write end is inheritable and whose read end is not.
 bool make_pipe(Handle& read, Handle& write, std::string& error) {
@@ -149,21 +217,30 @@ bool start_child(const ChildCall& call, Child& c, std::string& error) {
                       std::to_wstring(reinterpret_cast<std::uintptr_t>(record_write.h)) + L" " +
                       quoted_arg(fs::u8path(call.job).wstring());
   for (const std::string& a : call.args) line += L" " + quoted_arg(fs::u8path(a).wstring());
-  STARTUPINFOW si{};
-  si.cb = sizeof si;
-  si.dwFlags = STARTF_USESTDHANDLES;
-  si.hStdInput = INVALID_HANDLE_VALUE;
-  si.hStdOutput = output_write.h;
-  si.hStdError = output_write.h;
+  const InheritOnly inherit({record_write.h, output_write.h});
+  STARTUPINFOEXW si{};
+  si.StartupInfo.cb = inherit.list() ? sizeof si : sizeof si.StartupInfo;
+  si.StartupInfo.dwFlags = STARTF_USESTDHANDLES;
+  si.StartupInfo.hStdInput = INVALID_HANDLE_VALUE;
+  si.StartupInfo.hStdOutput = output_write.h;
+  si.StartupInfo.hStdError = output_write.h;
+  si.lpAttributeList = inherit.list();
   PROCESS_INFORMATION pi{};
-  // CREATE_NO_WINDOW: no console flashes up for a child of a GUI-less caller.
-  if (!CreateProcessW(exe.c_str(), line.data(), nullptr, nullptr, TRUE, CREATE_NO_WINDOW, nullptr, nullptr, &si,
+  // CREATE_NO_WINDOW: no console flashes up for a child of a GUI-less caller. CREATE_SUSPENDED: in
+  // its job before it runs a line, so whatever it starts is in the job too.
+  const DWORD flags = CREATE_NO_WINDOW | CREATE_SUSPENDED | (inherit.list() ? EXTENDED_STARTUPINFO_PRESENT : 0);
+  if (!CreateProcessW(exe.c_str(), line.data(), nullptr, nullptr, TRUE, flags, nullptr, nullptr, &si.StartupInfo,
                       &pi)) {
     error = last_error_text("CreateProcessW");
     return false;
   }
-  CloseHandle(pi.hThread);
   c.process.h = pi.hProcess;
+  // Without a job (Windows refused one), the pipes' deadline and the child's own non-inheritable
+  // handles still bound the wait.
+  c.job.h = make_kill_on_close_job();
+  if (c.job.h && !AssignProcessToJobObject(c.job.h, pi.hProcess)) c.job.reset();
+  ResumeThread(pi.hThread);
+  CloseHandle(pi.hThread);
   // record_write and output_write close here: the child holds the only write ends.
   return true;
 }
@@ -207,6 +284,11 @@ std::string detail::crash_text(int signal) {
 void run_child_if_asked(int argc, wchar_t** argv, ChildJobFinder find) {
   if (argc < 4 || std::wstring(argv[1]) != kChildFlag) return;
   g_record_handle = reinterpret_cast<HANDLE>(static_cast<std::uintptr_t>(std::wcstoull(argv[2], nullptr, 10)));
+  // The pipes came inheritable: a process that a library starts with bInheritHandles=TRUE must not
+  // get them (it would keep them open after this child ends).
+  for (HANDLE h : {g_record_handle, GetStdHandle(STD_OUTPUT_HANDLE), GetStdHandle(STD_ERROR_HANDLE)}) {
+    if (h && h != INVALID_HANDLE_VALUE) SetHandleInformation(h, HANDLE_FLAG_INHERIT, 0);
+  }
   // No "the program can't start" or "DLL not found" dialog boxes: errors come back as codes.
   SetErrorMode(SEM_FAILCRITICALERRORS | SEM_NOGPFAULTERRORBOX | SEM_NOOPENFILEERRORBOX);
   SetUnhandledExceptionFilter(on_unhandled_exception);
@@ -248,8 +330,8 @@ std::vector<IsolatedResult> run_isolated(const std::vector<ChildCall>& calls, st
       results[i].end = IsolatedResult::End::NotStarted;
       continue;
     }
-    c.record_reader = std::thread(read_to_end, c.record_read.h, &c.records);
-    c.output_reader = std::thread(read_to_end, c.output_read.h, &c.output);
+    c.record_reader = std::thread(read_until_closed_or_stopped, c.record_read.h, &c.records, &c.stop_reading);
+    c.output_reader = std::thread(read_until_closed_or_stopped, c.output_read.h, &c.output, &c.stop_reading);
   }
   for (std::size_t i = 0; i < calls.size(); ++i) {
     Child& c = *children[i];
@@ -263,7 +345,10 @@ std::vector<IsolatedResult> run_isolated(const std::vector<ChildCall>& calls, st
       WaitForSingleObject(c.process.h, INFINITE);
       timed_out = true;
     }
-    // The pipes end with the process (no one else holds their write ends).
+    // Whatever the child started ends with it; then what is in the pipes is read, and no more.
+    if (c.job.h) TerminateJobObject(c.job.h, kTerminatedExitCode);
+    c.job.reset();
+    c.stop_reading = true;
     c.record_reader.join();
     c.output_reader.join();
     detail::parse_records(c.records, r);

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstddef>
 #include <filesystem>
 #include <string>
 #include <utility>
@@ -34,7 +35,7 @@ struct EnvironmentReport {
   // (test infrastructure): with one loaded, nothing in the report describes a GPU.
   std::vector<std::string> standins;
   std::string first_failure;  // the root cause in one line ("cuda.runtime: not found ..."); empty when ok
-  std::string table;          // the report as `infer --check` prints it
+  std::string table;          // the report as `infer --check` prints it into a pipe (not wrapped)
   std::string json;           // and as `infer --check --json` does
   // Schema 2 manifests (one [[backend]] per CUDA major): the backend whose items all hold, the one
   // a Classifier runs ("cu12"; empty when none does), and each backend's outcome in the manifest's
@@ -106,6 +107,12 @@ INFER_API RuntimeInfo runtime_info();
 // cuda_major (12, 13) checks that GPU backend only (a schema 2 manifest without it fails, naming
 // it); 0 takes the INFER_CUDA environment variable when set, else checks every backend.
 INFER_API EnvironmentReport check_environment(const std::filesystem::path& manifest = {}, int cuda_major = 0);
+// The same, with `table` wrapped for a terminal `table_width` columns wide: broken only at spaces,
+// never inside a path, digest or version (a row whose words do not fit the columns is printed as a
+// block of labelled lines). 0, as in the form above: nothing is wrapped, each row is one line, for
+// a pipe, a file or a log. Whether there is a terminal, and how wide, is the caller's to know.
+INFER_API EnvironmentReport check_environment(const std::filesystem::path& manifest, int cuda_major,
+                                              std::size_t table_width);
 
 // Writes report.labels as a Node Feature Discovery local feature file (nfd-worker publishes each
 // line as a node label; docs/kubernetes.md), which NFD drops `valid_for` from now unless the file is

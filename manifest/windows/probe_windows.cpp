@@ -1,6 +1,6 @@
 // probe_machine() on Windows. Every call into an NVIDIA DLL runs in a child process (this program
-// started again, platform/isolated.h; the jobs are probe_windows_jobs.cpp); what the files are (their VERSIONINFO, which folder of the DLL
-// search order holds them, which dependent DLL is missing) is read here without loading them.
+// started again, platform/isolated.h; the jobs are probe_windows_jobs.cpp); what the files are (their VERSIONINFO,
+// which folder of the DLL search order holds them, which dependent DLL is missing) is read here without loading them.
 //
 // The loads follow what a program gets: LoadLibraryExW(name, nullptr, 0), the standard search
 // order (the application's folder, System32, the Windows folder, the current folder, PATH), except
@@ -17,17 +17,18 @@
 #include <filesystem>
 #include <memory>
 #include <optional>
+#include <utility>
 
-#include "manifest/constraint.h"
-#include "manifest/windows/dll_search.h"
-#include "manifest/facts.h"
 #include "infer/errors.h"
+#include "manifest/constraint.h"
+#include "manifest/facts.h"
+#include "manifest/probe.h"
+#include "manifest/windows/dll_search.h"
+#include "manifest/windows/pe_file.h"
+#include "manifest/windows/probe_windows_parts.h"
 #include "platform/isolated.h"
 #include "platform/nvidia_versions.h"
 #include "platform/windows_message.h"
-#include "manifest/windows/pe_file.h"
-#include "manifest/probe.h"
-#include "manifest/windows/probe_windows_parts.h"
 
 namespace infer::manifest {
 
@@ -50,9 +51,19 @@ std::string env(const wchar_t* name) {
 
 // ---- The checking process. ----
 
+// A folder the loader does not search that may hold NVIDIA's DLLs.
+struct OffPathFolder {
+  fs::path path;
+  std::string role;  // "CUDA_PATH (C:\x)", "virtualenv C:\venv", ...
+  // Why the loader misses this folder and what makes it use it, when the usual PATH line is not
+  // the whole story ("remove the quotes from PATH entry 1 ..."); "" otherwise.
+  std::string use;
+};
+
 struct Folders {
   DllSearchOrder order;                 // what LoadLibraryExW(name, nullptr, 0) searches
-  std::vector<DllFolder> off_path;      // CUDA_PATH\bin, conda and pip folders: not searched
+  std::vector<OffPathFolder> off_path;  // CUDA_PATH\bin, conda and pip folders: not searched
+  std::vector<std::pair<std::string, std::string>> cuda_variables;  // CUDA_PATH, CUDA_PATH_V*: name, value
 };
 
 fs::path windows_dir() {
@@ -67,6 +78,8 @@ fs::path application_dir() {
   return fs::path(p).parent_path();
 }
 
+// PATH's entries as the loader reads them: split at ';', empty ones dropped, quotes kept (the
+// loader takes a quoted entry's quotes as part of the folder's name, so never finds it).
 std::vector<std::string> split_path(const std::string& path) {
   std::vector<std::string> out;
   std::size_t start = 0;
@@ -74,18 +87,48 @@ std::vector<std::string> split_path(const std::string& path) {
     std::size_t end = path.find(';', start);
     if (end == std::string::npos) end = path.size();
     std::string e = path.substr(start, end - start);
-    if (e.size() >= 2 && e.front() == '"' && e.back() == '"') e = e.substr(1, e.size() - 2);
     if (!e.empty()) out.push_back(e);
     start = end + 1;
   }
   return out;
 }
 
-// The nvidia/*/bin folders of a Python environment's site-packages (pip wheels).
-void add_wheel_folders(const fs::path& site_packages, const std::string& role, std::vector<DllFolder>& out) {
+// The wheels' DLL folders of a Python environment's site-packages: nvidia\*\bin (nvidia-cudnn-cu13:
+// nvidia\cudnn\bin) and nvidia\*\bin\x86_64 (nvidia-cuda-runtime 13: nvidia\cu13\bin\x86_64).
+void add_wheel_folders(const fs::path& site_packages, const std::string& role, const std::string& use,
+                       std::vector<OffPathFolder>& out) {
   std::error_code ec;
   for (fs::directory_iterator it(site_packages / "nvidia", ec), end; !ec && it != end; it.increment(ec)) {
-    if (fs::is_directory(it->path() / "bin", ec)) out.push_back({it->path() / "bin", role, false});
+    for (const fs::path& bin : {it->path() / "bin", it->path() / "bin" / "x86_64"}) {
+      if (fs::is_directory(bin, ec))
+        out.push_back({bin, role, use.empty() ? "" : use + words(Platform::Windows).prepend(utf8(bin))});
+    }
+  }
+}
+
+// The conda installs' environments that are not activated, where Miniconda, Anaconda and Miniforge
+// install by default (%USERPROFILE%\miniconda3, %ProgramData%\anaconda3, ...): each base env and
+// each of its envs\*, one level, nothing recursive.
+void add_inactive_conda_envs(std::vector<OffPathFolder>& out) {
+  for (const wchar_t* base : {L"USERPROFILE", L"ProgramData"}) {
+    const std::string root = env(base);
+    if (root.empty()) continue;
+    for (const char* install : {"miniconda3", "anaconda3", "miniforge3", "mambaforge"}) {
+      const fs::path prefix = wide(root) / install;
+      std::error_code ec;
+      if (!fs::is_directory(prefix, ec)) continue;
+      std::vector<fs::path> envs{prefix};
+      for (fs::directory_iterator it(prefix / "envs", ec), end; !ec && it != end; it.increment(ec)) {
+        if (it->is_directory(ec)) envs.push_back(it->path());
+      }
+      for (const fs::path& e : envs) {
+        const std::string role = "conda env " + utf8(e) + ", not activated";
+        const std::string use = "activate that conda env (conda activate " + utf8(e) + "), or use it as it is: ";
+        const fs::path lib = e / "Library" / "bin";
+        out.push_back({lib, role, use + words(Platform::Windows).prepend(utf8(lib))});
+        add_wheel_folders(e / "Lib" / "site-packages", role + " (pip wheel)", use, out);
+      }
+    }
   }
 }
 
@@ -93,9 +136,25 @@ Folders search_folders(const MachineProbe& m) {
   std::error_code ec;
   std::vector<fs::path> path_entries;
   for (const std::string& e : m.path_entries) path_entries.push_back(wide(e));
-  Folders f{DllSearchOrder::standard(application_dir(), windows_dir(), fs::current_path(ec), path_entries), {}};
-  if (const std::string cuda = env(L"CUDA_PATH"); !cuda.empty())
-    f.off_path.push_back({wide(cuda) / "bin", "CUDA_PATH (" + cuda + ")", false});
+  Folders f{DllSearchOrder::standard(application_dir(), windows_dir(), fs::current_path(ec), path_entries), {}, {}};
+  // A quoted entry's folder, which the loader never reaches.
+  for (std::size_t i = 0; i < m.path_entries.size(); ++i) {
+    const std::string& e = m.path_entries[i];
+    if (e.find('"') == std::string::npos) continue;
+    std::string unquoted = e;
+    unquoted.erase(std::remove(unquoted.begin(), unquoted.end(), '"'), unquoted.end());
+    if (unquoted.empty()) continue;
+    const std::string entry = "PATH entry " + std::to_string(i + 1) + " (" + e + ")";
+    f.off_path.push_back({wide(unquoted), entry,
+                          "remove the quotes from " + entry +
+                              ": Windows' DLL loader takes them as part of the folder's name, so it never searches "
+                              "that folder (set PATH=" +
+                              unquoted + ";%PATH% in place of the quoted entry)"});
+  }
+  if (const std::string cuda = env(L"CUDA_PATH"); !cuda.empty()) {
+    f.off_path.push_back({wide(cuda) / "bin", "CUDA_PATH (" + cuda + ")", ""});
+    f.cuda_variables.emplace_back("CUDA_PATH", cuda);
+  }
   // CUDA_PATH_V13_0 ...: one per installed toolkit, set by NVIDIA's installer.
   if (LPWCH block = GetEnvironmentStringsW()) {
     for (const wchar_t* p = block; *p; p += wcslen(p) + 1) {
@@ -104,16 +163,18 @@ Folders search_folders(const MachineProbe& m) {
       if (eq == std::wstring::npos || entry.compare(0, 11, L"CUDA_PATH_V") != 0) continue;
       const std::string name = utf8(fs::path(entry.substr(0, eq)));
       const std::string value = utf8(fs::path(entry.substr(eq + 1)));
-      f.off_path.push_back({wide(value) / "bin", name + " (" + value + ")", false});
+      f.off_path.push_back({wide(value) / "bin", name + " (" + value + ")", ""});
+      f.cuda_variables.emplace_back(name, value);
     }
     FreeEnvironmentStringsW(block);
   }
   if (const std::string conda = env(L"CONDA_PREFIX"); !conda.empty()) {
-    f.off_path.push_back({wide(conda) / "Library" / "bin", "conda env " + conda, false});
-    add_wheel_folders(wide(conda) / "Lib" / "site-packages", "conda env " + conda + " (pip wheel)", f.off_path);
+    f.off_path.push_back({wide(conda) / "Library" / "bin", "conda env " + conda, ""});
+    add_wheel_folders(wide(conda) / "Lib" / "site-packages", "conda env " + conda + " (pip wheel)", "", f.off_path);
   }
   if (const std::string venv = env(L"VIRTUAL_ENV"); !venv.empty())
-    add_wheel_folders(wide(venv) / "Lib" / "site-packages", "virtualenv " + venv, f.off_path);
+    add_wheel_folders(wide(venv) / "Lib" / "site-packages", "virtualenv " + venv, "", f.off_path);
+  add_inactive_conda_envs(f.off_path);
   return f;
 }
 
@@ -135,11 +196,10 @@ bool in_search_order(const fs::path& folder, const Folders& f) {
 // "13.0.96" in a ProductName "NVIDIA CUDA 13.0.96 Runtime" (NVIDIA's CUDA DLLs put their release
 // there; their FileVersion is 6.14.11.13000), or "".
 std::string cuda_release_in(const std::string& product_name) {
-  for (std::size_t at = product_name.find("CUDA "); at != std::string::npos;
-       at = product_name.find("CUDA ", at + 1)) {
+  for (std::size_t at = product_name.find("CUDA "); at != std::string::npos; at = product_name.find("CUDA ", at + 1)) {
     std::size_t end = at + 5;
-    while (end < product_name.size() && (std::isdigit(static_cast<unsigned char>(product_name[end])) ||
-                                         product_name[end] == '.'))
+    while (end < product_name.size() &&
+           (std::isdigit(static_cast<unsigned char>(product_name[end])) || product_name[end] == '.'))
       ++end;
     if (const std::optional<Version> v = Version::try_parse(product_name.substr(at + 5, end - at - 5)))
       return v->to_string();
@@ -168,23 +228,56 @@ std::string file_version(const fs::path& p, std::string* problem = nullptr) {
   }
 }
 
-// Every file named `name` in the search order and in the folders off it, in that order.
+// Every file named `name` in the search order and in the folders off it, in that order. A copy
+// off the search order that a folder's `use` says how to reach carries it as its problem
+// (diagnosis.cpp names it and gives it as the fix).
 std::vector<LibraryCopy> copies_of(const std::string& name, const Folders& f) {
   std::vector<LibraryCopy> out;
-  auto add = [&](const DllFolder& d, bool on_path) {
+  auto add = [&](const fs::path& dir, const std::string& role, bool on_path, const std::string& use) {
     std::error_code ec;
-    const fs::path file = d.path / wide(name);
+    const fs::path file = dir / wide(name);
     if (!fs::is_regular_file(file, ec)) return;
     for (const LibraryCopy& c : out) {
-      if (same_folder(wide(c.path).parent_path(), d.path)) return;
+      if (same_folder(wide(c.path).parent_path(), dir)) return;
     }
-    LibraryCopy c{name, utf8(fs::weakly_canonical(file, ec)), d.role, on_path, "", ""};
+    LibraryCopy c{name, utf8(fs::weakly_canonical(file, ec)), role, on_path, "", ""};
     c.version = file_version(file, &c.problem);
+    if (c.problem.empty() && !on_path) c.problem = use;
     out.push_back(std::move(c));
   };
-  for (const DllFolder& d : f.order.folders) add(d, true);
-  for (const DllFolder& d : f.off_path) add(d, in_search_order(d.path, f));
+  for (const DllFolder& d : f.order.folders) add(d.path, d.role, true, "");
+  for (const OffPathFolder& d : f.off_path) {
+    const bool on_path = in_search_order(d.path, f);
+    add(d.path, d.role, on_path, d.use);
+  }
   return out;
+}
+
+// Where CUDA_PATH and CUDA_PATH_V* point when none holds `name`: a folder that does not exist (a
+// toolkit since removed), or a toolkit of another CUDA release. As copies with a problem, which
+// the report names.
+void add_cuda_variables(const std::string& name, const Folders& f, std::vector<LibraryCopy>& copies) {
+  std::vector<std::string> seen;
+  for (const auto& [variable, value] : f.cuda_variables) {
+    if (std::find(seen.begin(), seen.end(), value) != seen.end()) continue;  // CUDA_PATH is one of CUDA_PATH_V*
+    seen.push_back(value);
+    const fs::path bin = wide(value) / "bin";
+    std::error_code ec;
+    if (fs::is_regular_file(bin / wide(name), ec)) continue;  // copies_of has it
+    std::string problem;
+    if (!fs::is_directory(wide(value), ec)) {
+      problem = "that folder does not exist";
+    } else {
+      problem = "not there";
+      // CUDA_PATH_V12_4: the installer's name for the CUDA 12.4 toolkit.
+      if (variable.rfind("CUDA_PATH_V", 0) == 0) {
+        std::string release = variable.substr(11);
+        std::replace(release.begin(), release.end(), '_', '.');
+        problem += ": it is the CUDA " + release + " toolkit";
+      }
+    }
+    copies.push_back({name, utf8(bin / wide(name)), variable + " (" + value + ")", false, "", problem});
+  }
 }
 
 // The role of the search-order folder holding `file` ("PATH entry 2 (C:\x)"), or "".
@@ -220,6 +313,26 @@ void read_library(const IsolatedResult& r, const std::string& name, const Folder
       std::string problem;
       file_version(found->path, &problem);
       lib.broken = "not a DLL for this program: " + lib.broken_file + (problem.empty() ? "" : " (" + problem + ")");
+    }
+    if (found && lib.broken.empty() && r.finished()) {
+      // The file is there and LoadLibraryExW failed for a reason of the file's own (its DllMain):
+      // named with what it did, not reported as missing.
+      const std::string code = r.value("error_code");
+      std::string what;
+      if (code == "1114")
+        what =
+            "its DllMain, or that of a DLL it loads, returned FALSE (LoadLibraryExW: Windows error 1114, "
+            "ERROR_DLL_INIT_FAILED)";
+      else if (code == "998")
+        what =
+            "it faulted while loading, in its DllMain or that of a DLL it loads (LoadLibraryExW: Windows error "
+            "998, ERROR_NOACCESS: an access violation the loader caught)";
+      else if (!code.empty() && code != "126" && code != "2" && code != "3")
+        what = "LoadLibraryExW failed with " + lib.error;
+      if (!what.empty()) {
+        lib.broken_file = utf8(found->path);
+        lib.broken = lib.broken_file + ": " + what;
+      }
     }
     if (lib.error.empty() && !r.finished()) lib.error = r.failure();
     return;
@@ -313,6 +426,7 @@ void read_nvml(const IsolatedResult& r, const Folders& f, MachineProbe& m) {
 
 void read_cudart(const IsolatedResult& r, const std::string& name, const Folders& f, MachineProbe& m) {
   read_library(r, name, f, m.cudart);
+  if (!m.cudart.loaded) add_cuda_variables(name, f, m.cudart.copies);
   if (const auto v = r.number("version")) {
     m.cudart_version = cuda_major_minor(*v);
     m.cudart_version_source = "cudaRuntimeGetVersion (" + m.cudart.path + ")";
@@ -322,10 +436,10 @@ void read_cudart(const IsolatedResult& r, const std::string& name, const Folders
     const std::optional<Version> resource = Version::try_parse(file_version(wide(m.cudart.path)));
     if (resource && resource->parts().size() >= 2) {
       m.cudart_version = std::to_string(resource->parts()[0]) + "." + std::to_string(resource->parts()[1]);
-      m.cudart_version_source = "VERSIONINFO of " + m.cudart.path +
-                                (r.has("version_error")
-                                     ? " (cudaRuntimeGetVersion returned error " + r.value("version_error") + ")"
-                                     : std::string());
+      m.cudart_version_source =
+          "VERSIONINFO of " + m.cudart.path +
+          (r.has("version_error") ? " (cudaRuntimeGetVersion returned error " + r.value("version_error") + ")"
+                                  : std::string());
     }
   }
   for (int major : {13, 12, 11}) {
@@ -365,7 +479,8 @@ void read_cudnn(const IsolatedResult& r, const CudnnFiles& files, const Folders&
       if (!problem.empty()) s.problem = "not a library: " + file + " (" + problem + ")";
       if (s.loaded_path.empty() && r.finished() && r.has("sub." + sub + ".error"))
         s.problem = "could not be loaded: " + r.value("sub." + sub + ".error");
-      else if (s.loaded_path.empty()) s.loaded_path = file;
+      else if (s.loaded_path.empty())
+        s.loaded_path = file;
     } else if (m.cudnn.loaded) {
       s.problem = "not found: no folder of the DLL search order holds it";
     }
@@ -384,7 +499,8 @@ void read_cudnn(const IsolatedResult& r, const CudnnFiles& files, const Folders&
         if (!find_dll(sub, f.order)) missing.push_back(sub);
       }
       if (!missing.empty()) {
-        c.problem = "its " + missing.front() + (missing.size() > 1 ? " and " + std::to_string(missing.size() - 1) + " more" : "") +
+        c.problem = "its " + missing.front() +
+                    (missing.size() > 1 ? " and " + std::to_string(missing.size() - 1) + " more" : "") +
                     " missing from the DLL search order (" + c.soname + " would stop with \"Could not locate " +
                     missing.front() + "\")";
       }

@@ -123,13 +123,32 @@ TEST(HostileFiles, AFolderWithoutSearchPermissionIsNamedAsThat) {
   fs::permissions(dir.path(), fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
                                   fs::perms::others_read | fs::perms::others_exec);
   const std::string bad = (dir / "locked" / "bag.png").string();
-  // Root reads through any permission: as root, run infer as nobody.
-  const ProcessResult r = geteuid() == 0
-                              ? run_process("/usr/bin/setpriv", {"--reuid=65534", "--regid=65534", "--clear-groups",
-                                                                 infer_exe(), "--device", "cpu", bad, kBag})
-                              : infer({bad, kBag});
+  ProcessResult r;
+  if (geteuid() == 0) {
+    // Root reads through any permission: as root, run infer as nobody. The build may sit under a
+    // folder that nobody cannot enter (/root, a 0700 CI work folder), so nobody runs a copy of what
+    // infer needs, laid out as it is installed (bin/infer, share/infer/), in this 0755 folder.
+    const fs::path prefix = dir / "prefix";
+    fs::create_directories(prefix / "bin");
+    fs::copy_file(infer_exe(), prefix / "bin" / "infer");
+    fs::copy(fs::path(infer_exe()).parent_path().parent_path() / "share", prefix / "share",
+             fs::copy_options::recursive);
+    fs::copy_file(kBag, dir / "bag.png");
+    const std::vector<std::string> args = {"--reuid=65534",
+                                           "--regid=65534",
+                                           "--clear-groups",
+                                           (prefix / "bin" / "infer").string(),
+                                           "--device",
+                                           "cpu",
+                                           bad,
+                                           (dir / "bag.png").string()};
+    r = run_process("/usr/bin/setpriv", args);
+  } else {
+    r = infer({bad, kBag});
+  }
   fs::permissions(dir / "locked", fs::perms::owner_all);  // so that TempDir can remove it
   EXPECT_EQ(r.exit_code, 3) << r.err;
+  ASSERT_FALSE(r.err.empty());
   EXPECT_EQ(ProcessResult::lines(r.err).at(0),
             "infer: " + bad + ": permission denied (a folder on the path cannot be searched)");
   EXPECT_NE(r.out.find("bag.png: Bag"), std::string::npos) << r.out;

@@ -1,5 +1,5 @@
 // A fake libcudnn.so.9 reporting FAKE_CUDNN_VERSION, built for CUDA FAKE_CUDNN_CUDART. Its version
-// checks succeed; it has no sub-libraries next to it.
+// checks succeed. Its sub-libraries, where it has any, are fake_cudnn_sublibrary.cpp.
 #include <cstddef>
 
 extern "C" {

@@ -1,6 +1,7 @@
 // A fake libnvidia-ml.so.1: driver 535.104.05, one 16 GiB GPU of compute capability FAKE_NVML_CC
 // (environment, "major.minor"; default 8.0), or one GPU per entry of FAKE_NVML_GPUS ("6.0,9.0"),
-// named "NVIDIA Fake GPU <index>". FAKE_NVML_INIT makes nvmlInit_v2 return that nvmlReturn_t.
+// named "NVIDIA Fake GPU <index>". FAKE_NVML_INIT makes nvmlInit_v2 return that nvmlReturn_t;
+// FAKE_NVML_RELEASE replaces the driver release it reports.
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -43,7 +44,8 @@ __attribute__((visibility("default"))) int nvmlInit_v2() {
 }
 __attribute__((visibility("default"))) int nvmlShutdown() { return 0; }
 __attribute__((visibility("default"))) int nvmlSystemGetDriverVersion(char* out, unsigned n) {
-  std::snprintf(out, n, "%s", "535.104.05");
+  const char* release = std::getenv("FAKE_NVML_RELEASE");
+  std::snprintf(out, n, "%s", release && *release ? release : "535.104.05");
   return 0;
 }
 __attribute__((visibility("default"))) int nvmlDeviceGetCount_v2(unsigned* n) {

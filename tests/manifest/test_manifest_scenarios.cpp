@@ -128,8 +128,8 @@ struct Damage {
 // 245 MB, where every variant is a copy of that size).
 std::vector<Damage> damages(std::size_t size, bool few = false) {
   std::vector<Damage> out;
-  const std::vector<std::size_t> cuts =
-      few ? std::vector<std::size_t>{size / 2} : std::vector<std::size_t>{0, 100, 3000, size / 2, size - 100};
+  const std::vector<std::size_t> cuts = few ? std::vector<std::size_t>{size / 2}
+                                            : std::vector<std::size_t>{0, 100, 3000, 4096, 8192, size / 2, size - 100};
   const std::vector<std::size_t> spots =
       few ? std::vector<std::size_t>{size / 3} : std::vector<std::size_t>{64, size / 3, size / 2};
   for (const std::size_t at : cuts) {
@@ -170,6 +170,11 @@ void run_damaged(const fs::path& real, const std::string& name, bool few = false
       bool named = false;
       for (const auto& [item, row] : c.rows) named = named || has(row.dump(), (dir / name).string());
       EXPECT_TRUE(named) << c.process.out;
+      // Said from the file's own headers, before a load is tried: never as the crash that mapping
+      // the missing pages would be (SIGBUS at page-size cuts, issue 31).
+      const std::string cut = d.name.substr(std::string("truncated at ").size());
+      if (cut != "0") EXPECT_TRUE(has(c.process.out, "truncated at " + cut + " of ")) << c.process.out;
+      EXPECT_FALSE(has(c.process.out, "SIGBUS")) << c.process.out;
     }
     if (++runs <= 2) {  // the other entry points, on the first damages (each run costs a second)
       expect_survives(run_process(infer_exe(), {"--version"}, env), "--version");
@@ -282,9 +287,11 @@ TEST(RealWheel, StrayGraphLibraryFromAnotherReleaseIsTheRootCause) {
   const nlohmann::json notes = c.rows.at("cudnn.sublibraries").value("notes", nlohmann::json::array());
   EXPECT_TRUE(has(notes.dump(), "a consequence of libcudnn_graph.so.9")) << notes.dump();
   EXPECT_FALSE(has(c.process.err, "Cannot load symbol")) << c.process.err;  // cuDNN's own lines are captured
-  // Two libcudnn_graph.so.9 on the loader's path: single_copy counts sub-libraries too.
-  EXPECT_TRUE(
-      has(c.field("cudnn.single_copy", "found"), "also on the loader path: " + (real / "libcudnn_graph.so.9").string()))
+  // Two libcudnn_graph.so.9 on the loader's path: single_copy counts sub-libraries too, and names the
+  // stray one as the copy that shadows the install's own (issue 31).
+  EXPECT_TRUE(has(c.field("cudnn.single_copy", "found"),
+                  "libcudnn_graph.so.9: " + (dir / "old" / "libcudnn_graph.so.9").string() +
+                      " (LD_LIBRARY_PATH entry 2) shadows " + (real / "libcudnn_graph.so.9").string()))
       << c.field("cudnn.single_copy", "found");
   EXPECT_TRUE(has(notice(env), "cudnn.sublibraries: libcudnn_graph.so.9: stray 9.1.0")) << notice(env);
 }
@@ -486,6 +493,146 @@ TEST(SearchPath, CopiesInPythonEnvironmentsAreNotCalledOnTheSearchPath) {
     EXPECT_TRUE(has(found, "; not on the loader path: " + (lib / "libcudnn.so.9").string() + " (" + k.origin)) << found;
     EXPECT_FALSE(has(found, "also on the loader path")) << found;
   }
+}
+
+// ---- 9. Issue 31: a foreign front library, an empty search-path entry, a libcuda.so.1 of another
+// release than the driver's, the sub-library copy that shadows. Fakes only (tests/fakes/): a
+// complete cuDNN 9.19 install of a front and seven sub-libraries stands for the system's. ----
+
+const fs::path kCudnn919 = kFakes / "cudnn-9.19";
+
+// The rows of `infer --check --json` run from `folder` (its current folder).
+Report check_json_in(const fs::path& folder, const std::vector<std::string>& env) {
+  Report r;
+  r.process = run_process("/bin/sh",
+                          {"-c", "cd '" + folder.string() + "' && exec '" + infer_exe() +
+                                     "' --check --json --manifest '" + kManifest + "'"},
+                          env);
+  const nlohmann::json j = nlohmann::json::parse(r.process.out, nullptr, false);
+  if (j.is_object()) {
+    for (const auto& row : j["items"]) r.rows[row["item"].get<std::string>()] = row;
+  }
+  return r;
+}
+
+TEST(ForeignFront, Cudnn8UnderCudnn9sNameIsTheRootCauseWithItsVersionAndCuda) {
+  // libcudnn.so.9 that is cuDNN 8.2.0 for CUDA 11.3, alone, before a complete cuDNN 9.19.
+  const fs::path c8 = kFakes / "cudnn8-as-9";
+  const Report c = check_json({"LD_LIBRARY_PATH=" + c8.string() + ":" + kCudnn919.string()});
+  ASSERT_FALSE(c.rows.empty()) << c.process.out << c.process.err;
+  const std::string found = c.field("cudnn.version", "found");
+  EXPECT_TRUE(has(found, "8.2.0 for CUDA 11.3")) << found;                   // cuDNN 8's count: 8200 = 8.2.0
+  EXPECT_TRUE(has(found, (kCudnn919 / "libcudnn.so.9").string())) << found;  // the install it shadows
+  EXPECT_FALSE(has(c.process.out, "not a cuDNN 9 version")) << c.process.out;
+  EXPECT_TRUE(has(c.field("cudnn.version", "source"), "cudnnGetVersion() = 8200"))
+      << c.field("cudnn.version", "source");
+  const std::string fix = c.field("cudnn.version", "fix");
+  EXPECT_TRUE(has(fix, "remove " + c8.string() + " from LD_LIBRARY_PATH")) << fix;
+  // The version row is the root cause; the sub-libraries missing beside the front follow from it.
+  EXPECT_EQ(c.field("cudnn.version", "because"), "");
+  EXPECT_EQ(c.field("cudnn.sublibraries", "because"), "cudnn.version");
+  EXPECT_FALSE(has(c.process.out, "reinstall the complete cuDNN package")) << c.process.out;
+  EXPECT_EQ(c.field("cudnn.cuda_major", "found"), "11 (this cuDNN was built with CUDA 11.3)");
+  EXPECT_EQ(c.field("cudnn.cuda_major", "because"), "cudnn.version");
+  if (fs::exists(kStandin / "libcuda.so.1")) {  // with a driver that passes, the run's notice names the root cause
+    TempDir dir;
+    const std::string line =
+        notice({"LD_LIBRARY_PATH=" + c8.string() + ":" + kCudnn919.string() + ":" + good_driver(dir).string()});
+    EXPECT_TRUE(has(line, "cudnn.version: 8.2.0 for CUDA 11.3")) << line;
+  }
+}
+
+TEST(SearchPath, AFrontInTheCurrentFolderThroughAnEmptyEntryIsNamedWithItsFolder) {
+  // LD_LIBRARY_PATH=":<install>": the empty entry is the current folder, which holds a cuDNN 9.1 front.
+  TempDir dir;
+  fs::copy_file(kFakes / "cudnn-9.1" / "libcudnn.so.9", dir / "libcudnn.so.9");
+  const std::string cwd = fs::canonical(dir.path()).string();
+  const Report c = check_json_in(cwd, {"LD_LIBRARY_PATH=:" + kCudnn919.string()});
+  ASSERT_FALSE(c.rows.empty()) << c.process.out << c.process.err;
+  for (const char* empty_folder : {"missing from ;", "files in \"", "into  (", "from  ("}) {
+    EXPECT_FALSE(has(c.process.out, empty_folder)) << empty_folder << " in " << c.process.out;
+  }
+  const std::string found = c.field("cudnn.version", "found");
+  EXPECT_TRUE(has(found, "9.1.0 for CUDA 13.0 from " + cwd + "/libcudnn.so.9")) << found;
+  EXPECT_TRUE(has(found, "the current folder " + cwd + " (empty entry 1 of LD_LIBRARY_PATH)")) << found;
+  EXPECT_TRUE(has(c.field("cudnn.version", "source"), "the current folder (empty entry 1 of LD_LIBRARY_PATH)"))
+      << c.field("cudnn.version", "source");
+  EXPECT_TRUE(has(c.field("cudnn.version", "fix"), "remove the empty entry 1 from LD_LIBRARY_PATH"))
+      << c.field("cudnn.version", "fix");
+  // The version row is the root cause, the sub-library row follows from it (not the reverse).
+  EXPECT_EQ(c.field("cudnn.version", "because"), "");
+  EXPECT_EQ(c.field("cudnn.sublibraries", "because"), "cudnn.version");
+  EXPECT_TRUE(has(c.field("cudnn.sublibraries", "found"), "libcudnn_graph.so.9: missing from the current folder " +
+                                                              cwd + " (empty entry 1 of LD_LIBRARY_PATH)"))
+      << c.field("cudnn.sublibraries", "found");
+}
+
+// A libcuda.so.1 named for release 575.57.08 (as a cuda-compat package installs it) in `dir`/compat
+// and the fake NVML in `dir`/driver.
+std::string foreign_libcuda(const TempDir& dir) {
+  fs::create_directories(dir / "compat");
+  fs::create_directories(dir / "driver");
+  fs::copy_file(fs::canonical(kFakes / "driver-535" / "libcuda.so.1"), dir / "compat" / "libcuda.so.575.57.08");
+  fs::create_symlink("libcuda.so.575.57.08", dir / "compat" / "libcuda.so.1");
+  fs::copy_file(fs::canonical(kFakes / "driver-535" / "libnvidia-ml.so.1"),
+                dir / "driver" / "libnvidia-ml.so.580.82.07");
+  fs::create_symlink("libnvidia-ml.so.580.82.07", dir / "driver" / "libnvidia-ml.so.1");
+  return (dir / "compat").string() + ":" + (dir / "driver").string();
+}
+
+TEST(DriverState, SystemDriverMismatchWithAWorkingNvmlNamesTheLibcudaNotAReboot) {
+  TempDir dir;
+  const Report c =
+      check_json({"LD_LIBRARY_PATH=" + foreign_libcuda(dir), "FAKE_CUDA_INIT=803", "FAKE_NVML_RELEASE=580.82.07"});
+  ASSERT_FALSE(c.rows.empty()) << c.process.out << c.process.err;
+  const std::string found = c.field("driver.cuda", "found");
+  EXPECT_TRUE(has(found, "CUDA_ERROR_SYSTEM_DRIVER_MISMATCH (803)")) << found;
+  EXPECT_TRUE(has(found, (dir / "compat" / "libcuda.so.1").string() + " (release 575.57.08")) << found;
+  EXPECT_TRUE(has(found, "driver 580.82.07")) << found;
+  EXPECT_FALSE(has(c.process.out, "of another release but")) << c.process.out;
+  const std::string fix = c.field("driver.cuda", "fix");
+  EXPECT_TRUE(has(fix, "remove " + (dir / "compat").string() + " from LD_LIBRARY_PATH")) << fix;
+  EXPECT_FALSE(has(c.process.out, "reboot")) << c.process.out;
+  if (!fs::exists("/proc/driver/nvidia/version")) {
+    EXPECT_FALSE(has(c.process.out, "/proc/driver/nvidia/version")) << c.process.out;
+  }
+  EXPECT_EQ(c.field("driver.release", "status"), "ok") << c.field("driver.release", "found");
+  EXPECT_EQ(c.field("gpu.count", "because"), "driver.cuda");
+}
+
+TEST(DriverState, SystemDriverMismatchWithNvmlFailingTooAsksForARebootAndCitesNoMissingFile) {
+  TempDir dir;
+  const Report c = check_json({"LD_LIBRARY_PATH=" + foreign_libcuda(dir), "FAKE_CUDA_INIT=803", "FAKE_NVML_INIT=18"});
+  ASSERT_FALSE(c.rows.empty()) << c.process.out << c.process.err;
+  const std::string found = c.field("driver.release", "found");
+  EXPECT_TRUE(has(found, "NVML_ERROR_LIB_RM_VERSION_MISMATCH (18)") &&
+              has(found, "CUDA_ERROR_SYSTEM_DRIVER_MISMATCH (803)"))
+      << found;
+  EXPECT_FALSE(has(found, "of another release but")) << found;  // no release is named where none is known
+  EXPECT_TRUE(has(c.field("driver.release", "fix"), "reboot")) << c.field("driver.release", "fix");
+  if (!fs::exists("/proc/driver/nvidia/version")) {
+    EXPECT_FALSE(has(c.process.out, "/proc/driver/nvidia/version")) << c.process.out;
+  }
+}
+
+TEST(SingleCopy, TheStraySublibraryThatShadowsIsNamedNotTheInstallsOwn) {
+  TempDir dir;
+  fs::create_directories(dir / "stray");
+  fs::copy_file(kCudnn919 / "libcudnn_cnn.so.9", dir / "stray" / "libcudnn_cnn.so.9");
+  const Report c = check_json({"LD_LIBRARY_PATH=" + (dir / "stray").string() + ":" + kCudnn919.string()});
+  ASSERT_FALSE(c.rows.empty()) << c.process.out << c.process.err;
+  const std::string found = c.field("cudnn.single_copy", "found");
+  EXPECT_EQ(c.field("cudnn.single_copy", "status"), "warn") << found;
+  EXPECT_TRUE(has(found, "libcudnn_cnn.so.9: " + (dir / "stray" / "libcudnn_cnn.so.9").string() +
+                             " (LD_LIBRARY_PATH entry 1) shadows " + (kCudnn919 / "libcudnn_cnn.so.9").string()))
+      << found;
+  // The install's own copy, beside the front, is never called the extra one.
+  EXPECT_FALSE(has(found, "also on the loader path: " + (kCudnn919 / "libcudnn_cnn.so.9").string())) << found;
+  EXPECT_FALSE(has(found, ", " + (kCudnn919 / "libcudnn_cnn.so.9").string())) << found;
+  EXPECT_TRUE(has(c.field("cudnn.single_copy", "fix"), "remove " + (dir / "stray").string() + " from LD_LIBRARY_PATH"))
+      << c.field("cudnn.single_copy", "fix");
+  EXPECT_TRUE(has(c.field("cudnn.sublibraries", "fix"), "remove " + (dir / "stray").string() + " from LD_LIBRARY_PATH"))
+      << c.field("cudnn.sublibraries", "fix");
 }
 
 }  // namespace

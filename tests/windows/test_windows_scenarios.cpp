@@ -8,12 +8,16 @@
 // The driver's fakes (nvcuda.dll, nvml.dll) are copied into System32 for the test and removed
 // after: ctest runs these tests one at a time (RESOURCE_LOCK wine_system32).
 #include <windows.h>
+// After windows.h.
+#include <tlhelp32.h>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <map>
 #include <sstream>
 #include <string>
@@ -26,11 +30,13 @@ namespace {
 namespace fs = std::filesystem;
 
 const fs::path kFakes = fs::u8path(INFER_FAKE_SCENARIO_DIR);
-const std::vector<std::string> kCudnn9Subs = {
-    "cudnn_graph64_9.dll",     "cudnn_ops64_9.dll",
-    "cudnn_cnn64_9.dll",       "cudnn_adv64_9.dll",
-    "cudnn_heuristic64_9.dll", "cudnn_engines_precompiled64_9.dll",
-    "cudnn_engines_runtime_compiled64_9.dll"};
+const std::vector<std::string> kCudnn9Subs = {"cudnn_graph64_9.dll",
+                                              "cudnn_ops64_9.dll",
+                                              "cudnn_cnn64_9.dll",
+                                              "cudnn_adv64_9.dll",
+                                              "cudnn_heuristic64_9.dll",
+                                              "cudnn_engines_precompiled64_9.dll",
+                                              "cudnn_engines_runtime_compiled64_9.dll"};
 const std::vector<std::string> kCudnn8Subs = {"cudnn_ops_infer64_8.dll", "cudnn_ops_train64_8.dll",
                                               "cudnn_cnn_infer64_8.dll", "cudnn_cnn_train64_8.dll",
                                               "cudnn_adv_infer64_8.dll", "cudnn_adv_train64_8.dll"};
@@ -48,7 +54,8 @@ std::string manifest_text(const std::string& cudnn_version = ">=9.19, <10", cons
          "[driver]\nrelease = \">=580\"\ncuda = \">=13.0\"\nruntime_compatible = \"required\"\n"
          "[gpu]\ncount = \">=1\"\ncompute_capability = \">=7.5\"\n"
          "[cuda]\nruntime = \"13.*\"\nsingle_copy = \"advisory\"\n"
-         "[cudnn]\nversion = \"" + cudnn_version + "\"\ncuda_major = \"" + cuda_major +
+         "[cudnn]\nversion = \"" +
+         cudnn_version + "\"\ncuda_major = \"" + cuda_major +
          "\"\nsublibraries = \"required\"\nsingle_copy = \"advisory\"\n";
 }
 
@@ -116,7 +123,7 @@ class Scenario : public ::testing::Test {
   }
 
   // Runs infer.exe --check --json with PATH = `path` then System32 and the Windows folder, and
-  // the other variables given ("" removes one).
+  // the other variables given ("" removes one). INFER_SCENARIO_SHOW=1 prints each report.
   Result check(const std::vector<fs::path>& path, std::map<std::wstring, std::wstring> vars = {},
                const std::string& manifest = manifest_text()) {
     // An empty manifest text: infer.exe's default, the VERSIONS.toml beside it.
@@ -125,6 +132,7 @@ class Scenario : public ::testing::Test {
     std::wstring arguments = L"--check --json";
     if (!manifest.empty()) arguments += L" --manifest \"" + manifest_file.wstring() + L"\"";
     Result r = run(path, std::move(vars), arguments);
+    if (GetEnvironmentVariableW(L"INFER_SCENARIO_SHOW", nullptr, 0) > 0) std::cout << r.out << '\n';  // to read them
     r.report = nlohmann::json::parse(r.out, nullptr, false);
     EXPECT_FALSE(r.report.is_discarded()) << r.out;
     if (r.report.is_object()) {
@@ -178,8 +186,9 @@ class Scenario : public ::testing::Test {
     PROCESS_INFORMATION pi{};
     Result r;
     std::wstring command_line = line;
-    const BOOL started = CreateProcessW(exe.c_str(), command_line.data(), nullptr, nullptr, TRUE, CREATE_UNICODE_ENVIRONMENT,
-                                        block.data(), nullptr, &si, &pi);
+    const BOOL started =
+        CreateProcessW(exe.c_str(), command_line.data(), nullptr, nullptr, TRUE, CREATE_UNICODE_ENVIRONMENT,
+                       block.data(), cwd_.empty() ? nullptr : cwd_.c_str(), &si, &pi);
     CloseHandle(out);
     EXPECT_TRUE(started) << "CreateProcessW " << GetLastError();
     if (!started) return r;
@@ -220,6 +229,7 @@ class Scenario : public ::testing::Test {
   }
 
   infer::test::TempDir dir_;
+  fs::path cwd_;  // infer.exe's current folder; empty: this process's
 };
 
 std::string show(const Result& r) { return r.out; }
@@ -293,8 +303,7 @@ TEST_F(Scenario, ASubDllFromAnotherFolderIsTheStrayOne) {
   EXPECT_NE(found.find("cudnn_graph64_9.dll: stray 9.1.0 loaded from " + stray.u8string()), std::string::npos)
       << show(r);
   EXPECT_NE(found.find("PATH entry 1"), std::string::npos) << show(r);
-  EXPECT_NE(r.fix("cudnn.sublibraries").find("remove " + (stray / "cudnn_graph64_9.dll").u8string()),
-            std::string::npos)
+  EXPECT_NE(r.fix("cudnn.sublibraries").find("remove " + (stray / "cudnn_graph64_9.dll").u8string()), std::string::npos)
       << show(r);
   // The front answered with the stray graph DLL's version: the version row follows from it.
   EXPECT_EQ(r.item("cudnn.version").value("because", ""), "cudnn.sublibraries") << show(r);
@@ -307,7 +316,8 @@ TEST_F(Scenario, CudaPathAtAToolkitTheDriverDoesNotSupport) {
   const fs::path tbin = folder("NVIDIA GPU Computing Toolkit/CUDA/v13.0/bin"), cudnn = folder("cudnn/bin");
   install_cudart(tbin);
   install_cudnn(cudnn, "9.19.0");
-  const Result r = check({tbin, cudnn}, {{L"CUDA_PATH", toolkit.wstring()}, {L"CUDA_PATH_V13_0", toolkit.wstring()},
+  const Result r = check({tbin, cudnn}, {{L"CUDA_PATH", toolkit.wstring()},
+                                         {L"CUDA_PATH_V13_0", toolkit.wstring()},
                                          {L"INFER_FAKE_DRIVER_CUDA", L"12070"},
                                          {L"INFER_FAKE_DRIVER_RELEASE", L"566.03"}});
   EXPECT_EQ(r.exit_code, 5u) << show(r);
@@ -315,8 +325,9 @@ TEST_F(Scenario, CudaPathAtAToolkitTheDriverDoesNotSupport) {
   EXPECT_NE(r.fix("driver.cuda").find("supports CUDA up to 12.7"), std::string::npos) << show(r);
   EXPECT_EQ(r.status("driver.release"), "FAIL") << show(r);
   EXPECT_EQ(r.status("driver.runtime_compatible"), "FAIL") << show(r);
-  EXPECT_NE(r.found("driver.runtime_compatible").find("driver 566.03 (supports CUDA 12.7); CUDA runtime 13.0 needs >= 580"),
-            std::string::npos)
+  EXPECT_NE(
+      r.found("driver.runtime_compatible").find("driver 566.03 (supports CUDA 12.7); CUDA runtime 13.0 needs >= 580"),
+      std::string::npos)
       << show(r);
   EXPECT_NE(r.item("driver.runtime_compatible").value("source", "").find("minor-version-compatibility"),
             std::string::npos)
@@ -421,6 +432,205 @@ TEST_F(Scenario, NoDriverInSystem32IsTheRootCause) {
   EXPECT_EQ(r.item("gpu.count").value("because", ""), "driver.cuda") << show(r);
 }
 
+// ---- issue 31: what an independent set of fake DLLs found wrong ------------------------------
+
+// A cudnn64_9.dll whose DllMain returns FALSE (error 1114) or faults (error 998): the file is
+// named with what it did, not reported as missing.
+TEST_F(Scenario, ACudnnWhoseDllMainFailsIsNamedWithWhatItDid) {
+  const fs::path bin = folder("cudnn/bin");
+  install_cudnn(bin, "9.19.0");
+  install_cudart(bin);
+  fs::copy_file(kFakes / "cudnn-dllmain" / "cudnn64_9.dll", bin / "cudnn64_9.dll",
+                fs::copy_options::overwrite_existing);
+  for (const auto& [mode, code] : {std::pair<std::wstring, std::string>{L"fail", "1114"}, {L"fault", "998"}}) {
+    SCOPED_TRACE(fs::path(mode).u8string());
+    const Result r = check({bin}, {{L"INFER_FAKE_DLLMAIN", mode}});
+    EXPECT_EQ(r.exit_code, 5u) << show(r);
+    EXPECT_EQ(r.status("cudnn.version"), "FAIL") << show(r);
+    const std::string found = r.found("cudnn.version");
+    EXPECT_EQ(found.find("not found"), std::string::npos) << show(r);
+    EXPECT_NE(found.find((bin / "cudnn64_9.dll").u8string()), std::string::npos) << show(r);
+    EXPECT_NE(found.find("DllMain"), std::string::npos) << show(r);
+    EXPECT_NE(found.find("error " + code), std::string::npos) << show(r);
+    EXPECT_EQ(r.fix("cudnn.version").find("install cuDNN"), std::string::npos) << show(r);
+    EXPECT_NE(r.fix("cudnn.version").find("reinstall " + (bin / "cudnn64_9.dll").u8string()), std::string::npos)
+        << show(r);
+  }
+}
+
+// The CUDA runtime only in a virtualenv's NVIDIA wheel, laid out as the real one
+// (site-packages\nvidia\cu13\bin\x86_64): found there, with the PATH line.
+TEST_F(Scenario, ARuntimeInAVenvWheelIsFoundInItsX86_64Folder) {
+  const fs::path venv = folder("venv"), wheel = folder("venv/Lib/site-packages/nvidia/cu13/bin/x86_64");
+  const fs::path bin = folder("cudnn/bin");
+  install_cudart(wheel);
+  install_cudnn(bin, "9.19.0");
+  const Result r = check({bin}, {{L"VIRTUAL_ENV", venv.wstring()}});
+  EXPECT_EQ(r.status("cuda.runtime"), "FAIL") << show(r);
+  EXPECT_NE(r.found("cuda.runtime").find("cudart64_13.dll 13.0.96.0 is in " + wheel.u8string()), std::string::npos)
+      << show(r);
+  EXPECT_NE(r.found("cuda.runtime").find("virtualenv"), std::string::npos) << show(r);
+  EXPECT_NE(r.fix("cuda.runtime").find("set PATH=" + wheel.u8string() + ";%PATH%"), std::string::npos) << show(r);
+}
+
+// cuDNN only in a conda env that is not activated (%USERPROFILE%\miniconda3\envs\a): named as a
+// copy the loader will not use, with the way to use it.
+TEST_F(Scenario, AnInactiveCondaEnvIsNamedWithHowToUseIt) {
+  const fs::path home = folder("home"), env = folder("home/miniconda3/envs/a");
+  const fs::path lib = folder("home/miniconda3/envs/a/Library/bin"), cudart = folder("cuda/bin");
+  install_cudnn(lib, "9.19.0");
+  install_cudart(cudart);
+  const Result r =
+      check({cudart}, {{L"USERPROFILE", home.wstring()}, {L"ProgramData", folder("programdata").wstring()}});
+  EXPECT_EQ(r.status("cudnn.version"), "FAIL") << show(r);
+  const std::string found = r.found("cudnn.version");
+  EXPECT_NE(found.find("9.19.0.56 is in " + lib.u8string()), std::string::npos) << show(r);
+  EXPECT_NE(found.find("not activated"), std::string::npos) << show(r);
+  EXPECT_NE(r.fix("cudnn.version").find("conda activate " + env.u8string()), std::string::npos) << show(r);
+  EXPECT_NE(r.fix("cudnn.version").find("set PATH=" + lib.u8string() + ";%PATH%"), std::string::npos) << show(r);
+}
+
+// CUDA_PATH at a v13.0 folder that does not exist, only CUDA_PATH_V12_4 set: both are named.
+TEST_F(Scenario, ACudaPathAtAMissingFolderIsNamed) {
+  const fs::path cudnn = folder("cudnn/bin"), v12 = folder("CUDA/v12.4/bin").parent_path();
+  const fs::path v13 = dir_.path() / "CUDA" / "v13.0";
+  install_cudnn(cudnn, "9.19.0");
+  const Result r = check({cudnn}, {{L"CUDA_PATH", v13.wstring()}, {L"CUDA_PATH_V12_4", v12.wstring()}});
+  EXPECT_EQ(r.status("cuda.runtime"), "FAIL") << show(r);
+  const std::string found = r.found("cuda.runtime");
+  EXPECT_NE(found.find("CUDA_PATH (" + v13.u8string() + ")"), std::string::npos) << show(r);
+  EXPECT_NE(found.find("does not exist"), std::string::npos) << show(r);
+  EXPECT_NE(found.find("CUDA_PATH_V12_4 (" + v12.u8string() + ")"), std::string::npos) << show(r);
+}
+
+// A PATH entry in quotes: the loader keeps them and never searches the folder; the fix is to
+// remove them, naming the entry.
+TEST_F(Scenario, AQuotedPathEntryIsNamedWithItsQuotes) {
+  const fs::path bin = folder("cudnn 9/bin"), cudart = folder("cuda/bin");
+  install_cudnn(bin, "9.19.0");
+  install_cudart(cudart);
+  const Result r = check({fs::path(L"\"" + bin.wstring() + L"\""), cudart});
+  EXPECT_EQ(r.status("cudnn.version"), "FAIL") << show(r);
+  EXPECT_NE(r.found("cudnn.version").find("9.19.0.56 is in " + bin.u8string()), std::string::npos) << show(r);
+  const std::string fix = r.fix("cudnn.version");
+  EXPECT_NE(fix.find("remove the quotes"), std::string::npos) << show(r);
+  EXPECT_NE(fix.find("PATH entry 1 (\"" + bin.u8string() + "\")"), std::string::npos) << show(r);
+  EXPECT_EQ(fix.find("install cuDNN"), std::string::npos) << show(r);
+}
+
+// cuDNN 9.1 in the current folder, 9.19 on PATH: the current folder comes before PATH in the
+// search order, so "put it first on PATH" cannot help; the fix removes the stray copy or runs
+// infer elsewhere.
+TEST_F(Scenario, AnOlderCudnnInTheCurrentFolderGetsAFixThatWorks) {
+  const fs::path here = folder("work"), bin = folder("cudnn/bin");
+  install_cudnn(here, "9.1.0");
+  install_cudnn(bin, "9.19.0");
+  install_cudart(bin);
+  cwd_ = here;
+  const Result r = check({bin});
+  EXPECT_EQ(r.status("cudnn.version"), "FAIL") << show(r);
+  EXPECT_NE(r.found("cudnn.version").find("9.1.0"), std::string::npos) << show(r);
+  const std::string fix = r.fix("cudnn.version");
+  EXPECT_EQ(fix.find("first on PATH"), std::string::npos) << show(r);
+  EXPECT_NE(fix.find((here / "cudnn64_9.dll").u8string()), std::string::npos) << show(r);
+  EXPECT_NE(fix.find("the current folder"), std::string::npos) << show(r);
+  EXPECT_NE(fix.find("run infer from another folder"), std::string::npos) << show(r);
+}
+
+// nvml.dll's nvmlInit_v2 never returns: the rows nvcuda.dll answers stay (the driver's CUDA, the
+// GPUs), and NVML's hang is on the release row alone.
+TEST_F(Scenario, AnNvmlThatHangsLeavesTheRowsNvcudaAnswers) {
+  const fs::path bin = folder("cudnn/bin");
+  install_cudnn(bin, "9.19.0");
+  install_cudart(bin);
+  const Result r = check({bin}, {{L"INFER_FAKE_HANG", L"nvml.dll"}, {L"INFER_PROBE_TIMEOUT_MS", L"3000"}});
+  EXPECT_EQ(r.exit_code, 5u) << show(r);
+  EXPECT_EQ(r.status("driver.cuda"), "ok") << show(r);
+  EXPECT_EQ(r.found("driver.cuda").rfind("13.0", 0), 0u) << show(r);
+  EXPECT_EQ(r.status("gpu.count"), "ok") << show(r);
+  EXPECT_EQ(r.status("gpu.compute_capability"), "ok") << show(r);
+  EXPECT_EQ(r.status("driver.runtime_compatible"), "ok") << show(r);
+  EXPECT_EQ(r.status("driver.release"), "FAIL") << show(r);
+  EXPECT_NE(r.found("driver.release").find("nvml.dll"), std::string::npos) << show(r);
+  EXPECT_NE(r.found("driver.release").find("did not finish within 3000 ms while nvmlInit_v2"), std::string::npos)
+      << show(r);
+}
+
+// A 0-byte nvcuda.dll in System32: diagnosed, and no fix says to remove System32 from PATH (the
+// CUDA runtime loads nvcuda.dll from System32 only).
+TEST_F(Scenario, AnEmptyNvcudaNeverGetsRemoveSystem32FromPath) {
+  std::ofstream(system32() / "nvcuda.dll", std::ios::binary | std::ios::trunc).close();
+  const fs::path bin = folder("cudnn/bin");
+  install_cudnn(bin, "9.19.0");
+  install_cudart(bin);
+  const Result r = check({bin});
+  EXPECT_EQ(r.exit_code, 5u) << show(r);
+  EXPECT_EQ(r.status("driver.cuda"), "FAIL") << show(r);
+  EXPECT_NE(r.found("driver.cuda").find("nvcuda.dll"), std::string::npos) << show(r);
+  for (const auto& [key, item] : r.items) {
+    EXPECT_EQ(item.value("fix", "").find("from PATH"), std::string::npos) << key << "\n" << show(r);
+  }
+  EXPECT_NE(r.fix("driver.cuda").find("NVIDIA driver"), std::string::npos) << show(r);
+}
+
+// How many processes run `exe` (a file name), after waiting up to 2 s for them to end.
+int processes_running(const std::wstring& exe) {
+  int n = 0;
+  for (int attempt = 0; attempt < 20; ++attempt) {
+    n = 0;
+    const HANDLE snapshot = CreateToolhelp32Snapshot(TH32CS_SNAPPROCESS, 0);
+    PROCESSENTRY32W e{};
+    e.dwSize = sizeof e;
+    for (BOOL more = Process32FirstW(snapshot, &e); more; more = Process32NextW(snapshot, &e))
+      n += _wcsicmp(e.szExeFile, exe.c_str()) == 0;
+    CloseHandle(snapshot);
+    if (n == 0) break;
+    Sleep(100);
+  }
+  return n;
+}
+
+// A cudnnGetVersion that starts a long-lived helper inheriting handles (bInheritHandles=TRUE)
+// cannot hold --check past its deadline: the helper is ended with the probe, whether cuDNN returns
+// (the check goes on) or waits for it (a timeout on the cuDNN row).
+TEST_F(Scenario, AHelperProcessStartedByALibraryCannotHoldTheCheck) {
+  const fs::path bin = folder("cudnn/bin");
+  install_cudnn(bin, "9.19.0");
+  install_cudart(bin);
+  const std::wstring helper = L"\"" + (kFakes / "helper" / "infer_fake_sleeper.exe").wstring() + L"\" 40";
+  for (const bool wait : {false, true}) {
+    SCOPED_TRACE(wait ? "cudnnGetVersion waits for its helper" : "cudnnGetVersion returns");
+    const auto start = std::chrono::steady_clock::now();
+    const Result r = check({bin}, {{L"INFER_FAKE_HELPER", helper},
+                                   {L"INFER_FAKE_HELPER_WAIT", wait ? L"1" : L""},
+                                   {L"INFER_PROBE_TIMEOUT_MS", L"3000"}});
+    const auto seconds = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() - start);
+    EXPECT_LT(seconds.count(), 20) << "the helper lives 40 s\n" << show(r);
+    EXPECT_EQ(processes_running(L"infer_fake_sleeper.exe"), 0) << "the helper outlived the probe";
+    if (wait) {
+      EXPECT_EQ(r.status("cudnn.version"), "FAIL") << show(r);
+      EXPECT_NE(r.found("cudnn.version").find("did not finish within 3000 ms while cudnnGetVersion"), std::string::npos)
+          << show(r);
+    } else {
+      EXPECT_EQ(r.status("cudnn.version"), "ok") << show(r);
+      EXPECT_EQ(r.exit_code, 0u) << show(r);
+    }
+  }
+}
+
+// No cudart64_13.dll anywhere: cuda.runtime is the root cause; driver.runtime_compatible follows
+// from it and names the Windows file.
+TEST_F(Scenario, NoRuntimeAnywhereIsTheRootCauseOfRuntimeCompatible) {
+  const fs::path bin = folder("cudnn/bin");
+  install_cudnn(bin, "9.19.0");
+  const Result r = check({bin});
+  EXPECT_EQ(r.status("cuda.runtime"), "FAIL") << show(r);
+  EXPECT_EQ(r.item("driver.runtime_compatible").value("because", ""), "cuda.runtime") << show(r);
+  const std::string source = r.item("driver.runtime_compatible").value("source", "");
+  EXPECT_EQ(source.find("libcudart"), std::string::npos) << show(r);
+  EXPECT_NE(source.find("cudart64_13.dll"), std::string::npos) << show(r);
+}
+
 // --write-manifest on a healthy machine, into a non-ASCII folder: the file passes --check there,
 // and has no Linux-only item.
 TEST_F(Scenario, AWrittenManifestPassesOnTheMachineThatWroteIt) {
@@ -515,14 +725,13 @@ TEST_F(Scenario, TheRealCudnn64_9WithoutItsGraphDllIsDiagnosed) {
   EXPECT_EQ(r.item("cudnn.version").value("because", ""), "cudnn.sublibraries") << show(r);
 }
 
-
 // ---- infer.exe classifying (the CPU backend: plain kernels on the portable sgemm) -------------
 
 // "ankle-boot.png" -> "Ankle boot": the bundled samples are named after their class.
 std::string class_of_sample(const std::string& file) {
   static const std::map<std::string, std::string> kClasses = {
-      {"ankle-boot", "Ankle boot"}, {"bag", "Bag"},           {"dress", "Dress"},     {"photo-sneaker", "Sneaker"},
-      {"pullover", "Pullover"},     {"sneaker", "Sneaker"},   {"trouser", "Trouser"}, {"Stiefel-ü", "Ankle boot"}};
+      {"ankle-boot", "Ankle boot"}, {"bag", "Bag"},         {"dress", "Dress"},     {"photo-sneaker", "Sneaker"},
+      {"pullover", "Pullover"},     {"sneaker", "Sneaker"}, {"trouser", "Trouser"}, {"Stiefel-ü", "Ankle boot"}};
   const auto it = kClasses.find(fs::u8path(file).stem().u8string());
   return it == kClasses.end() ? "" : it->second;
 }
@@ -544,8 +753,9 @@ TEST_F(Scenario, InferExeClassifiesTheSamplesFromNonAsciiFolders) {
   const fs::path app = install_infer("Programme ü 日本/infer");
   const fs::path pictures = folder("Bilder ñ");
   fs::copy_file(app / "samples" / "ankle-boot.png", pictures / fs::u8path("Stiefel-ü.png"));
-  const Result r = run({}, {}, L"--json \"" + (app / "samples").wstring() + L"\" \"" +
-                                   (pictures / fs::u8path("Stiefel-ü.png")).wstring() + L"\"",
+  const Result r = run({}, {},
+                       L"--json \"" + (app / "samples").wstring() + L"\" \"" +
+                           (pictures / fs::u8path("Stiefel-ü.png")).wstring() + L"\"",
                        app / "infer.exe");
   EXPECT_EQ(r.exit_code, 0u) << show(r);
   const std::map<std::string, nlohmann::json> results = results_by_file(r.out);
@@ -573,7 +783,8 @@ TEST_F(Scenario, AChangedWeightsFileIsRefusedByItsDigest) {
   EXPECT_EQ(r.exit_code, 3u) << show(r);
   EXPECT_NE(r.out.find((app / "weights" / "fashion.safetensors").u8string() + ": SHA-256 is "), std::string::npos)
       << show(r);
-  EXPECT_NE(r.out.find("d0c34036c61ef03d004b137ea030d69d69b40516daf0b4266301f0b601c11b22"), std::string::npos) << show(r);
+  EXPECT_NE(r.out.find("d0c34036c61ef03d004b137ea030d69d69b40516daf0b4266301f0b601c11b22"), std::string::npos)
+      << show(r);
 }
 
 // A damaged image is one line naming it; the others are still classified (exit 3 at the end).
@@ -621,7 +832,8 @@ TEST_F(Scenario, AnOnnxModelIsRefusedSayingWhy) {
   const fs::path model = dir_.path() / "model.onnx";
   std::ofstream(model, std::ios::binary) << std::string("\x08\x08\x12\x07pytorch", 11);
   const fs::path image = fs::u8path(INFER_EXE).parent_path() / "samples" / "bag.png";
-  const Result r = run({}, {}, L"--device cpu --no-verify --model \"" + model.wstring() + L"\" \"" + image.wstring() + L"\"");
+  const Result r =
+      run({}, {}, L"--device cpu --no-verify --model \"" + model.wstring() + L"\" \"" + image.wstring() + L"\"");
   EXPECT_EQ(r.exit_code, 3u) << show(r);
   EXPECT_NE(r.out.find(model.u8string() + ": is an ONNX model, which this build cannot read"), std::string::npos)
       << show(r);

@@ -6,6 +6,7 @@
      under wine fails fast, 0xC0000409: test_windows_scenarios.cpp has both);
    - cuDNN 8: the front answers cudnnGetVersion itself; its sub-DLLs are loaded later (cudnnCreate),
      and a missing one stops the program with "Could not locate cudnn_ops_infer64_8.dll".
+   - cuDNN 9's cudnnGetVersion starts a helper process when asked (fake_env.h, INFER_FAKE_HELPER).
    FAKE_MAJOR, FAKE_VERSION_CODE (cudnnGetVersion's count) and FAKE_CUDART come from CMake. */
 #include <stddef.h>
 #include <stdlib.h>
@@ -24,6 +25,7 @@ static GetSize from_graph(const char* name) {
 
 __declspec(dllexport) size_t cudnnGetVersion(void) {
   fake_crash_if_asked("cudnn64_9.dll");
+  fake_start_helper_if_asked();
   return from_graph("cudnnGetVersion")();
 }
 __declspec(dllexport) size_t cudnnGetCudartVersion(void) { return from_graph("cudnnGetCudartVersion")(); }
