@@ -418,9 +418,11 @@ void Executor::choose_algorithms() {
     }
     needed = std::max(needed, choice.workspace_bytes);
     const bool fused = choice.mode != ConvolutionMode::Separate;
-    // One line per step (tests count them): the algorithm, the mode, a float fallback and why.
+    // One line per step (tests count them): the algorithm, the mode (fused: with the separate
+    // calls' algorithm too, which partial runs use, so that a silent change of either shows), a
+    // float fallback and why.
     log(step.name + ": " + algorithm_name(fused ? choice.fused_algo : choice.plain_algo) +
-        (fused ? " fused" : " separate") +
+        (fused ? std::string(" fused (separate calls: ") + algorithm_name(choice.plain_algo) + ")" : " separate") +
         (fallback ? " in float NCHW between conversion kernels, " + fallback_reason : std::string()) + ", workspace " +
         std::to_string(choice.workspace_bytes) + " B (" + choice.source +
         (choice.time_ms >= 0.0 ? " " + time_text(choice.time_ms) : std::string()) + ")" +

@@ -7,9 +7,15 @@
 
 namespace infer::cudnn {
 
-// Statuses with which cuDNN declines a configuration (as opposed to failing while running it).
+// Statuses with which cuDNN declines a configuration, "not supported for this configuration" (as
+// opposed to failing while running it): every NOT_SUPPORTED status, and the plain BAD_PARAM, with
+// which the legacy API reports unsupported configurations too. The specific BAD_PARAM_* statuses
+// (NULL_POINTER, MISALIGNED_POINTER, SIZE_INSUFFICIENT for the workspace, OUT_OF_BOUND,
+// SHAPE_MISMATCH, STREAM_MISMATCH, DESCRIPTOR_TYPE, ...) point at our own arguments: a bug here,
+// which a probe must not take for a decline and hide behind another algorithm (issue 32: half the
+// queried workspace passed every test, the probes quietly choosing an algorithm without one).
 inline bool declines(cudnnStatus_t s) {
-  return CUDNN_STATUS_CATEGORY(s) == CUDNN_STATUS_NOT_SUPPORTED || CUDNN_STATUS_CATEGORY(s) == CUDNN_STATUS_BAD_PARAM;
+  return CUDNN_STATUS_CATEGORY(s) == CUDNN_STATUS_NOT_SUPPORTED || s == CUDNN_STATUS_BAD_PARAM;
 }
 
 // During a forward pass, the statuses with which the fused call may still decline a batch size
@@ -27,7 +33,7 @@ inline bool declines(cudnnStatus_t s) {
 //     capturing a different computation than the one chosen;
 //   - the other NOT_SUPPORTED_* statuses (data type, layout, architecture, driver, ...) do not
 //     depend on the batch size: the probes would have met them.
-// "Declines" in the wider sense (any BAD_PARAM or NOT_SUPPORTED) belongs to the probes only.
+// "Declines" in the wider sense (every NOT_SUPPORTED status) belongs to the probes only.
 inline bool declines_this_batch_size(cudnnStatus_t s) {
   switch (s) {
     case CUDNN_STATUS_BAD_PARAM:
@@ -39,11 +45,11 @@ inline bool declines_this_batch_size(cudnnStatus_t s) {
   }
 }
 
-// While probing at build time, an internal error (for instance a runtime-compiled engine whose
-// NVRTC compilation failed, CUDNN_STATUS_INTERNAL_ERROR_COMPILATION_FAILED) also means "use
-// another candidate"; an execution failure does not.
+// While probing at build time, a runtime-compiled engine whose NVRTC compilation failed
+// (CUDNN_STATUS_INTERNAL_ERROR_COMPILATION_FAILED) also means "use another candidate": that engine
+// cannot run this configuration. Other internal errors and execution failures do not.
 inline bool probe_declines(cudnnStatus_t s) {
-  return declines(s) || CUDNN_STATUS_CATEGORY(s) == CUDNN_STATUS_INTERNAL_ERROR;
+  return declines(s) || s == CUDNN_STATUS_INTERNAL_ERROR_COMPILATION_FAILED;
 }
 
 // A declined probe leaves its message in cuDNN's last-error buffer; read it away so that the

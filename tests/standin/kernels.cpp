@@ -4,21 +4,22 @@
 // (host stub address -> mangled device name), and a launch (kernel<<<grid, block, shmem, stream>>>)
 // becomes __cudaPushCallConfiguration, then in the stub __cudaPopCallConfiguration, __cudaGetKernel
 // and __cudaLaunchKernel(kernel, grid, block, args, shmem, stream), args[i] pointing at argument i
-// (crt/host_runtime.h and crt/device_functions.h of CUDA 13). The stand-in cannot run device code:
-// it maps the registered names of the project's own kernels (backends/cudnn/kernels/*.cuh) to host
-// implementations of their documented contracts (backends/cudnn/kernels.h, top_k.h), written here
-// from those contracts. The CUDA 12 backend loads the same kernels as PTX through the driver API:
-// the stand-in's libcuda.so.1 passes those launches here by name (infer_standin_launch_kernel). The match is on the
-// name and the mangled parameter list, so a kernel whose signature changes is refused (cudaErrorInvalidDeviceFunction,
+// (crt/host_runtime.h and crt/device_functions.h of CUDA 13). The stand-in runs the project's own
+// kernels (backends/cudnn/kernels/*.cuh) by their registered names: their device code, compiled
+// for the host, over an emulated grid (emulated_kernels.h, device_emulation.h). The CUDA 12 backend
+// loads the same kernels as PTX through the driver API: the stand-in's libcuda.so.1 passes those
+// launches here by name (infer_standin_launch_kernel). The match is on the name and the mangled
+// parameter list, so a kernel whose signature changes is refused (cudaErrorInvalidDeviceFunction,
 // and the process ends naming it) rather than run with arguments read as the wrong types. Each
 // launch checks its configuration against the device limits and every pointer against its
 // allocation, for the extent the contract implies.
-#include <algorithm>
-#include <cmath>
 #include <cstring>
+#include <map>
+#include <string>
+#include <vector>
 
-#include "tests/standin/half.h"
 #include "graph/ops.h"
+#include "tests/standin/emulated_kernels.h"
 #include "tests/standin/state.h"
 
 namespace standin::detail {
@@ -33,52 +34,42 @@ T arg(Args args, int i) {
   return v;
 }
 
-// A host implementation: checks the arguments and enqueues the work.
+// A kernel's launch: checks the arguments and enqueues the work.
 using HostKernel = cudaError_t (*)(dim3 grid, dim3 block, Args args, cudaStream_t stream);
 
-// kernels.h: out[n][h][w][c] = half(in[n][c][h][w]) rounded to nearest even, total = n*c*h*w.
-// Parameters (const float* in, __half* out, size_t total, int c, int h, int w).
-cudaError_t float_nchw_to_half_nhwc(dim3, dim3, Args args, cudaStream_t stream) {
+// The checks of a launch come from the kernels' contracts (kernels.h, top_k.h): the launch shape,
+// the argument values, and every pointer against its allocation for the extent the contract
+// implies. The work enqueued is the kernel's own code (emulated_kernels.h).
+
+// out[n][h][w][c] = half(in[n][c][h][w]), total = n*c*h*w. Parameters (const float* in, __half* out,
+// size_t total, int c, int h, int w).
+cudaError_t float_nchw_to_half_nhwc(dim3 grid, dim3 block, Args args, cudaStream_t stream) {
   const auto* in = arg<const float*>(args, 0);
-  auto* out = arg<std::uint16_t*>(args, 1);
+  auto* out = arg<void*>(args, 1);
   const auto total = arg<std::size_t>(args, 2);
   const int c = arg<int>(args, 3), h = arg<int>(args, 4), w = arg<int>(args, 5);
   if (c < 1 || h < 1 || w < 1) return cudaErrorInvalidValue;
-  const std::size_t image = static_cast<std::size_t>(c) * h * w;
   return static_cast<cudaError_t>(
-      enqueue(stream, "float_nchw_to_half_nhwc", {{in, total * 4, "in"}, {out, total * 2, "out"}}, [=] {
-        for (std::size_t n = 0; n < total / image; ++n)
-          for (int y = 0; y < h; ++y)
-            for (int x = 0; x < w; ++x)
-              for (int ch = 0; ch < c; ++ch)
-                out[n * image + (static_cast<std::size_t>(y) * w + x) * c + ch] =
-                    half_from_float(in[n * image + (static_cast<std::size_t>(ch) * h + y) * w + x]);
-      }));
+      enqueue(stream, "float_nchw_to_half_nhwc", {{in, total * 4, "in"}, {out, total * 2, "out"}},
+              [=] { emulated::float_nchw_to_half_nhwc(grid, block, in, out, total, c, h, w); }));
 }
 
-// kernels.h: out[n][c][h][w] = float(in[n][h][w][c]), exact. Parameters (const __half* in, float* out,
-// size_t total, int c, int h, int w).
-cudaError_t half_nhwc_to_float_nchw(dim3, dim3, Args args, cudaStream_t stream) {
-  const auto* in = arg<const std::uint16_t*>(args, 0);
+// out[n][c][h][w] = float(in[n][h][w][c]). Parameters (const __half* in, float* out, size_t total,
+// int c, int h, int w).
+cudaError_t half_nhwc_to_float_nchw(dim3 grid, dim3 block, Args args, cudaStream_t stream) {
+  const auto* in = arg<const void*>(args, 0);
   auto* out = arg<float*>(args, 1);
   const auto total = arg<std::size_t>(args, 2);
   const int c = arg<int>(args, 3), h = arg<int>(args, 4), w = arg<int>(args, 5);
   if (c < 1 || h < 1 || w < 1) return cudaErrorInvalidValue;
-  const std::size_t image = static_cast<std::size_t>(c) * h * w;
   return static_cast<cudaError_t>(
-      enqueue(stream, "half_nhwc_to_float_nchw", {{in, total * 2, "in"}, {out, total * 4, "out"}}, [=] {
-        for (std::size_t n = 0; n < total / image; ++n)
-          for (int ch = 0; ch < c; ++ch)
-            for (int y = 0; y < h; ++y)
-              for (int x = 0; x < w; ++x)
-                out[n * image + (static_cast<std::size_t>(ch) * h + y) * w + x] =
-                    half_to_float(in[n * image + (static_cast<std::size_t>(y) * w + x) * c + ch]);
-      }));
+      enqueue(stream, "half_nhwc_to_float_nchw", {{in, total * 2, "in"}, {out, total * 4, "out"}},
+              [=] { emulated::half_nhwc_to_float_nchw(grid, block, in, out, total, c, h, w); }));
 }
 
 // top_k.h: one block of 256 threads per sample (grid.x = n); for each sample the k best of
-// `classes` scores, larger first, equal scores by lower index, NaN above every number. Parameters
-// (const float* scores_in, int classes, int k, int* classes_out, float* scores_out).
+// `classes` scores. Parameters (const float* scores_in, int classes, int k, int* classes_out,
+// float* scores_out).
 cudaError_t top_k_kernel(dim3 grid, dim3 block, Args args, cudaStream_t stream) {
   const auto* in = arg<const float*>(args, 0);
   const int classes = arg<int>(args, 1), k = arg<int>(args, 2);
@@ -91,60 +82,21 @@ cudaError_t top_k_kernel(dim3 grid, dim3 block, Args args, cudaStream_t stream) 
   }
   if (classes < 1 || k < 1 || k > classes) return cudaErrorInvalidValue;
   const std::size_t n = grid.x;
-  return static_cast<cudaError_t>(enqueue(stream, "top_k_kernel",
-                                          {{in, n * classes * 4, "scores_in"},
-                                           {classes_out, n * k * 4, "classes_out"},
-                                           {scores_out, n * k * 4, "scores_out"}},
-                                          [=] {
-                                            // better(i, j): score i ranks before score j.
-                                            for (std::size_t s = 0; s < n; ++s) {
-                                              const float* row = in + s * classes;
-                                              auto better = [row](int i, int j) {
-                                                const bool ni = std::isnan(row[i]), nj = std::isnan(row[j]);
-                                                if (ni || nj) return ni && (!nj || i < j);
-                                                return row[i] > row[j] || (row[i] == row[j] && i < j);
-                                              };
-                                              std::vector<int> order(static_cast<std::size_t>(classes));
-                                              for (int i = 0; i < classes; ++i) order[static_cast<std::size_t>(i)] = i;
-                                              std::partial_sort(order.begin(), order.begin() + k, order.end(), better);
-                                              for (int j = 0; j < k; ++j) {
-                                                classes_out[s * k + j] = order[static_cast<std::size_t>(j)];
-                                                scores_out[s * k + j] = row[order[static_cast<std::size_t>(j)]];
-                                              }
-                                            }
-                                          }));
+  return static_cast<cudaError_t>(
+      enqueue(stream, "top_k_kernel",
+              {{in, n * classes * 4, "scores_in"},
+               {classes_out, n * k * 4, "classes_out"},
+               {scores_out, n * k * 4, "scores_out"}},
+              [=] { emulated::top_k_kernel(grid, block, in, classes, k, classes_out, scores_out); }));
 }
 
-// kernels.h (pointwise): y[i] = f(x[i]) for i < count, element-wise (x == y allowed), count floats (half == 0)
-// or count IEEE binary16 values (half == 1: read as half, computed, rounded to nearest even on
-// store). 1-D grid of 256-thread blocks, grid-stride loop: any grid.x covers count. Parameters
-// (int op, float a, float b, const void* x, void* y, size_t count, int half); op is a PointwiseOp
-// (graph/ops.h), each defined here from its mathematical definition:
-//   sigmoid      1 / (1 + exp(-x))
-//   clip         min(max(x, a), b)
-//   hardsigmoid  max(0, min(1, a * x + b))
-//   hardswish    x * max(0, min(1, a * x + b))
-//   silu         x / (1 + exp(-x))
-//   leaky_relu   x for x >= 0, a * x below
-// A NaN x gives NaN for every op (clip and the clamps do not swallow it). Computed in double and
-// rounded once. Another op, or a half flag other than 0 and 1: cudaErrorInvalidValue.
-double clamp01(double v) { return std::isnan(v) ? v : v < 0.0 ? 0.0 : v > 1.0 ? 1.0 : v; }
-
-double pointwise(int op, double a, double b, double x) {
-  switch (static_cast<infer::PointwiseOp>(op)) {
-    case infer::PointwiseOp::Sigmoid: return 1.0 / (1.0 + std::exp(-x));
-    case infer::PointwiseOp::Clip: return std::isnan(x) ? x : std::min(std::max(x, a), b);
-    case infer::PointwiseOp::HardSigmoid: return clamp01(a * x + b);
-    case infer::PointwiseOp::HardSwish: return x * clamp01(a * x + b);
-    case infer::PointwiseOp::Silu: return x / (1.0 + std::exp(-x));
-    case infer::PointwiseOp::LeakyRelu: return x < 0.0 ? a * x : x;
-  }
-  return std::nan("");  // not reached: the launch refused every other op
-}
-
+// kernels.h (pointwise): y[i] = f(x[i]) for i < count (x == y allowed), count floats (half == 0) or
+// count IEEE binary16 values (half == 1). A 1-D grid of 256-thread blocks, grid-stride loop.
+// Parameters (int op, float a, float b, const void* x, void* y, size_t count, int half); another
+// op (graph/ops.h), or a half flag other than 0 and 1: cudaErrorInvalidValue.
 cudaError_t pointwise_kernel(dim3 grid, dim3 block, Args args, cudaStream_t stream) {
   const int op = arg<int>(args, 0);
-  const auto a = static_cast<double>(arg<float>(args, 1)), b = static_cast<double>(arg<float>(args, 2));
+  const float a = arg<float>(args, 1), b = arg<float>(args, 2);
   const auto* x = arg<const void*>(args, 3);
   auto* y = arg<void*>(args, 4);
   const auto count = arg<std::size_t>(args, 5);
@@ -160,19 +112,7 @@ cudaError_t pointwise_kernel(dim3 grid, dim3 block, Args args, cudaStream_t stre
   }
   const std::size_t bytes = count * (half ? 2 : 4);
   return static_cast<cudaError_t>(enqueue(stream, "pointwise_kernel", {{x, bytes, "x"}, {y, bytes, "y"}}, [=] {
-    if (half) {
-      const auto* in = static_cast<const std::uint16_t*>(x);
-      auto* out = static_cast<std::uint16_t*>(y);
-      for (std::size_t i = 0; i < count; ++i) {
-        out[i] = half_from_double(pointwise(op, a, b, static_cast<double>(half_to_float(in[i]))));
-      }
-    } else {
-      const auto* in = static_cast<const float*>(x);
-      auto* out = static_cast<float*>(y);
-      for (std::size_t i = 0; i < count; ++i) {
-        out[i] = static_cast<float>(pointwise(op, a, b, static_cast<double>(in[i])));
-      }
-    }
+    emulated::pointwise_kernel(grid, block, op, a, b, x, y, count, half);
   }));
 }
 
@@ -189,7 +129,7 @@ constexpr Known kKnown[] = {
 
 struct Kernel {
   std::string name;
-  HostKernel run = nullptr;  // nullptr: a kernel the stand-in does not implement
+  HostKernel run = nullptr;  // nullptr: a kernel the stand-in does not run
 };
 
 std::map<const void*, Kernel>& kernels() {
@@ -209,8 +149,7 @@ bool ends_with(const std::string& s, const char* suffix) {
   return s.size() >= n && s.compare(s.size() - n, n, suffix) == 0;
 }
 
-// The kernel of this device name: its host implementation, or none (nullptr) for a kernel the
-// stand-in does not know.
+// The kernel of this device name: its launch, or none (nullptr) for a kernel the stand-in does not know.
 Kernel known_kernel(const std::string& device_name) {
   Kernel k{device_name, nullptr};
   for (const Known& known : kKnown) {
@@ -219,12 +158,12 @@ Kernel known_kernel(const std::string& device_name) {
   return k;
 }
 
-// Checks the configuration against the device limits and the stream, then runs the host
-// implementation. The caller holds big_lock().
+// Checks the configuration against the device limits and the stream, then the kernel's launch.
+// The caller holds big_lock().
 cudaError_t launch(const Kernel& kernel, dim3 grid, dim3 block, void** args, size_t shared, cudaStream_t stream) {
   if (!kernel.run) {
     standin::fail("cudaLaunchKernel",
-                  "kernel " + kernel.name + " has no host implementation in the stand-in (tests/standin/kernels.cpp)");
+                  "kernel " + kernel.name + " is not one the stand-in runs (tests/standin/kernels.cpp)");
   }
   const unsigned long long threads = static_cast<unsigned long long>(block.x) * block.y * block.z;
   if (threads == 0 || threads > 1024 || block.z > 64 || grid.x == 0 || grid.y == 0 || grid.z == 0 ||

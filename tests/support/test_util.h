@@ -133,6 +133,17 @@ inline Layer plain_layer(const std::string& name, LayerKind kind) {
                             : make_layer(name, kind);
 }
 
+// A pooling layer with nothing square (issue 32): a 3x2 kernel, 2x1 stride, 1x0 padding, so that a
+// swap of any vertical and horizontal parameter changes the result.
+inline Layer rect_pool(const std::string& name, LayerKind kind, bool count_include_pad = true) {
+  Layer layer = pool_layer(name, kind, 3, 2, 1, count_include_pad);
+  Pool2dAttrs& a = std::get<Pool2dAttrs>(layer.attrs);
+  a.kernel_h = 3, a.kernel_w = 2;
+  a.stride_h = 2, a.stride_w = 1;
+  a.pad_h = 1, a.pad_w = 0;
+  return layer;
+}
+
 // The same pooling layer with ceil_mode.
 inline Layer ceil_mode(Layer pool) {
   std::get<Pool2dAttrs>(pool.attrs).ceil_mode = true;

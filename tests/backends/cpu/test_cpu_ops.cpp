@@ -100,7 +100,12 @@ Reference naive_pool(const Layer& l, const std::vector<float>& in, int n) {
             ++inside;
           }
         }
-        const int divisor = a.count_include_pad ? a.kernel_h * a.kernel_w : inside;
+        // Counting padding, the window is cut where the padded input ends (a ceil-mode window
+        // can reach past it), as PyTorch's avg_pool2d does.
+        const int y0 = y * a.stride_h - a.pad_h, x0 = x * a.stride_w - a.pad_w;
+        const int padded_h = std::min(y0 + a.kernel_h, l.in.h + a.pad_h) - y0;
+        const int padded_w = std::min(x0 + a.kernel_w, l.in.w + a.pad_w) - x0;
+        const int divisor = a.count_include_pad ? padded_h * padded_w : inside;
         ref.value.push_back(is_max ? best : sum / divisor);
         ref.tolerance.push_back(is_max ? 0.0 : (inside + 2) * kFloatEps * abs_sum / divisor);
       }
@@ -130,8 +135,8 @@ struct ConvCase {
 // GoogleTest names a parameter it cannot print by its bytes, padding included, so the names CTest
 // registers changed from one build to the next; these print the case.
 void PrintTo(const ConvCase& c, std::ostream* os) {
-  *os << to_string(c.in) << " to " << c.out_channels << " k" << c.kernel << " s" << c.stride << " p" << c.pad
-      << " d" << c.dilation << " g" << c.groups << (c.bias ? " bias" : "");
+  *os << to_string(c.in) << " to " << c.out_channels << " k" << c.kernel << " s" << c.stride << " p" << c.pad << " d"
+      << c.dilation << " g" << c.groups << (c.bias ? " bias" : "");
 }
 
 class ConvTest : public ::testing::TestWithParam<ConvCase> {};
@@ -168,6 +173,23 @@ INSTANTIATE_TEST_SUITE_P(
                                                                            // rows of 31 = 14 + 14 + 2 + 1 pixels
                       ConvCase{{32, 14, 14}, 64, 3, 1, 1, 1, 1, true},     // the shipped model's fourth layer
                       ConvCase{{16, 12, 23}, 16, 3, 2, 1, 1, 1, false}));  // stride 2, one output block
+
+// Unequal kernel sides, strides, padding and dilation (issue 32), both kernel sets.
+TEST(CpuOps, NonSquareConvolutionMatchesNaiveReference) {
+  Random rng;
+  SCOPED_TRACE(rng.trace());
+  for (bool bias : {true, false}) {
+    const Network net = random_network(rng, {3, 14, 15}, {rect_conv("conv", 4, bias)});
+    for (int n : {1, 3}) {
+      const std::vector<float> input = rng.vector(n * net.input().dims.size());
+      const Reference ref = naive_conv(net.layers()[0], input, n);
+      for (CpuKernels kernels : kKernelSets) {
+        expect_close(run_cpu(net, input, n, CpuOptions{kernels}), ref.value, ref.tolerance,
+                     kernel_set_name(kernels) + " 3x5 conv n=" + std::to_string(n));
+      }
+    }
+  }
+}
 
 TEST(CpuOps, LinearMatchesNaiveReference) {
   Random rng;
@@ -222,6 +244,30 @@ INSTANTIATE_TEST_SUITE_P(Shapes, PoolTest,
                                            PoolCase{LayerKind::AvgPool, {3, 10, 10}, 2, 2, 0, true},
                                            PoolCase{LayerKind::AvgPool, {2, 11, 9}, 3, 2, 1, true},
                                            PoolCase{LayerKind::AvgPool, {2, 11, 9}, 3, 2, 1, false}));
+
+// Nothing square (issue 32): a 3x2 kernel, 2x1 stride and 1x0 padding, max and average (padding
+// counted and not), ceil mode off and on, on an input whose sides differ.
+TEST(CpuOps, NonSquarePoolingMatchesNaiveReference) {
+  Random rng;
+  SCOPED_TRACE(rng.trace());
+  for (LayerKind kind : {LayerKind::MaxPool, LayerKind::AvgPool}) {
+    for (bool count_include_pad : {true, false}) {
+      if (kind == LayerKind::MaxPool && !count_include_pad) continue;
+      for (bool ceil : {false, true}) {
+        const Layer pool = rect_pool("pool", kind, count_include_pad);
+        const Network net = random_network(rng, {3, 10, 7}, {ceil ? ceil_mode(pool) : pool});
+        const int n = 2;
+        const std::vector<float> input = rng.vector(n * net.input().dims.size());
+        const Reference ref = naive_pool(net.layers()[0], input, n);
+        for (CpuKernels kernels : kKernelSets) {
+          expect_close(run_cpu(net, input, n, CpuOptions{kernels}), ref.value, ref.tolerance,
+                       kernel_set_name(kernels) + " " + layer_kind_name(kind) +
+                           (count_include_pad ? "" : " excluding padding") + (ceil ? " ceil mode" : ""));
+        }
+      }
+    }
+  }
+}
 
 TEST(CpuOps, MaxPoolPaddingNeverWins) {
   // All inputs negative: with padding, a max over a window that hangs off the edge must still be

@@ -278,6 +278,17 @@ TEST_F(GpuBackend, EveryOpAloneMatchesCpu) {
       {"maxpool 3/2, ceil mode", {3, 10, 11}, {ceil_mode(pool_layer("pool", LayerKind::MaxPool, 3, 2))}},
       {"maxpool 3/2 pad 1, ceil mode", {3, 10, 10}, {ceil_mode(pool_layer("pool", LayerKind::MaxPool, 3, 2, 1))}},
       {"avgpool 2/2, ceil mode, no overhang", {3, 10, 10}, {ceil_mode(pool_layer("pool", LayerKind::AvgPool, 2, 2))}},
+      {"maxpool 3x2/2x1 pad 1x0", {3, 10, 7}, {rect_pool("pool", LayerKind::MaxPool)}},
+      {"maxpool 3x2/2x1 pad 1x0, ceil mode", {3, 10, 7}, {ceil_mode(rect_pool("pool", LayerKind::MaxPool))}},
+      {"avgpool 3x2/2x1 pad 1x0", {3, 10, 7}, {rect_pool("pool", LayerKind::AvgPool)}},
+      // The cuDNN backend refuses a ceil-mode average whose last window overhangs (cuDNN's divisor would
+      // count the overhang: plan.cpp); 9 rows: ceil mode without an overhang.
+      {"avgpool 3x2/2x1 pad 1x0, ceil mode, no overhang",
+       {3, 9, 7},
+       {ceil_mode(rect_pool("pool", LayerKind::AvgPool))}},
+      {"avgpool 3x2/2x1 pad 1x0 without padding counted, ceil mode, no overhang",
+       {3, 9, 7},
+       {ceil_mode(rect_pool("pool", LayerKind::AvgPool, false))}},
       {"avgpool with padding counted", {3, 11, 10}, {pool_layer("pool", LayerKind::AvgPool, 3, 2, 1, true)}},
       {"avgpool without padding counted", {3, 11, 10}, {pool_layer("pool", LayerKind::AvgPool, 3, 2, 1, false)}},
       {"global avgpool", {5, 7, 9}, {plain_layer("gap", LayerKind::GlobalAvgPool)}},
@@ -1087,6 +1098,33 @@ int convolution_count(const Network& net) {
   int n = 0;
   for (const Layer& l : net.layers()) n += l.kind == LayerKind::Conv2d || l.kind == LayerKind::Linear;
   return n;
+}
+
+// Which algorithm and workspace each step chose, asserted, so that a silent fallback shows. The
+// stand-in's heuristics rank IMPLICIT_PRECOMP_GEMM first for every convolution of the shipped model,
+// in every precision, and it needs a workspace: each step runs it fused, its separate calls (for
+// partial runs) too, with a workspace. A probe that took a wrong argument for a decline (half the queried workspace
+// passed, answered CUDNN_STATUS_BAD_PARAM_SIZE_INSUFFICIENT) chose another algorithm without one (issue 32); now the
+// plan fails naming the call. On a GPU, cuDNN's own ranking decides: every step has one choice line.
+TEST_F(GpuBackend, EveryStepsChoiceIsTheFirstThatRunsWithItsWorkspace) {
+  SKIP_WITHOUT_GPU();
+  for (Precision p : {Precision::Fp32, Precision::Tf32, Precision::Fp16}) {
+    SCOPED_TRACE(precision_name(p));
+    std::vector<std::string> log;
+    auto gpu = make_gpu_backend(shipped_model(), kMaxBatch, logging_to(log, with_precision(p)));
+    const bool standin = gpu->description().find("stand-in") != std::string::npos;
+    int chosen = 0;
+    for (const std::string& line : log) {
+      if (!is_choice_line(line)) continue;
+      ++chosen;
+      if (!standin) continue;
+      EXPECT_NE(line.find(": IMPLICIT_PRECOMP_GEMM fused (separate calls: IMPLICIT_PRECOMP_GEMM), workspace "),
+                std::string::npos)
+          << line;
+      EXPECT_EQ(line.find(", workspace 0 B"), std::string::npos) << line;
+    }
+    EXPECT_EQ(chosen, convolution_count(shipped_model())) << ::testing::PrintToString(log);
+  }
 }
 
 // Algorithms that transform the operands (FFT, and Winograd fused or not: convolution_algorithms.cpp) are
