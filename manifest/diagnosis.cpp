@@ -122,12 +122,19 @@ std::string remove_words(const MachineProbe& m, const std::string& file) {
   return "remove " + file;
 }
 
-// The driver release in the real file behind `path` (libcuda.so.1 -> libcuda.so.580.65.06), or "".
-std::string release_in_file_name(const std::string& path) {
+// The name of the real file behind `path` (libcuda.so.1 -> libcuda.so.580.65.06), or "" when it
+// cannot be resolved.
+std::string real_file_name(const std::string& path) {
   if (path.empty()) return "";
   std::error_code ec;
   const std::string real = fs::canonical(fs::u8path(path), ec).filename().u8string();
-  return ec ? "" : driver_release_in_file_name(real);
+  return ec ? "" : real;
+}
+
+// The driver release in the real file's name behind `path`, or "".
+std::string release_in_file_name(const std::string& path) {
+  const std::string real = real_file_name(path);
+  return real.empty() ? "" : driver_release_in_file_name(real);
 }
 
 // The major in a library's name: libcudnn.so.9 -> 9, cudart64_13.dll -> 13; 0 when none.
@@ -205,9 +212,8 @@ std::optional<Problem> driver_problem(const MachineProbe& m, const std::string& 
     // NVML works, so the kernel module and the driver's user-space libraries agree (were they of
     // different releases, nvmlInit_v2 would fail with NVML_ERROR_LIB_RM_VERSION_MISMATCH): it is the
     // libcuda that was loaded that is not the driver's, e.g. a cuda-compat package's copy on the path.
-    std::error_code ec;
-    const fs::path canon = fs::canonical(fs::u8path(m.libcuda.path), ec);
-    const std::string real = (ec ? fs::u8path(m.libcuda.path) : canon).filename().u8string();
+    std::string real = real_file_name(m.libcuda.path);
+    if (real.empty()) real = fs::u8path(m.libcuda.path).filename().u8string();
     const std::string release = driver_release_in_file_name(real);
     const std::string kernel = m.kernel_module_release ? "; the kernel module is " + *m.kernel_module_release : "";
     const bool compat = m.libcuda.path.find("compat") != std::string::npos;

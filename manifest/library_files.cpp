@@ -223,14 +223,18 @@ std::string describe_non_library(const std::string& path) {
   return what;
 }
 
+std::string absolute_normal(const std::string& path) {
+  std::error_code ec;
+  const fs::path absolute = fs::absolute(path, ec);
+  return ec ? path : absolute.lexically_normal().string();
+}
+
 std::string file_in_dlerror(const std::string& error) {
   const std::size_t colon = error.find(": ");
   if (colon == std::string::npos) return "";
   const std::string file = error.substr(0, colon);
   if (file.find('/') == std::string::npos) return "";  // a soname: nothing was found
-  std::error_code ec;
-  const fs::path absolute = fs::absolute(file, ec);  // "./libcudnn.so.9" from an empty LD_LIBRARY_PATH entry
-  return ec ? file : absolute.lexically_normal().string();
+  return absolute_normal(file);                        // "./libcudnn.so.9" from an empty LD_LIBRARY_PATH entry
 }
 
 }  // namespace infer::manifest

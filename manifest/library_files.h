@@ -38,6 +38,10 @@ std::vector<FoundFile> find_library_files(const std::string& soname);
 // loadable segments and section headers end)", ... Reads at most the headers; never blocks on a special file.
 std::string describe_non_library(const std::string& path);
 
+// `path` made absolute against the current folder and normalised ("./libcudnn.so.9" ->
+// "/work/libcudnn.so.9"); `path` itself when the current folder cannot be read.
+std::string absolute_normal(const std::string& path);
+
 // The file a dlopen() error names ("/x/libcudnn.so.9: file too short" -> "/x/libcudnn.so.9"), or "".
 std::string file_in_dlerror(const std::string& error);
 

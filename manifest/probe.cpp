@@ -29,10 +29,7 @@ struct LoadedSearch {
 // The link map names a library that the loader found through an empty LD_LIBRARY_PATH entry by a
 // relative name ("libcudnn.so.9"), opened from the current folder: the path that names it anywhere.
 std::string absolute_loaded(const std::string& name) {
-  if (name.empty() || fs::path(name).is_absolute()) return name;
-  std::error_code ec;
-  const fs::path p = fs::absolute(name, ec);
-  return ec ? name : p.lexically_normal().string();
+  return name.empty() || fs::path(name).is_absolute() ? name : absolute_normal(name);
 }
 
 int find_loaded(dl_phdr_info* info, std::size_t, void* data) {
