@@ -8,6 +8,9 @@
 //               float FMA math (round to nearest), 2^-23 on tensor cores (tf32, fp16)
 //   sum         every other float operation (bias add, batch-norm, pooling, softmax): 2^-24
 //   store       each layer output rounded to the storage type (fp16: 2^-11; float: 2^-24)
+//   tiny        below the smallest normal number, rounding is absolute: a stored value (or the
+//               rounded input) is within u |x| + tiny of the exact one, tiny half the smallest
+//               subnormal (half: 2^-25; float: 2^-150). See "Underflow" below.
 // Tensor-core sources: TF32 reads only the first 10 bits of the input mantissa (PyTorch, "Numerical
 // accuracy" notes, TensorFloat-32 section): a truncation, so its relative error is below 2^-10,
 // not the 2^-11 of rounding to nearest. The tensor cores' float accumulation may truncate instead
@@ -31,6 +34,11 @@
 //   activations are not modelled (rounding_error_bound throws); reference.h bounds them in float32.
 //   A final softmax: |dy_i| <= y_i (|dx_i| + sum_j y_j |dx_j|) <= 2 max_j e_j, plus its own
 //   float rounding (exp, a C-term sum, a division): e = 2 max_j e_j + (C + 6) sum.
+// Underflow: the absolute parts add up to A, carried from the input (tiny when rounded) through each
+// layer as A_out = L A_in + tiny for each layer that stores (L its max-norm Lipschitz constant:
+// max_k sum|w_k| for conv/linear, max|s| for a batch-norm, 2 for an add, 1 otherwise). The bound
+// is C M_L + A. Underflow inside a float sum (2^-150 per operation) and of a half weight (2^-25
+// times an input) is far below the relative terms of the same sum and is not modelled.
 // Second-order terms are covered by a factor (1 + C). M is computed in float by the CPU backend;
 // its own relative error (~K 2^-24) is far below C. Layers after a softmax are not modelled.
 #pragma once
@@ -53,14 +61,19 @@ struct Rounding {
   double accumulate = 0.0;
   double sum = 0.0;
   double store = 0.0;
+  double tiny = 0.0;
 };
 constexpr double kU24 = 1.0 / (1 << 24);  // float, round to nearest
 constexpr double kU23 = 1.0 / (1 << 23);  // float, truncated (tensor-core accumulation)
 constexpr double kU11 = 1.0 / (1 << 11);  // half, round to nearest
 constexpr double kU10 = 1.0 / (1 << 10);  // TF32 operand, truncated to 10 mantissa bits
-constexpr Rounding kFp32Rounding{0.0, 0.0, kU24, kU24, kU24};
-constexpr Rounding kTf32Rounding{0.0, kU10, kU23, kU24, kU24};  // fp32 data, TF32 products, tensor-core sums
-constexpr Rounding kFp16Rounding{kU11, 0.0, kU23, kU24, kU11};  // half storage, exact products, tensor-core sums
+constexpr double kFloatTiny = 0x1p-150;   // half the smallest float subnormal
+constexpr double kHalfTiny = 0x1p-25;     // half the smallest half subnormal (2^-24)
+constexpr Rounding kFp32Rounding{0.0, 0.0, kU24, kU24, kU24, kFloatTiny};
+// fp32 data, TF32 products, tensor-core sums
+constexpr Rounding kTf32Rounding{0.0, kU10, kU23, kU24, kU24, kFloatTiny};
+// half storage, exact products, tensor-core sums
+constexpr Rounding kFp16Rounding{kU11, 0.0, kU23, kU24, kU11, kHalfTiny};
 
 // The most values one output of an average pooling sums: its kernel, the whole plane, or the widest
 // adaptive window.
@@ -108,33 +121,81 @@ inline Network magnitude_network(const Network& net) {
   return Network(net.name() + " (magnitudes)", spec, std::move(layers));
 }
 
+// Layers [first, last] of a chain (every layer reads the one before it) as a network of their own,
+// whose input is layer first's input: to bound one step of a backend from the input that step
+// really read, rather than carrying every earlier layer's bound to it. Throws std::invalid_argument
+// for a layer that reads anything else.
+inline Network layer_window(const Network& net, std::size_t first, std::size_t last) {
+  const std::vector<Layer>& all = net.layers();
+  if (first > last || last >= all.size()) throw std::invalid_argument("layer_window: no such layers");
+  std::vector<Layer> layers(all.begin() + static_cast<std::ptrdiff_t>(first),
+                            all.begin() + static_cast<std::ptrdiff_t>(last) + 1);
+  for (std::size_t i = first; i <= last; ++i) {
+    if (all[i].sources.size() != 1 || all[i].sources[0] != i) {
+      throw std::invalid_argument("layer_window: layer '" + all[i].name + "' does not read only the layer before it");
+    }
+  }
+  for (Layer& l : layers) l.inputs.clear();
+  const Dims in = all[first].in;
+  InputSpec spec{in,
+                 std::vector<float>(static_cast<std::size_t>(in.c), 0.0f),
+                 std::vector<float>(static_cast<std::size_t>(in.c), 1.0f),
+                 {},
+                 {}};
+  return Network(net.name() + " [" + all[first].name + ", " + all[last].name + "]", spec, std::move(layers));
+}
+
+// Whether the input of a bound is rounded to the storage type first (the network input), or is
+// already a value of that type (a backend's own stored activation, the input of a layer_window).
+enum class InputRounding { Rounded, Stored };
+
 // The bound for layers [0, count) on n samples of `input` (NCHW), one value per output element.
 inline std::vector<double> rounding_error_bound(const Network& net, const std::vector<float>& input, int n,
-                                                std::size_t count, const Rounding& r) {
+                                                std::size_t count, const Rounding& r,
+                                                InputRounding input_rounding = InputRounding::Rounded) {
   const std::vector<Layer>& layers = net.layers();
   const bool softmax_last = layers[count - 1].kind == LayerKind::Softmax;
   const std::size_t linear_count = softmax_last ? count - 1 : count;
-  double c = r.data;
+  const bool rounded = input_rounding == InputRounding::Rounded;
+  double c = rounded ? r.data : 0.0;
+  double a = rounded ? r.tiny : 0.0;  // the absolute (underflow) part
   for (std::size_t i = 0; i < linear_count; ++i) {
     const Layer& l = layers[i];
     switch (l.kind) {
       case LayerKind::Conv2d:
       case LayerKind::Linear: {
-        const double k = static_cast<double>(l.params.weight.size()) / l.out.c;
-        c += r.data + 2.0 * r.operand + k * r.accumulate + r.sum + r.store;
+        const std::size_t k = l.params.weight.size() / static_cast<std::size_t>(l.out.c);
+        c += r.data + 2.0 * r.operand + static_cast<double>(k) * r.accumulate + r.sum + r.store;
+        double lipschitz = 0.0;
+        for (std::size_t o = 0; o < static_cast<std::size_t>(l.out.c); ++o) {
+          double row = 0.0;
+          for (std::size_t j = 0; j < k; ++j) row += std::fabs(l.params.weight[o * k + j]);
+          lipschitz = std::max(lipschitz, row);
+        }
+        a = lipschitz * a + r.tiny;
         break;
       }
-      case LayerKind::BatchNorm: c += r.data + 8.0 * r.sum + r.store; break;
+      case LayerKind::BatchNorm: {
+        c += r.data + 8.0 * r.sum + r.store;
+        double s = 0.0;
+        for (std::size_t ch = 0; ch < l.params.weight.size(); ++ch) {
+          s = std::max(s, std::fabs(l.params.weight[ch]) / std::sqrt(l.params.running_var[ch] + l.batchnorm().epsilon));
+        }
+        a = s * a + r.tiny;
+        break;
+      }
       case LayerKind::AvgPool:
       case LayerKind::GlobalAvgPool:
       case LayerKind::AdaptiveAvgPool: {
         const double k = max_window(l);
         c += (k + 1.0) * r.sum + r.store;
+        a += r.tiny;
         break;
       }
       case LayerKind::Softmax: throw std::invalid_argument("rounding_error_bound: layers after a softmax");
       case LayerKind::Add:  // both inputs' errors (each within C M of its own magnitude) and one rounding
         c += r.sum + r.store;
+        a = 2.0 * a + r.tiny;
         break;
       case LayerKind::Relu:
       case LayerKind::MaxPool:
@@ -143,6 +204,7 @@ inline std::vector<double> rounding_error_bound(const Network& net, const std::v
       case LayerKind::Upsample: break;
       case LayerKind::Pad:  // the border value stored once: within u |value| (the magnitude network's border)
         c += r.store;
+        a += r.tiny;
         break;
         INFER_CASE_POINTWISE_OPS
         // exact and 1-Lipschitz (clip): the magnitude network runs it as a ReLU (see magnitude_network)
@@ -169,7 +231,7 @@ inline std::vector<double> rounding_error_bound(const Network& net, const std::v
     cpu->forward(magnitude_input.data(), n, m.data(), linear_count);
     bound.assign(m.begin(), m.end());
   }
-  for (double& b : bound) b *= c;
+  for (double& b : bound) b = b * c + a * (1.0 + c);
   if (!softmax_last) return bound;
 
   // Softmax over the channels of each (sample, position): 2 max_j e_j + (C + 6) sum.

@@ -8,8 +8,9 @@
 #include <cmath>
 #include <limits>
 
-#include "tests/support/error_bound.h"
 #include "backends/cpu/cpu_backend.h"
+#include "backends/cudnn/half.h"
+#include "tests/support/error_bound.h"
 #include "tests/support/reference.h"
 #include "tests/support/test_util.h"
 
@@ -93,6 +94,53 @@ TEST(ErrorBound, GrowsWithTheUnitRoundoffAndRejectsLayersAfterASoftmax) {
   const Network after =
       random_network(rng, {4, 1, 1}, {plain_layer("sm", LayerKind::Softmax), plain_layer("r", LayerKind::Relu)});
   EXPECT_THROW(rounding_error_bound(after, rng.vector(4), 1, 2, kFp32Rounding), std::invalid_argument);
+}
+
+// Below half's smallest normal number (2^-14) rounding is absolute: the average of 1, 2, 1 and 2
+// times 2^-24 (each a half subnormal) is 1.5 2^-24, which rounds (ties to even) to 2 2^-24, off by
+// 2^-25: a thousand times the relative part of the bound. The bound's underflow term covers it.
+TEST(ErrorBound, CoversHalfUnderflow) {
+  Random rng;
+  const Network net = random_network(rng, {1, 2, 2}, {plain_layer("gap", LayerKind::GlobalAvgPool)});
+  const float s = std::ldexp(1.0f, -24);
+  const std::vector<float> input{s, 2 * s, s, 2 * s};
+  const double exact = 1.5 * s;
+  const double stored = cudnn::half_to_float(cudnn::float_to_half(static_cast<float>(exact)));
+  const std::vector<double> bound = rounding_error_bound(net, input, 1, 1, kFp16Rounding, InputRounding::Stored);
+  ASSERT_EQ(bound.size(), 1u);
+  EXPECT_EQ(std::fabs(stored - exact), kHalfTiny);
+  EXPECT_GE(bound[0], std::fabs(stored - exact));
+  EXPECT_LT(bound[0] - kHalfTiny, 0.01 * kHalfTiny) << "the relative part is a small share of it";
+}
+
+// A window of a chain is the chain from its input on: its output on layer first's input (the CPU's
+// own) is the network's output of layers [0, last]; a layer that reads another is refused.
+TEST(ErrorBound, LayerWindowRunsTheChainFromItsInput) {
+  Random rng;
+  const Network net = random_network(
+      rng, {3, 6, 5},
+      {conv_layer("c1", 4, 3, 1, 1), plain_layer("r1", LayerKind::Relu), pool_layer("p", LayerKind::MaxPool, 2, 2),
+       conv_layer("c2", 5, 1, 1, 0), plain_layer("gap", LayerKind::GlobalAvgPool)});
+  const int n = 2;
+  auto cpu = make_cpu_backend(net, n);
+  const std::vector<float> input = rng.vector(static_cast<std::size_t>(n) * net.input().dims.size());
+  std::vector<float> middle(static_cast<std::size_t>(n) * net.layers()[1].out.size());
+  cpu->forward(input.data(), n, middle.data(), 2);
+  std::vector<float> want(static_cast<std::size_t>(n) * net.output_dims().size()), got(want.size());
+  cpu->forward(input.data(), n, want.data());
+  const Network window = layer_window(net, 2, 4);
+  ASSERT_EQ(window.layers().size(), 3u);
+  EXPECT_EQ(window.input().dims.c, 4);
+  make_cpu_backend(window, n)->forward(middle.data(), n, got.data());
+  EXPECT_EQ(got, want);
+  EXPECT_THROW(layer_window(net, 3, 2), std::invalid_argument);
+  EXPECT_THROW(layer_window(net, 0, 5), std::invalid_argument);
+
+  const Network graph = random_network(rng, {2, 3, 3},
+                                       {conv_layer("a", 2, 1, 1, 0), plain_layer("r", LayerKind::Relu),
+                                        reading(make_layer("sum", LayerKind::Add, AddAttrs{false}), {"a", "r"})});
+  EXPECT_THROW(layer_window(graph, 1, 2), std::invalid_argument);
+  EXPECT_NO_THROW(layer_window(graph, 0, 1));
 }
 
 }  // namespace

@@ -6,8 +6,10 @@
 //
 // Reduced precisions (tf32, fp16) are compared with tolerances derived in error_bound.h (a
 // first-order rounding bound over the magnitude network), at every layer count so that each op is
-// checked where the bound is still tight. Folding, top-k on the device, CUDA graph replay and the
-// autotune cache are checked against the CPU or against the GPU's own direct execution.
+// checked where the bound is still tight, and per step: the layers of the GPU step that ends the
+// pass, run by the CPU from the GPU's own output of the layers before it (check_precision). Folding, top-k on the
+// device, CUDA graph replay and the autotune cache are checked against the CPU or against the GPU's own direct
+// execution.
 //
 // INFER_REQUIRE_GPU=1 (test_util.h; set on GPU runners by tools/release/gpu-check.sh) turns every skip for
 // want of a usable GPU into a failure, so that a runner without the module cannot pass green.
@@ -16,6 +18,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -587,11 +590,39 @@ const Rounding& rounding_of(Precision p) {
 
 // |gpu - cpu| <= bound(gpu's rounding) + bound(the CPU's float32 rounding), per element.
 std::vector<double> precision_tolerance(const Network& net, const std::vector<float>& input, int n, std::size_t count,
-                                        Precision p) {
-  std::vector<double> t = rounding_error_bound(net, input, n, count, rounding_of(p));
-  const std::vector<double> cpu = rounding_error_bound(net, input, n, count, kFp32Rounding);
+                                        Precision p, InputRounding rounding = InputRounding::Rounded) {
+  std::vector<double> t = rounding_error_bound(net, input, n, count, rounding_of(p), rounding);
+  const std::vector<double> cpu = rounding_error_bound(net, input, n, count, kFp32Rounding, rounding);
   for (std::size_t i = 0; i < t.size(); ++i) t[i] += cpu[i];
   return t;
+}
+
+// The tolerance of each element of `want`, the CPU's output of layers [0, count) of net on n samples
+// of input: fp32 expect_gpu_matches_cpu's (error_bound() plus kRtol), tf32 and fp16 the derived
+// bound (precision_tolerance).
+std::vector<double> tolerance_at(const Network& net, Backend& cpu, const std::vector<float>& input, int n,
+                                 std::size_t count, Precision p, const std::vector<float>& want,
+                                 InputRounding rounding) {
+  if (p != Precision::Fp32) return precision_tolerance(net, input, n, count, p, rounding);
+  const double atol = error_bound(net, cpu, input, n, count);
+  std::vector<double> t(want.size());
+  for (std::size_t i = 0; i < want.size(); ++i) t[i] = atol + kRtol * std::fabs(static_cast<double>(want[i]));
+  return t;
+}
+
+// The GPU's output of layers [0, count) on n samples, into a NaN-poisoned buffer; fails the test
+// when it writes past the output.
+std::vector<float> gpu_output(Backend& gpu, const Network& net, const std::vector<float>& input, int n,
+                              std::size_t count) {
+  const std::size_t size = static_cast<std::size_t>(n) * net.layers()[count - 1].out.size();
+  std::vector<float> got(size, std::numeric_limits<float>::quiet_NaN());
+  got.resize(size + kTail, kSentinel);
+  gpu.forward(input.data(), n, got.data(), count);
+  for (std::size_t i = size; i < got.size(); ++i) {
+    EXPECT_EQ(got[i], kSentinel) << "layers [0, " << count << "): wrote past the output";
+  }
+  got.resize(size);
+  return got;
 }
 
 // Layers [0, count) of net on n samples on both backends, the GPU's at precision p (fp32:
@@ -611,18 +642,110 @@ void expect_matches_at_precision(Backend& gpu, Backend& cpu, const Network& net,
   expect_close(got, std::vector<double>(want.begin(), want.end()), precision_tolerance(net, input, n, count, p), what);
 }
 
-// Every layer count of net on both backends at precision p (expect_matches_at_precision).
-void check_precision(Random& rng, const Network& net, Precision p, const GpuOptions& base = {}) {
-  GpuOptions options = base;
-  options.precision = p;
-  auto cpu = make_cpu_backend(net, kMaxBatch);
-  auto gpu = make_gpu_backend(net, kMaxBatch, options);
-  for (int n : {3, 1, kMaxBatch}) {
-    const std::vector<float> input = rng.vector(static_cast<std::size_t>(n) * net.input().dims.size());
-    for (std::size_t count = 1; count <= net.layers().size(); ++count) {
-      expect_matches_at_precision(*gpu, *cpu, net, input, n, count, p);
+// The largest share of its tolerance that an element's difference uses, over every comparison added
+// (above 1: a failure; infinite: a NaN, or an infinity where none belongs), and where.
+struct BoundUse {
+  double share = 0.0;
+  std::string where;
+
+  // expect_close(got, want, tolerance, what), recording the share used.
+  void expect_within(const std::vector<float>& got, const std::vector<float>& want,
+                     const std::vector<double>& tolerance, const std::string& what) {
+    const std::vector<double> exact(want.begin(), want.end());
+    expect_close(got, exact, tolerance, what);
+    for (std::size_t i = 0; i < got.size() && i < exact.size(); ++i) {
+      const double diff = std::fabs(static_cast<double>(got[i]) - exact[i]);
+      double used = diff / tolerance[i];
+      if (std::isinf(exact[i])) {
+        used = static_cast<double>(got[i]) == exact[i] ? 0.0 : std::numeric_limits<double>::infinity();
+      } else if (!std::isfinite(got[i])) {
+        used = std::numeric_limits<double>::infinity();
+      } else if (diff == 0.0) {
+        used = 0.0;  // also where the tolerance is 0 (an exact step: pooling, flatten)
+      }
+      if (used > share) {
+        share = used;
+        where = what + ", element " + std::to_string(i);
+      }
     }
   }
+};
+
+// The first layer of the GPU step that runs each layer of a chain: a convolution step's layers from
+// its choice line ("conv1+bn1+relu1: ...", convolution_algorithms.cpp logs one per step), every
+// other layer a step of its own (plan.h: in a chain, only a convolution step covers several layers).
+std::vector<std::size_t> step_starts(const Network& net, const std::vector<std::string>& log) {
+  const std::vector<Layer>& layers = net.layers();
+  std::vector<std::size_t> start(layers.size());
+  for (std::size_t i = 0; i < layers.size(); ++i) start[i] = i;
+  for (const std::string& line : log) {
+    if (!is_choice_line(line)) continue;
+    const std::string step = line.substr(0, line.find(": "));
+    std::vector<std::size_t> members;
+    for (std::size_t from = 0; from <= step.size();) {
+      const std::size_t plus = std::min(step.find('+', from), step.size());
+      const std::string name = step.substr(from, plus - from);
+      const auto it = std::find_if(layers.begin(), layers.end(), [&](const Layer& l) { return l.name == name; });
+      if (it == layers.end()) {
+        ADD_FAILURE() << "the step '" << step << "' names no layer '" << name << "'";
+        return start;
+      }
+      members.push_back(static_cast<std::size_t>(it - layers.begin()));
+      from = plus + 1;
+    }
+    for (std::size_t m : members) start[m] = members.front();
+  }
+  return start;
+}
+
+// Every layer count of a chain `net` on both backends at precision p, compared two ways:
+//   whole pass  layers [0, count) from the network input, the bound carried through every layer;
+//   per step    the layers of the GPU step that ends the pass (up to layer count - 1), run by the CPU
+//               from the input that step read: the GPU's own output of the layers before it. A wrong
+//               layer then meets a bound of its own rounding alone, not one grown through every
+//               layer before it (a transposed fully connected weight hid in fp16's whole-pass bound).
+// Prints the largest share of each bound used ("[ bound use ]"; tools/mutants.sh shows them).
+void check_precision(Random& rng, const Network& net, Precision p, const GpuOptions& base = {}) {
+  std::vector<std::string> log;
+  GpuOptions options = logging_to(log, base);
+  options.precision = p;
+  // The per-step comparison takes a step's input from a pass that stops before it: the bits the
+  // longer pass fed that step only if every step is reproducible (the default choices are checked
+  // by the other tests, and end to end by GpuAccuracy).
+  options.deterministic = true;
+  auto cpu = make_cpu_backend(net, kMaxBatch);
+  auto gpu = make_gpu_backend(net, kMaxBatch, options);
+  const std::vector<std::size_t> starts = step_starts(net, log);
+  BoundUse whole, per_step;
+  for (int n : {3, 1, kMaxBatch}) {
+    const std::vector<float> input = rng.vector(static_cast<std::size_t>(n) * net.input().dims.size());
+    std::vector<std::vector<float>> gpu_out{input};  // [count]: the GPU's output of layers [0, count)
+    for (std::size_t count = 1; count <= net.layers().size(); ++count) {
+      const Layer& last = net.layers()[count - 1];
+      const std::string what = std::string(precision_name(p)) + ", n = " + std::to_string(n) + ", layers [0, " +
+                               std::to_string(count) + ") ending at '" + last.name + "'";
+      std::vector<float> got = gpu_output(*gpu, net, input, n, count);
+      std::vector<float> want(got.size());
+      cpu->forward(input.data(), n, want.data(), count);
+      whole.expect_within(got, want, tolerance_at(net, *cpu, input, n, count, p, want, InputRounding::Rounded),
+                          "whole pass, " + what);
+
+      const std::size_t first = starts[count - 1];
+      const Network window = layer_window(net, first, count - 1);
+      auto window_cpu = make_cpu_backend(window, n);
+      const std::vector<float>& step_input = gpu_out[first];
+      std::vector<float> step_want(got.size());
+      window_cpu->forward(step_input.data(), n, step_want.data());
+      const InputRounding rounding = first == 0 ? InputRounding::Rounded : InputRounding::Stored;
+      per_step.expect_within(
+          got, step_want,
+          tolerance_at(window, *window_cpu, step_input, n, window.layers().size(), p, step_want, rounding),
+          "per step from '" + net.layers()[first].name + "', " + what);
+      gpu_out.push_back(std::move(got));
+    }
+  }
+  std::printf("[ bound use ] %s, %s: whole pass %.3g (%s); per step %.3g (%s)\n", precision_name(p), net.name().c_str(),
+              whole.share, whole.where.c_str(), per_step.share, per_step.where.c_str());
 }
 
 // The shipped model's structure, smaller: 4 x (conv + bn + relu), 2 max pools, flatten, linear,
