@@ -92,6 +92,27 @@ inline double max_window(const Layer& l) {
   }
 }
 
+// A conv/linear layer's max-norm Lipschitz constant: the largest sum of |w| over one output's terms.
+inline double max_row_sum(const Layer& l) {
+  const std::size_t k = l.params.weight.size() / static_cast<std::size_t>(l.out.c);
+  double most = 0.0;
+  for (std::size_t o = 0; o < static_cast<std::size_t>(l.out.c); ++o) {
+    double row = 0.0;
+    for (std::size_t j = 0; j < k; ++j) row += std::fabs(l.params.weight[o * k + j]);
+    most = std::max(most, row);
+  }
+  return most;
+}
+
+// A batch-norm's largest |scale|, |gamma| / sqrt(var + epsilon): its max-norm Lipschitz constant.
+inline double max_batchnorm_scale(const Layer& l) {
+  double most = 0.0;
+  for (std::size_t c = 0; c < l.params.weight.size(); ++c) {
+    most = std::max(most, std::fabs(l.params.weight[c]) / std::sqrt(l.params.running_var[c] + l.batchnorm().epsilon));
+  }
+  return most;
+}
+
 // The magnitude network of `net` (see above): same layers, absolute parameters.
 inline Network magnitude_network(const Network& net) {
   std::vector<Layer> layers = net.layers();
@@ -166,22 +187,12 @@ inline std::vector<double> rounding_error_bound(const Network& net, const std::v
       case LayerKind::Linear: {
         const std::size_t k = l.params.weight.size() / static_cast<std::size_t>(l.out.c);
         c += r.data + 2.0 * r.operand + static_cast<double>(k) * r.accumulate + r.sum + r.store;
-        double lipschitz = 0.0;
-        for (std::size_t o = 0; o < static_cast<std::size_t>(l.out.c); ++o) {
-          double row = 0.0;
-          for (std::size_t j = 0; j < k; ++j) row += std::fabs(l.params.weight[o * k + j]);
-          lipschitz = std::max(lipschitz, row);
-        }
-        a = lipschitz * a + r.tiny;
+        a = max_row_sum(l) * a + r.tiny;
         break;
       }
       case LayerKind::BatchNorm: {
         c += r.data + 8.0 * r.sum + r.store;
-        double s = 0.0;
-        for (std::size_t ch = 0; ch < l.params.weight.size(); ++ch) {
-          s = std::max(s, std::fabs(l.params.weight[ch]) / std::sqrt(l.params.running_var[ch] + l.batchnorm().epsilon));
-        }
-        a = s * a + r.tiny;
+        a = max_batchnorm_scale(l) * a + r.tiny;
         break;
       }
       case LayerKind::AvgPool:

@@ -147,12 +147,7 @@ double error_bound(const Network& net, Backend& cpu, const std::vector<float>& i
       case LayerKind::Conv2d:
       case LayerKind::Linear: {
         const std::size_t k = p.weight.size() / static_cast<std::size_t>(l.out.c);
-        double lip = 0.0;
-        for (std::size_t o = 0; o < static_cast<std::size_t>(l.out.c); ++o) {
-          double row = 0.0;
-          for (std::size_t j = 0; j < k; ++j) row += std::fabs(p.weight[o * k + j]);
-          lip = std::max(lip, row);
-        }
+        const double lip = max_row_sum(l);
         e = lip * e + 2.0 * static_cast<double>(k + 2) * u * (lip * x_max + max_abs(p.bias));
         break;
       }
