@@ -177,6 +177,29 @@ void pool(Importer& m, const onnx::NodeProto& node) {
   m.add_layer(node, max ? LayerKind::MaxPool : LayerKind::AvgPool, a, {from});
 }
 
+// The scales of a Resize by `sizes` (F.interpolate(size=...), often folded from the input's shape):
+// output over input on each axis, the batch's 1 whatever N is.
+std::vector<float> size_scales(Importer& m, const onnx::NodeProto& node, const std::string& x) {
+  const Constant& sizes = m.constant(node, 3);
+  const Dims in = m.shape_of(x);
+  if (sizes.is_float || sizes.ints.size() != 4) m.fail(node, "sizes must be 4 integers [N, C, H, W]");
+  for (std::size_t i = 1; i < 4; ++i) {
+    if (!sizes.symbols.empty() && sizes.symbols[i] != Constant::kKnown)
+      m.fail(node, "size " + std::to_string(i) + " depends on the batch size");
+  }
+  if (!sizes.symbols.empty() && sizes.symbols[0] == Constant::kDependsOnBatch)
+    m.fail(node, "the batch size of the output is computed; infer keeps the batch as it is");
+  if (sizes.ints[1] != in.c) m.fail(node, "sizes change the channels");
+  auto scale = [&](long long out, int length, const char* axis) {
+    if (out < 1 || out > 1'000'000 || out % length != 0) {
+      m.fail(node, std::string("the output ") + axis + " " + std::to_string(out) +
+                       " is not a whole multiple of the input's " + std::to_string(length));
+    }
+    return static_cast<float>(out / length);
+  };
+  return {1.0f, 1.0f, scale(sizes.ints[2], in.h, "height"), scale(sizes.ints[3], in.w, "width")};
+}
+
 // Resize (opset 10+) and Upsample (7 to 9) in nearest mode by whole scales on H and W: infer's
 // upsample, out[y] = in[floor(y / s)]. ONNX computes the source index from a coordinate
 // transformation and a rounding mode; each pair is accepted only where it gives exactly that
@@ -200,11 +223,8 @@ void resize(Importer& m, const onnx::NodeProto& node) {
     if (a) scales.assign(a->floats().begin(), a->floats().end());
   } else {
     const int index = v11 ? 2 : 1;  // Resize-11+: X, roi, scales, sizes
-    if (v11 && node.input_size() > 3 && !node.input(3).empty()) {
-      m.fail(node,
-             "a Resize by 'sizes' is not supported; export with a scale factor (F.interpolate(scale_factor=...))");
-    }
     if (node.input_size() > index && !node.input(index).empty()) scales = m.constant(node, index).floats;
+    if (v11 && scales.empty() && node.input_size() > 3 && !node.input(3).empty()) scales = size_scales(m, node, x);
   }
   if (scales.size() != 4 || scales[0] != 1.0f || scales[1] != 1.0f) {
     m.fail(node, "scales must be 4 values [1, 1, scale_h, scale_w]");
@@ -336,6 +356,7 @@ void concat(Importer& m, const onnx::NodeProto& node) {
   const long long axis = int_attr(node, "axis", 1);
   if (axis != 1 && axis != -3)
     m.fail(node, "axis " + std::to_string(axis) + "; infer joins along the channels (axis 1)");
+  if (node.input_size() == 1) return m.passthrough(node);  // DenseNet's torch.cat([x], 1)
   std::vector<std::string> inputs;
   for (int i = 0; i < node.input_size(); ++i) {
     inputs.push_back(m.source(node, i));
@@ -351,16 +372,71 @@ void flatten(Importer& m, const onnx::NodeProto& node) {
   m.add_layer(node, LayerKind::Flatten, {}, {m.source(node, 0)});
 }
 
-// Reshape to [N, features] (PyTorch's x.view(x.size(0), -1) or torch.flatten(x, 1)).
+// The per-sample dimensions a Reshape asks for (its shape without the first, the batch), with 0
+// copying the input's dimension at the same place and one -1 taking what is left of `size`.
+std::vector<long long> per_sample_shape(Importer& m, const onnx::NodeProto& node, const Constant& shape,
+                                        const std::vector<long long>& in, std::size_t size) {
+  std::vector<long long> dims;
+  long long known = 1;
+  int free = -1;
+  for (std::size_t i = 1; i < shape.ints.size(); ++i) {
+    if (!shape.symbols.empty() && shape.symbols[i] != Constant::kKnown)
+      m.fail(node, "dimension " + std::to_string(i) + " of the shape depends on the batch size");
+    long long d = shape.ints[i];
+    if (d == 0 && int_attr(node, "allowzero", 0) == 0) d = i - 1 < in.size() ? in[i - 1] : -2;
+    if (d == -1 && free < 0) {
+      free = static_cast<int>(dims.size());
+    } else if (d < 1 || d > 1'000'000'000) {
+      m.fail(node, "dimension " + std::to_string(i) + " of the shape is " + std::to_string(shape.ints[i]));
+    } else {
+      known *= d;
+    }
+    dims.push_back(d);
+  }
+  if (free >= 0) dims[static_cast<std::size_t>(free)] = static_cast<long long>(size) / known;
+  long long total = 1;
+  for (long long d : dims) total *= d;
+  if (total != static_cast<long long>(size)) {
+    m.fail(node, "reshapes samples of " + std::to_string(size) + " values to " + shape_string(dims));
+  }
+  return dims;
+}
+
+// Reshape with the batch dimension kept: to [N, features] (PyTorch's x.view(x.size(0), -1) or
+// torch.flatten(x, 1)), or to the input's own shape (nothing to do). The shape may be folded
+// (onnx_fold.cpp): its first dimension is then the batch size itself.
 void reshape(Importer& m, const onnx::NodeProto& node) {
   const std::string x = m.source(node, 0);
   const Constant& shape = m.constant(node, 1);
+  if (shape.is_float || shape.ints.empty()) m.fail(node, "the shape must be integers");
   const Dims in = m.shape_of(x);
-  const long long features = static_cast<long long>(in.size());
-  const bool flat = shape.ints.size() == 2 && (shape.ints[1] == -1 || shape.ints[1] == features) &&
-                    (shape.ints[0] == -1 || shape.ints[0] == 0 || shape.ints[0] >= 1);
-  if (!flat) m.fail(node, "only a reshape to [N, features] (a flatten) is supported");
-  m.add_layer(node, LayerKind::Flatten, {}, {x});
+  const std::vector<long long> in_dims =
+      m.rank(x) == 2 ? std::vector<long long>{in.c} : std::vector<long long>{in.c, in.h, in.w};
+  const bool batch = !shape.symbols.empty() && shape.symbols[0] == Constant::kBatch;
+  if (!batch && (!shape.symbols.empty() && shape.symbols[0] != Constant::kKnown))
+    m.fail(node, "the first dimension of the shape is computed from the batch size; infer keeps the batch as it is");
+  if (!batch && shape.ints[0] != -1 && shape.ints[0] < 0) m.fail(node, "the first dimension of the shape is negative");
+  const std::vector<long long> dims = per_sample_shape(m, node, shape, in_dims, in.size());
+  if (dims.size() == 1) return void(m.add_layer(node, LayerKind::Flatten, {}, {x}));
+  if (dims == in_dims) return m.passthrough(node);
+  m.fail(node, "reshapes " + shape_string(in_dims) + " samples to " + shape_string(dims) +
+                   "; infer reshapes to [N, features] (a flatten) or to the same shape");
+}
+
+// ReduceMean over H and W of an [N, C, H, W] tensor (x.mean([2, 3])): a global average pooling,
+// flattened to [N, C] unless keepdims.
+void reduce_mean(Importer& m, const onnx::NodeProto& node) {
+  const std::string x = m.source(node, 0);
+  std::vector<long long> axes = ints_attr(node, "axes");
+  for (long long& a : axes) a = a < 0 ? a + m.rank(x) : a;
+  std::sort(axes.begin(), axes.end());
+  if (m.rank(x) != 4 || axes != std::vector<long long>{2, 3}) {
+    m.fail(node, "reduces axes " + shape_string(ints_attr(node, "axes")) + " of a rank-" + std::to_string(m.rank(x)) +
+                     " tensor; infer averages [N, C, H, W] over H and W (axes [2, 3])");
+  }
+  if (int_attr(node, "keepdims", 1) != 0) return void(m.add_layer(node, LayerKind::GlobalAvgPool, {}, {x}));
+  const std::string pooled = m.add_layer(node, LayerKind::GlobalAvgPool, {}, {x}, ".mean").name;
+  m.add_layer(node, LayerKind::Flatten, {}, {pooled});
 }
 
 // Softmax over the channels: axis 1, or the last axis of a flat [N, features] input.
@@ -416,6 +492,7 @@ const std::vector<Reader>& readers() {
       {"Flatten", false, false, [](Importer& m, N n) { flatten(m, n); }},
       {"Reshape", false, false, [](Importer& m, N n) { reshape(m, n); }},
       {"Softmax", false, false, [](Importer& m, N n) { softmax(m, n); }},
+      {"ReduceMean", false, false, [](Importer& m, N n) { reduce_mean(m, n); }},
       {"Resize", false, false, [](Importer& m, N n) { resize(m, n); }},
       {"Pad", false, false, [](Importer& m, N n) { pad(m, n); }},
       {"Upsample", false, false, [](Importer& m, N n) { resize(m, n); }},
@@ -438,6 +515,7 @@ void convert(Importer& m, const onnx::NodeProto& node) {
   if (!node.domain().empty() && node.domain() != "ai.onnx")
     m.fail(node, "domain '" + node.domain() + "' is not ONNX's default domain");
   if (node.output_size() < 1) m.fail(node, "the node has no output");
+  if (fold(m, node)) return;
   for (const Reader& r : readers()) {
     if (r.type != node.op_type()) continue;
     if (!r.own_outputs) m.no_extra_outputs(node, 1);

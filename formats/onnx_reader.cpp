@@ -93,8 +93,16 @@ Constant Importer::tensor(const onnx::TensorProto& t, const std::string& what) c
   }
   if (t.data_type() == onnx::TensorProto::FLOAT) {
     c.floats = values<float>(t, t.float_data(), count, what, "floats");
+    c.is_float = true;
   } else if (t.data_type() == onnx::TensorProto::INT64) {
     c.ints = values<long long>(t, t.int64_data(), count, what, "int64 values");
+  } else if (t.data_type() == onnx::TensorProto::INT32) {
+    const std::vector<std::int32_t> v = values<std::int32_t>(t, t.int32_data(), count, what, "int32 values");
+    c.ints.assign(v.begin(), v.end());
+  } else if (t.data_type() == onnx::TensorProto::DOUBLE) {
+    const std::vector<double> v = values<double>(t, t.double_data(), count, what, "doubles");
+    c.floats.assign(v.begin(), v.end());
+    c.is_float = true;
   } else {
     fail(what + " has data type " +
          onnx::TensorProto::DataType_Name(static_cast<onnx::TensorProto::DataType>(t.data_type())) +
@@ -245,6 +253,15 @@ void Importer::passthrough(const onnx::NodeProto& node) {
   }
   producer_[node.output(0)] = source(node, 0);
   no_extra_outputs(node, 1);
+}
+
+const Constant* Importer::find_constant(const std::string& name) const {
+  const auto c = constants_.find(name);
+  return c == constants_.end() ? nullptr : c->second.get();
+}
+
+void Importer::define_constant(const onnx::NodeProto& node, Constant c) {
+  constants_[node.output(0)] = std::make_shared<const Constant>(std::move(c));
 }
 
 const onnx::AttributeProto* attribute(const onnx::NodeProto& node, const std::string& name) {

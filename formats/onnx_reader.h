@@ -21,11 +21,18 @@
 
 namespace infer::onnx_import {
 
-// A tensor's values as float32, row-major, with its dimensions.
+// A tensor known at load, row-major, with its dimensions: an initializer, a Constant, or a value
+// folded from them (onnx_fold.cpp). Float tensors (FLOAT, DOUBLE) as float32 in `floats`, integer
+// ones (INT64, INT32: shapes, axes, indices) in `ints`.
 struct Constant {
   std::vector<long long> dims;
   std::vector<float> floats;
-  std::vector<long long> ints;  // INT64 tensors (shapes)
+  std::vector<long long> ints;
+  bool is_float = false;  // which of the two holds the values (both are empty for an empty tensor)
+  // Folded shape arithmetic only: per value, whether it is known or stands for the batch size N,
+  // which is free until run time (its entry in ints is then a placeholder); empty: all known.
+  static constexpr unsigned char kKnown = 0, kBatch = 1, kDependsOnBatch = 2;
+  std::vector<unsigned char> symbols;
 };
 
 // A node's attributes by name: the attribute, or nullptr / the fallback where the node has none.
@@ -87,6 +94,13 @@ class Importer {
   // Dropout and Identity at inference: the input, unchanged.
   void passthrough(const onnx::NodeProto& node);
 
+  // The value of tensor `name` when it is known at load, else nullptr.
+  const Constant* find_constant(const std::string& name) const;
+  // Records the node's first output as the known value c (a folded node: onnx_fold.cpp).
+  void define_constant(const onnx::NodeProto& node, Constant c);
+  // A TensorProto's values; `what` names it in a refusal.
+  Constant read_tensor(const onnx::TensorProto& t, const std::string& what) const { return tensor(t, what); }
+
  private:
   static std::string node_name(const onnx::NodeProto& node);
   void read_opset();
@@ -114,5 +128,11 @@ class Importer {
 // in the table, in the default domain, with no output but the first read by another node (but for
 // the ops that check their outputs themselves).
 void convert(Importer& importer, const onnx::NodeProto& node);
+
+// Evaluates the node at load (onnx_fold.cpp) when its op is one folded_op_types() lists and its
+// inputs are known (Shape: its input's shape is), recording its output as a constant; false, having
+// done nothing, otherwise. Refuses (InputError naming the node) what the folding cannot compute.
+bool fold(Importer& importer, const onnx::NodeProto& node);
+std::vector<std::string> folded_op_types();
 
 }  // namespace infer::onnx_import

@@ -286,6 +286,102 @@ TEST(Onnx, ANearestResizeByWholeScalesIsAnUpsample) {
   }
 }
 
+// The shape arithmetic torch.onnx.export writes with a free batch is folded at load: x.view(x.size(0), -1)
+// (Shape, Gather, Unsqueeze, Concat, Reshape), F.interpolate(size=...) (Shape, Slice, Cast, Mul, Concat,
+// Resize by sizes), x.mean([2, 3]) (ReduceMean) and torch.cat([x], 1) give, bit for bit, the network
+// the direct forms give (a constant shape, whole scales, GlobalAveragePool + Flatten, nothing).
+TEST(Onnx, ShapeArithmeticIsFoldedAtLoad) {
+  Random rng;
+  SCOPED_TRACE(rng.trace());
+  const Dims in{3, 4, 6};
+  const std::vector<float> w = rng.vector(5 * 3 * 3 * 3), bias = rng.vector(5);
+  const std::vector<float> fc = rng.vector(7 * 5 * 8 * 12), fc_bias = rng.vector(7);
+  // conv -> upsample x2 -> [one-input concat] -> flatten -> gemm, as `folded` says.
+  auto build = [&](bool folded, long long opset) {
+    OnnxBuilder b(in, opset);
+    b.weight("w", {5, 3, 3, 3}, w);
+    b.weight("b", {5}, bias);
+    b.weight("fc", {7, 5 * 8 * 12}, fc);
+    b.weight("fc_b", {7}, fc_bias);
+    auto* conv = b.node("Conv", "conv", {"x", "w", "b"}, "c");
+    OnnxBuilder::attr(conv, "pads", {1, 1, 1, 1});
+    if (folded) {
+      // sizes = concat(shape(c)[0:2], int(float(shape(c)[2:4]) * 2))
+      b.node("Shape", "shape", {"c"}, "s");
+      b.ints("begin", {0});
+      b.ints("two", {2});
+      b.ints("four", {4});
+      b.node("Slice", "nc", {"s", "begin", "two"}, "nc");
+      b.node("Slice", "hw", {"s", "two", "four"}, "hw");
+      OnnxBuilder::attr(b.node("Cast", "hw_f", {"hw"}, "hw_f"), "to", 1);
+      b.weight("scale", {2}, {2.0f, 2.0f});
+      b.node("Mul", "hw2_f", {"hw_f", "scale"}, "hw2_f");
+      b.node("Floor", "floor", {"hw2_f"}, "hw2_floor");
+      OnnxBuilder::attr(b.node("Cast", "hw2", {"hw2_floor"}, "hw2"), "to", 7);
+      OnnxBuilder::attr(b.node("Concat", "sizes", {"nc", "hw2"}, "sizes"), "axis", 0);
+      b.node("Resize", "up", {"c", "", "", "sizes"}, "u");
+      OnnxBuilder::attr(b.node("Concat", "one", {"u"}, "u1"), "axis", 1);
+      // shape2 = concat(unsqueeze(shape(u1)[0]), [-1])
+      b.node("Shape", "shape2", {"u1"}, "s2");
+      b.ints("zero", {0});
+      b.node("Gather", "n", {"s2", "zero"}, "n");  // [N]: a 1-D index keeps the axis
+      b.ints("zero_axis", {0});
+      b.node("Squeeze", "n_scalar", {"n", "zero_axis"}, "n0");
+      b.node("Unsqueeze", "n_again", {"n0", "zero_axis"}, "n1");
+      b.ints("rest", {-1});
+      OnnxBuilder::attr(b.node("Concat", "flat_shape", {"n1", "rest"}, "flat_shape"), "axis", 0);
+      b.node("Reshape", "flat", {"u1", "flat_shape"}, "f");
+    } else {
+      b.weight("scales", {4}, {1.0f, 1.0f, 2.0f, 2.0f});
+      b.node("Resize", "up", {"c", "", "scales"}, "u");
+      b.ints("flat_shape", {0, -1});
+      b.node("Reshape", "flat", {"u", "flat_shape"}, "f");
+    }
+    OnnxBuilder::attr(b.node("Gemm", "fc", {"f", "fc", "fc_b"}, "y"), "transB", 1);
+    b.output("y");
+    return b;
+  };
+  const int batch = 3;
+  const std::vector<float> input = rng.vector(static_cast<std::size_t>(batch) * in.size());
+  auto run = [&](const OnnxBuilder& b, std::size_t layers) {
+    TempDir dir;
+    b.save(dir / "m.onnx");
+    const LoadedModel model = load_model(dir / "m.onnx");
+    EXPECT_EQ(model.network.layers().size(), layers);
+    std::vector<float> out(static_cast<std::size_t>(batch) * 7);
+    make_cpu_backend(model.network, batch)->forward(input.data(), batch, out.data(), model.network.layers().size());
+    return out;
+  };
+  for (long long opset : {13LL, 17LL}) {
+    SCOPED_TRACE("opset " + std::to_string(opset));
+    EXPECT_EQ(run(build(true, opset), 4), run(build(false, opset), 4));  // conv, upsample, flatten, linear
+  }
+
+  // x.mean([2, 3]) with and without keepdims: a global average pooling (then a flatten).
+  for (long long keep : {0LL, 1LL}) {
+    SCOPED_TRACE("keepdims " + std::to_string(keep));
+    OnnxBuilder mean(in), direct(in);
+    auto* n = mean.node("ReduceMean", "mean", {"x"}, "y");
+    OnnxBuilder::attr(n, "axes", std::vector<long long>{-1, 2});
+    OnnxBuilder::attr(n, "keepdims", keep);
+    mean.output("y");
+    direct.node("GlobalAveragePool", "pool", {"x"}, keep ? "y" : "p");
+    if (!keep) direct.node("Flatten", "flat", {"p"}, "y");
+    direct.output("y");
+    TempDir dir;
+    mean.save(dir / "mean.onnx");
+    direct.save(dir / "direct.onnx");
+    const LoadedModel a = load_model(dir / "mean.onnx"), b = load_model(dir / "direct.onnx");
+    ASSERT_EQ(a.network.layers().size(), b.network.layers().size());
+    for (std::size_t i = 0; i < a.network.layers().size(); ++i)
+      EXPECT_EQ(a.network.layers()[i].kind, b.network.layers()[i].kind);
+    std::vector<float> ya(batch * 3), yb(batch * 3);
+    make_cpu_backend(a.network, batch)->forward(input.data(), batch, ya.data(), a.network.layers().size());
+    make_cpu_backend(b.network, batch)->forward(input.data(), batch, yb.data(), b.network.layers().size());
+    EXPECT_EQ(ya, yb);
+  }
+}
+
 // Asymmetric pads and auto_pad SAME (TensorFlow's padding) become a pad layer before the window op:
 // zeros before a convolution, -inf before a max pooling; checked against ONNX's definition computed
 // here directly (a window reads only positions inside the input; padded ones add 0 or never win).
@@ -405,13 +501,62 @@ TEST(Onnx, UnsupportedConstructsAreRefusedNamingTheNode) {
          b.output("y");
        },
        "a negative pad crops: not supported"},
-      {"a Resize by sizes",
+      {"a Resize by sizes that are not whole multiples",
        [](OnnxBuilder& b) {
-         b.ints("sizes", {1, 2, 8, 8});
+         b.ints("sizes", {1, 2, 6, 8});
          b.node("Resize", "up", {"x", "", "", "sizes"}, "y");
          b.output("y");
        },
-       "node 'up' (Resize): a Resize by 'sizes' is not supported"},
+       "node 'up' (Resize): the output height 6 is not a whole multiple of the input's 4"},
+      {"a reshape whose shape is computed from the batch size",
+       [](OnnxBuilder& b) {  // x.view(2 * n, -1): the batch is not kept
+         b.node("Shape", "shape", {"x"}, "s");
+         b.ints("zero", {0});
+         b.ints("two", {2});
+         b.ints("rest", {-1});
+         b.node("Gather", "n", {"s", "zero"}, "n");
+         b.node("Mul", "twice", {"n", "two"}, "n2");
+         b.node("Concat", "cat", {"n2", "rest"}, "shape2");
+         b.node("Reshape", "view", {"x", "shape2"}, "y");
+         b.output("y");
+       },
+       "node 'view' (Reshape): the first dimension of the shape is computed from the batch size"},
+      {"a folded Gather out of range",
+       [](OnnxBuilder& b) {
+         b.node("Shape", "shape", {"x"}, "s");
+         b.ints("five", {5});
+         b.node("Gather", "g", {"s", "five"}, "y");
+         b.output("y");
+       },
+       "node 'g' (Gather): index 5 is out of range for a dimension of 4"},
+      {"a folded integer division by zero",
+       [](OnnxBuilder& b) {
+         b.node("Shape", "shape", {"x"}, "s");
+         b.ints("zeros", {0, 0, 0, 0});
+         b.node("Div", "d", {"s", "zeros"}, "y");
+         b.output("y");
+       },
+       "node 'd' (Div): divides by zero"},
+      {"a huge ConstantOfShape",
+       [](OnnxBuilder& b) {
+         b.ints("dims", {1LL << 20, 1LL << 20});
+         b.node("ConstantOfShape", "fill", {"dims"}, "y");
+         b.output("y");
+       },
+       "node 'fill' (ConstantOfShape): a folded tensor of shape [1048576, 1048576] is too large"},
+      {"a reshape that is not a flatten",
+       [](OnnxBuilder& b) {
+         b.ints("shape", {0, 4, 4, 2});
+         b.node("Reshape", "view", {"x", "shape"}, "y");
+         b.output("y");
+       },
+       "node 'view' (Reshape): reshapes [2, 4, 4] samples to [4, 4, 2]; infer reshapes to [N, features]"},
+      {"a mean over the channels",
+       [](OnnxBuilder& b) {
+         OnnxBuilder::attr(b.node("ReduceMean", "mean", {"x"}, "y"), "axes", std::vector<long long>{1});
+         b.output("y");
+       },
+       "node 'mean' (ReduceMean): reduces axes [1] of a rank-4 tensor; infer averages [N, C, H, W] over H and W"},
       {"a fractional scale",
        [](OnnxBuilder& b) {
          b.weight("scales", {4}, {1.0f, 1.0f, 1.5f, 2.0f});
@@ -583,7 +728,9 @@ std::vector<float> floats(const onnx::TensorProto& t) {
 // graph of one has no layer), Constant makes a value, Reshape needs a computed input of rank 4;
 // Add, Mul and Concat read two computed tensors, which the single-node cases give as graph inputs:
 // the built models above and the torchvision models cover them.
-const std::set<std::string> kNoSingleNodeCase = {"Dropout", "Identity", "Constant", "Reshape", "Add", "Mul", "Concat"};
+// ReduceMean's cases reduce rank-3 tensors or other axes than H and W.
+const std::set<std::string> kNoSingleNodeCase = {"Dropout", "Identity", "Constant", "Reshape",
+                                                 "Add",     "Mul",      "Concat",   "ReduceMean"};
 
 // The "ONNX models" section of docs/model-format.md lists every op the import reads (its **Ops:**
 // item), so that a new reader in onnx_ops.cpp is documented before the suite passes.

@@ -3,7 +3,7 @@
 conformance test (tests/formats/test_torchvision.cpp): infer must agree with ONNX Runtime on each model.
 
     tools/train/torchvision_conformance.py OUTDIR [--models resnet18,mobilenet_v2,...] [--size 224]
-                                            [--count 100] [--seed 0]
+                                            [--count 100] [--seed 0] [--opset 14] [--keep-going]
 
 Run with Debian's Python (/usr/bin/python3: python3-torch and python3-torchvision, tools/dev/install-deps.sh)
 and onnxruntime importable: tools/dev/ort-venv.sh makes a virtual environment with Debian's packages
@@ -12,7 +12,12 @@ visible and the onnxruntime wheel from PyPI, in a cache outside the repository.
 Each model is built with random weights (seeded) and realistic batch-norm statistics: in training
 mode with a cumulative average (momentum None), a few batches of random images set the running mean
 and variance, as training would; then it is put in eval mode and exported with torch.onnx.export
-(opset 14, the batch dimension free). Nothing is downloaded and nothing large is committed.
+(opset 14 unless --opset, the batch dimension free). A name that torchvision.models lacks is looked up
+in torchvision.models.segmentation (fcn_resnet50, deeplabv3_mobilenet_v3_large, lraspp_mobilenet_v3_large,
+...): those run without their auxiliary head, and their output, the 'out' map [N, classes, H, W], is
+compared flattened. With --keep-going, a model that fails to build, export or run in ONNX Runtime is
+reported and left out, and the others go on (the survey of docs/testing.md); without it the script
+stops there. Nothing is downloaded and nothing large is committed.
 
 Written per model, under OUTDIR:
     NAME.onnx          the exported model
@@ -61,13 +66,33 @@ def residual_module(torch):
     return Residual()
 
 
-def export(torch, model, sample, path):
-    """torch.onnx.export at opset 14 with a free batch dimension. PyTorch 2.9 and later export through
+def build(torch, torchvision, name):
+    """The module `name`: the trial's residual model, a torchvision classifier, or a segmentation
+    model whose forward returns its 'out' map alone."""
+    if name == "residual":
+        return residual_module(torch)
+    if hasattr(torchvision.models, name):
+        return getattr(torchvision.models, name)(weights=None)
+    inner = getattr(torchvision.models.segmentation, name)(weights=None, weights_backbone=None, aux_loss=False)
+
+    class Out(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.inner = inner
+
+        def forward(self, x):
+            return self.inner(x)["out"]
+
+    return Out()
+
+
+def export(torch, model, sample, path, opset=14):
+    """torch.onnx.export at `opset` with a free batch dimension. PyTorch 2.9 and later export through
     torch.export (dynamo=True) by default, whose graphs are another exporter's; the TorchScript
     exporter, what Debian's PyTorch has, is asked for where the keyword exists, so that every
     machine exports the same way. Where it is gone, the default exporter is used and said so."""
     import inspect
-    kwargs = dict(opset_version=14, input_names=["x"], output_names=["y"], dynamic_axes={"x": {0: "N"}, "y": {0: "N"}})
+    kwargs = dict(opset_version=opset, input_names=["x"], output_names=["y"], dynamic_axes={"x": {0: "N"}, "y": {0: "N"}})
     if "dynamo" in inspect.signature(torch.onnx.export).parameters:
         try:
             torch.onnx.export(model, sample, path, dynamo=False, **kwargs)
@@ -85,6 +110,8 @@ def main():
     ap.add_argument("--size", type=int, default=224)
     ap.add_argument("--count", type=int, default=100)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--opset", type=int, default=14)
+    ap.add_argument("--keep-going", action="store_true", help="report a model that fails and go on")
     args = ap.parse_args()
     from importlib import metadata
     try:
@@ -95,7 +122,8 @@ def main():
 
     with open(os.path.abspath(__file__), "rb") as f:
         script = hashlib.sha256(f.read()).hexdigest()
-    record = dict(versions, size=args.size, count=args.count, seed=args.seed, script=script, models=[])
+    record = dict(versions, size=args.size, count=args.count, seed=args.seed, opset=args.opset, script=script,
+                  models=[])
     names = args.models.split(",")
     try:
         with open(os.path.join(args.outdir, "conformance.json")) as f:
@@ -122,10 +150,10 @@ def main():
     def images(n, gen):
         return (torch.rand(n, 3, args.size, args.size, generator=gen) - mean) / std
 
-    for name in names:
+    def one(name):
         gen = torch.Generator().manual_seed(args.seed)
         torch.manual_seed(args.seed)
-        model = residual_module(torch) if name == "residual" else getattr(torchvision.models, name)(weights=None)
+        model = build(torch, torchvision, name)
         # Realistic batch-norm statistics: cumulative averages over a few batches in training mode.
         for m in model.modules():
             if isinstance(m, torch.nn.modules.batchnorm._BatchNorm):
@@ -137,17 +165,29 @@ def main():
                 model(images(8, gen))
         model.eval()
         onnx_path = os.path.join(args.outdir, name + ".onnx")
-        export(torch, model, images(1, gen), onnx_path)
+        export(torch, model, images(1, gen), onnx_path, args.opset)
         x = images(args.count, gen).numpy().astype(np.float32)
         session = ort.InferenceSession(onnx_path, providers=["CPUExecutionProvider"])
         y = np.concatenate([session.run(None, {"x": x[i:i + 10]})[0] for i in range(0, args.count, 10)])
         with torch.no_grad():
             t = model(torch.from_numpy(x)).numpy()
-        t.astype("<f4").tofile(os.path.join(args.outdir, name + ".torch.bin"))
+        y = y.reshape(args.count, -1)
+        t.reshape(args.count, -1).astype("<f4").tofile(os.path.join(args.outdir, name + ".torch.bin"))
         x.astype("<f4").tofile(os.path.join(args.outdir, name + ".input.bin"))
         y.astype("<f4").tofile(os.path.join(args.outdir, name + ".ort.bin"))
         record["models"].append({"name": name, "classes": int(y.shape[1])})
-        print(f"{name}: exported, ONNX Runtime ran {args.count} inputs of 3x{args.size}x{args.size}", flush=True)
+        print(f"{name}: exported at opset {args.opset}, ONNX Runtime ran {args.count} inputs of 3x{args.size}x{args.size}",
+              flush=True)
+
+    for name in names:
+        try:
+            one(name)
+        except Exception as e:  # noqa: BLE001 - the survey reports every failure and goes on
+            if not args.keep_going:
+                raise
+            print(f"{name}: FAILED before infer ran ({type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''})",
+                  flush=True)
+            record.setdefault("failed", []).append({"name": name, "error": f"{type(e).__name__}: {e}"[:300]})
     with open(os.path.join(args.outdir, "conformance.json"), "w") as f:
         json.dump(record, f, indent=1)
 
