@@ -69,7 +69,7 @@ struct Classifier::Impl {
   }
 
   void preprocess_into(const std::filesystem::path& image, float* out) const {
-    infer::preprocess(load_image(image, input.dims.c), input, out);
+    infer::preprocess(load_image(image, input.dims.c, input.preprocessing.alpha), input, out);
   }
 
   // The threads are set before anything runs; then the manifest is read.
@@ -147,7 +147,8 @@ void Classifier::preprocess(const std::filesystem::path& image, float* sample) c
 
 void Classifier::preprocess(const unsigned char* bytes, std::size_t size, float* sample,
                             const std::string& name) const {
-  infer::preprocess(decode_image(name, bytes, size, impl_->input.dims.c), impl_->input, sample);
+  infer::preprocess(decode_image(name, bytes, size, impl_->input.dims.c, impl_->input.preprocessing.alpha),
+                    impl_->input, sample);
 }
 
 void Classifier::run(const float* samples, int n, float* outputs) {

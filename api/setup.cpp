@@ -168,6 +168,7 @@ InputSpec effective_input(const PreprocessingOverrides& o, const InputSpec& mode
   if (o.invert) p.invert = *o.invert;
   if (o.resize) p.resize = *o.resize;
   if (o.channel_order) p.channel_order = *o.channel_order;
+  if (o.alpha) p.alpha = *o.alpha;
   if (o.resize) p.resize_size = 0;  // another mode: the model's crop size no longer applies
   if (o.resize_size) {
     if (p.resize != ResizeMode::Crop)

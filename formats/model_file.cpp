@@ -307,6 +307,15 @@ ParsedLayer parse_layer(const std::string& file, const toml::table& t, std::size
       layer.attrs = UpsampleAttrs{h, w};
       break;
     }
+    case LayerKind::ChannelShuffle:
+      named.require("groups");
+      layer.attrs = ChannelShuffleAttrs{named.int_value("groups", 1, 1)};
+      break;
+    case LayerKind::ChannelSlice:  // end > C and begin >= end: the shape rule (network.cpp), naming both
+      named.require("begin");
+      named.require("end");
+      layer.attrs = ChannelSliceAttrs{named.int_value("begin", 0, 0), named.int_value("end", 1, 1)};
+      break;
   }
   named.reject_unknown_keys();
   return parsed;
@@ -386,6 +395,9 @@ Preprocessing read_preprocessing(TableReader& in, const Dims& dims) {
       choice(in, "channel_order", {ChannelOrder::Rgb, ChannelOrder::Bgr}, channel_order_name, ChannelOrder::Rgb);
   p.invert =
       choice(in, "invert", {InvertMode::Auto, InvertMode::Yes, InvertMode::No}, invert_mode_name, InvertMode::No);
+  // torchvision's transform (crop) drops alpha; the other modes keep what infer always did.
+  p.alpha = choice(in, "alpha", {AlphaMode::White, AlphaMode::Drop}, alpha_mode_name,
+                   p.resize == ResizeMode::Crop ? AlphaMode::Drop : AlphaMode::White);
   return p;
 }
 

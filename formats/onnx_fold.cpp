@@ -92,7 +92,7 @@ std::vector<long long> known_ints(Importer& m, const onnx::NodeProto& node, cons
 // The node's input `index` as a folded value; nullptr where it is absent (an optional input).
 const Constant* optional_input(Importer& m, const onnx::NodeProto& node, int index) {
   if (index >= node.input_size() || node.input(index).empty()) return nullptr;
-  return &m.constant(node, index);
+  return &m.value(node, index);
 }
 
 Constant shape(Importer& m, const onnx::NodeProto& node) {
@@ -124,8 +124,8 @@ Constant shape(Importer& m, const onnx::NodeProto& node) {
 }
 
 Constant gather(Importer& m, const onnx::NodeProto& node) {
-  const Constant& data = m.constant(node, 0);
-  const Constant& idx = m.constant(node, 1);
+  const Constant& data = m.value(node, 0);
+  const Constant& idx = m.value(node, 1);
   if (data.dims.empty()) m.fail(node, "gathers from a scalar");
   const std::size_t axis = axis_index(m, node, int_attr(node, "axis", 0), data.dims.size());
   const std::vector<long long> indices = known_ints(m, node, idx, "the indices");
@@ -154,7 +154,7 @@ Constant gather(Importer& m, const onnx::NodeProto& node) {
 // Unsqueeze and Squeeze: the values unchanged, the dimensions with ones inserted or removed. The
 // axes: an attribute before opset 13, the second input from 13 on.
 Constant reshaped_axes(Importer& m, const onnx::NodeProto& node, bool insert) {
-  const Constant& data = m.constant(node, 0);
+  const Constant& data = m.value(node, 0);
   std::vector<long long> axes;
   if (m.opset() >= 13) {
     if (const Constant* a = optional_input(m, node, 1)) axes = known_ints(m, node, *a, "the axes");
@@ -189,7 +189,7 @@ Constant reshaped_axes(Importer& m, const onnx::NodeProto& node, bool insert) {
 }
 
 Constant cast(Importer& m, const onnx::NodeProto& node) {
-  const Constant& data = m.constant(node, 0);
+  const Constant& data = m.value(node, 0);
   const long long to = int_attr(node, "to", 0);
   Constant out;
   out.dims = data.dims;
@@ -212,11 +212,11 @@ Constant cast(Importer& m, const onnx::NodeProto& node) {
 
 // Slice (opset 10 on: starts, ends, axes, steps as inputs; before: attributes, step 1).
 Constant slice(Importer& m, const onnx::NodeProto& node) {
-  const Constant& data = m.constant(node, 0);
+  const Constant& data = m.value(node, 0);
   std::vector<long long> starts, ends, axes, steps;
   if (m.opset() >= 10) {
-    starts = known_ints(m, node, m.constant(node, 1), "starts");
-    ends = known_ints(m, node, m.constant(node, 2), "ends");
+    starts = known_ints(m, node, m.value(node, 1), "starts");
+    ends = known_ints(m, node, m.value(node, 2), "ends");
     if (const Constant* a = optional_input(m, node, 3)) axes = known_ints(m, node, *a, "axes");
     if (const Constant* s = optional_input(m, node, 4)) steps = known_ints(m, node, *s, "steps");
   } else {
@@ -267,7 +267,7 @@ Constant slice(Importer& m, const onnx::NodeProto& node) {
 
 Constant concat(Importer& m, const onnx::NodeProto& node) {
   std::vector<const Constant*> parts;
-  for (int i = 0; i < node.input_size(); ++i) parts.push_back(&m.constant(node, i));
+  for (int i = 0; i < node.input_size(); ++i) parts.push_back(&m.value(node, i));
   if (parts.empty()) m.fail(node, "has no inputs");
   const Constant& first = *parts[0];
   if (first.dims.empty()) m.fail(node, "joins scalars");
@@ -305,8 +305,8 @@ Constant concat(Importer& m, const onnx::NodeProto& node) {
 // arithmetic on it gives kDependsOnBatch.
 Constant arithmetic(Importer& m, const onnx::NodeProto& node) {
   if (node.input_size() != 2) m.fail(node, "needs two inputs");
-  const Constant& a = m.constant(node, 0);
-  const Constant& b = m.constant(node, 1);
+  const Constant& a = m.value(node, 0);
+  const Constant& b = m.value(node, 1);
   if (is_float(a) != is_float(b)) m.fail(node, "mixes float and integer operands");
   const std::string_view op = node.op_type();
   const std::size_t rank = std::max(a.dims.size(), b.dims.size());
@@ -373,7 +373,7 @@ Constant arithmetic(Importer& m, const onnx::NodeProto& node) {
 
 // Floor, Ceil, Sqrt, Neg: one float value from each.
 Constant unary(Importer& m, const onnx::NodeProto& node) {
-  Constant out = m.constant(node, 0);
+  Constant out = m.value(node, 0);
   const std::string_view op = node.op_type();
   if (!is_float(out)) {
     if (op != "Neg") m.fail(node, "reads an integer tensor; " + node.op_type() + " is defined on floats");
@@ -392,8 +392,8 @@ Constant unary(Importer& m, const onnx::NodeProto& node) {
 
 // Reshape of a folded value (the shape known: 0 copies a dimension, one -1 takes the rest).
 Constant reshape_constant(Importer& m, const onnx::NodeProto& node) {
-  Constant out = m.constant(node, 0);
-  const std::vector<long long> shape = known_ints(m, node, m.constant(node, 1), "the shape");
+  Constant out = m.value(node, 0);
+  const std::vector<long long> shape = known_ints(m, node, m.value(node, 1), "the shape");
   const std::size_t n = element_count(out);
   std::vector<long long> dims;
   long long known = 1;
@@ -423,7 +423,7 @@ Constant reshape_constant(Importer& m, const onnx::NodeProto& node) {
 
 // ConstantOfShape: a tensor of the known shape, every value the attribute's (default float 0).
 Constant constant_of_shape(Importer& m, const onnx::NodeProto& node) {
-  const std::vector<long long> dims = known_ints(m, node, m.constant(node, 0), "the shape");
+  const std::vector<long long> dims = known_ints(m, node, m.value(node, 0), "the shape");
   Constant fill;
   fill.is_float = true;
   fill.floats = {0.0f};

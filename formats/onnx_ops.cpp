@@ -180,7 +180,7 @@ void pool(Importer& m, const onnx::NodeProto& node) {
 // The scales of a Resize by `sizes` (F.interpolate(size=...), often folded from the input's shape):
 // output over input on each axis, the batch's 1 whatever N is.
 std::vector<float> size_scales(Importer& m, const onnx::NodeProto& node, const std::string& x) {
-  const Constant& sizes = m.constant(node, 3);
+  const Constant& sizes = m.value(node, 3);
   const Dims in = m.shape_of(x);
   if (sizes.is_float || sizes.ints.size() != 4) m.fail(node, "sizes must be 4 integers [N, C, H, W]");
   for (std::size_t i = 1; i < 4; ++i) {
@@ -402,13 +402,127 @@ std::vector<long long> per_sample_shape(Importer& m, const onnx::NodeProto& node
   return dims;
 }
 
+// A channel slice: channels [begin, end) of a computed [N, C, H, W] tensor (or features of [N, F]),
+// the layer reading x.
+std::string channel_slice(Importer& m, const onnx::NodeProto& node, const std::string& x, long long begin,
+                          long long end, const std::string& suffix = "") {
+  return m
+      .add_layer(node, LayerKind::ChannelSlice, ChannelSliceAttrs{static_cast<int>(begin), static_cast<int>(end)}, {x},
+                 suffix.c_str())
+      .name;
+}
+
+// Slice of a computed tensor along the channels alone, step 1 (ShuffleNet's x.chunk(2, dim=1) at
+// opset 13 and later; the slices of known values are folded, onnx_fold.cpp).
+void slice(Importer& m, const onnx::NodeProto& node) {
+  const std::string x = m.source(node, 0);
+  if (m.opset() < 10) m.fail(node, "a Slice of a computed tensor before opset 10 is not supported");
+  auto ints = [&](int index) {
+    std::vector<long long> v;
+    if (index < node.input_size() && !node.input(index).empty()) {
+      const Constant& c = m.constant(node, index);
+      if (c.is_float || !c.known()) m.fail(node, "starts, ends, axes and steps must be known integers");
+      v = c.ints;
+    }
+    return v;
+  };
+  const std::vector<long long> starts = ints(1), ends = ints(2), steps = ints(4);
+  std::vector<long long> axes = ints(3);
+  if (axes.empty()) axes = {0};
+  const int rank = m.rank(x);
+  if (starts.size() != 1 || ends.size() != 1 || axes.size() != 1 || (axes[0] != 1 && axes[0] != 1 - rank) ||
+      (!steps.empty() && steps != std::vector<long long>{1})) {
+    m.fail(node, "slices axes " + shape_string(axes) + " with steps " + shape_string(steps) +
+                     "; infer slices the channels (axis 1) alone, with step 1");
+  }
+  const long long c = m.shape_of(x).c;
+  auto clamp = [&](long long v) { return std::clamp(v < 0 ? v + c : v, 0LL, c); };
+  const long long begin = clamp(starts[0]), end = clamp(ends[0]);
+  if (begin >= end) m.fail(node, "the slice of the channels is empty");
+  if (begin == 0 && end == c) return m.passthrough(node);
+  channel_slice(m, node, x, begin, end);
+}
+
+// Split along the channels into parts (the split sizes, an attribute before opset 13 and an input
+// from 13 on, or equal parts): one channel slice per output read.
+void split(Importer& m, const onnx::NodeProto& node) {
+  const std::string x = m.source(node, 0);
+  const int rank = m.rank(x);
+  const long long axis = int_attr(node, "axis", 0);
+  if (axis != 1 && axis != 1 - rank)
+    m.fail(node, "axis " + std::to_string(axis) + "; infer splits the channels (axis 1)");
+  const long long c = m.shape_of(x).c;
+  std::vector<long long> sizes = ints_attr(node, "split");
+  if (m.opset() >= 13 && node.input_size() > 1 && !node.input(1).empty()) {
+    const Constant& s = m.constant(node, 1);
+    if (s.is_float || !s.known()) m.fail(node, "the split sizes must be known integers");
+    sizes = s.ints;
+  }
+  const long long parts = node.output_size();
+  if (sizes.empty()) {
+    if (c % parts != 0) m.fail(node, std::to_string(c) + " channels do not split into " + std::to_string(parts));
+    sizes.assign(static_cast<std::size_t>(parts), c / parts);
+  }
+  long long total = 0;
+  for (long long s : sizes) {
+    if (s < 1 || s > c)
+      m.fail(node, "a split size of " + std::to_string(s) + " for " + std::to_string(c) + " channels");
+    total += s;
+  }
+  if (static_cast<long long>(sizes.size()) != parts || total != c) {
+    m.fail(node, "split sizes " + shape_string(sizes) + " for " + std::to_string(parts) + " outputs of " +
+                     std::to_string(c) + " channels");
+  }
+  std::vector<std::string> layers(static_cast<std::size_t>(parts));
+  long long begin = 0;
+  for (int i = 0; i < node.output_size(); ++i) {
+    const long long end = begin + sizes[static_cast<std::size_t>(i)];
+    if (!node.output(i).empty() && m.is_read(node.output(i)))
+      layers[static_cast<std::size_t>(i)] = channel_slice(m, node, x, begin, end, "." + std::to_string(i));
+    begin = end;
+  }
+  for (int i = 0; i < node.output_size(); ++i) m.map_output(node, i, layers[static_cast<std::size_t>(i)]);
+}
+
+// The end of a channel shuffle: the transposed [N, C / g, g, H, W] view reshaped back to [N, C, H, W].
+void shuffle_end(Importer& m, const onnx::NodeProto& node, const Constant& shape) {
+  const ShuffleView v = *m.find_view(node.input(0));
+  const Dims in = m.shape_of(v.layer);
+  const std::vector<long long> in_dims{in.c, in.h, in.w};
+  const std::vector<long long> view{in.c / v.groups, v.groups, in.h, in.w};
+  std::vector<long long> dims = per_sample_shape(m, node, shape, view, in.size());
+  if (!v.transposed || dims != in_dims) {
+    m.fail(node, "reshapes a " + std::string(v.transposed ? "transposed " : "") + "5-D view of '" + v.layer + "' to " +
+                     shape_string(dims) +
+                     "; infer reads such a view only as a channel shuffle: Reshape to [N, g, C / g, H, W], "
+                     "Transpose(perm = [0, 2, 1, 3, 4]), Reshape back to [N, C, H, W]");
+  }
+  m.add_layer(node, LayerKind::ChannelShuffle, ChannelShuffleAttrs{v.groups}, {v.layer});
+}
+
+// Transpose: the middle of a channel shuffle ([N, g, C / g, H, W] to [N, C / g, g, H, W]) alone.
+void transpose(Importer& m, const onnx::NodeProto& node) {
+  const ShuffleView* v = node.input_size() > 0 ? m.find_view(node.input(0)) : nullptr;
+  const std::vector<long long> perm = ints_attr(node, "perm");
+  if (v == nullptr || v->transposed || perm != std::vector<long long>{0, 2, 1, 3, 4}) {
+    if (v == nullptr) m.source(node, 0);  // a tensor nobody wrote is refused as such
+    m.fail(node, "perm " + shape_string(perm) +
+                     "; infer transposes only within a channel shuffle: Reshape to [N, g, C / g, H, W], "
+                     "Transpose(perm = [0, 2, 1, 3, 4]), Reshape back to [N, C, H, W]");
+  }
+  ShuffleView t = *v;
+  t.transposed = true;
+  m.define_view(node, t);
+}
+
 // Reshape with the batch dimension kept: to [N, features] (PyTorch's x.view(x.size(0), -1) or
 // torch.flatten(x, 1)), or to the input's own shape (nothing to do). The shape may be folded
 // (onnx_fold.cpp): its first dimension is then the batch size itself.
 void reshape(Importer& m, const onnx::NodeProto& node) {
-  const std::string x = m.source(node, 0);
-  const Constant& shape = m.constant(node, 1);
+  const Constant& shape = m.value(node, 1);
   if (shape.is_float || shape.ints.empty()) m.fail(node, "the shape must be integers");
+  if (node.input_size() > 0 && m.find_view(node.input(0))) return shuffle_end(m, node, shape);
+  const std::string x = m.source(node, 0);
   const Dims in = m.shape_of(x);
   const std::vector<long long> in_dims =
       m.rank(x) == 2 ? std::vector<long long>{in.c} : std::vector<long long>{in.c, in.h, in.w};
@@ -419,6 +533,8 @@ void reshape(Importer& m, const onnx::NodeProto& node) {
   const std::vector<long long> dims = per_sample_shape(m, node, shape, in_dims, in.size());
   if (dims.size() == 1) return void(m.add_layer(node, LayerKind::Flatten, {}, {x}));
   if (dims == in_dims) return m.passthrough(node);
+  if (m.rank(x) == 4 && dims.size() == 4 && dims[0] * dims[1] == in.c && dims[2] == in.h && dims[3] == in.w)
+    return m.define_view(node, ShuffleView{x, static_cast<int>(dims[0]), false});  // a channel shuffle begins
   m.fail(node, "reshapes " + shape_string(in_dims) + " samples to " + shape_string(dims) +
                    "; infer reshapes to [N, features] (a flatten) or to the same shape");
 }
@@ -493,6 +609,9 @@ const std::vector<Reader>& readers() {
       {"Reshape", false, false, [](Importer& m, N n) { reshape(m, n); }},
       {"Softmax", false, false, [](Importer& m, N n) { softmax(m, n); }},
       {"ReduceMean", false, false, [](Importer& m, N n) { reduce_mean(m, n); }},
+      {"Transpose", false, false, [](Importer& m, N n) { transpose(m, n); }},
+      {"Slice", false, false, [](Importer& m, N n) { slice(m, n); }},
+      {"Split", false, true, [](Importer& m, N n) { split(m, n); }},
       {"Resize", false, false, [](Importer& m, N n) { resize(m, n); }},
       {"Pad", false, false, [](Importer& m, N n) { pad(m, n); }},
       {"Upsample", false, false, [](Importer& m, N n) { resize(m, n); }},

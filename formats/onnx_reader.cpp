@@ -165,6 +165,11 @@ std::string Importer::source(const onnx::NodeProto& node, int index) {
   const std::string& name = node.input(index);
   const auto p = producer_.find(name);
   if (p != producer_.end()) return p->second;
+  if (const ShuffleView* v = find_view(name)) {
+    fail(node, "input '" + name + "' is a 5-D view of '" + v->layer + "' in " + std::to_string(v->groups) +
+                   " groups; infer reads such a view only as a channel shuffle: Reshape to [N, g, C / g, H, W], "
+                   "Transpose(perm = [0, 2, 1, 3, 4]), Reshape back to [N, C, H, W]");
+  }
   if (constants_.count(name)) {
     fail(node, "input '" + name + "' is a constant tensor; infer's " + node.op_type() +
                    " combines computed tensors only (a constant operand is not supported)");
@@ -172,7 +177,7 @@ std::string Importer::source(const onnx::NodeProto& node, int index) {
   fail(node, "input '" + name + "' is written by no earlier node");
 }
 
-const Constant& Importer::constant(const onnx::NodeProto& node, int index) {
+const Constant& Importer::value(const onnx::NodeProto& node, int index) {
   if (index >= node.input_size() || node.input(index).empty())
     fail(node, "input " + std::to_string(index) + " is missing");
   const auto c = constants_.find(node.input(index));
@@ -181,6 +186,15 @@ const Constant& Importer::constant(const onnx::NodeProto& node, int index) {
          "input '" + node.input(index) + "' must be an initializer or a Constant (infer reads weights from the file)");
   }
   return *c->second;
+}
+
+const Constant& Importer::constant(const onnx::NodeProto& node, int index) {
+  const Constant& c = value(node, index);
+  if (!c.known()) {
+    fail(node, "input '" + node.input(index) + "' is computed from the batch size, which is free until run time; " +
+                   node.op_type() + " needs it known at load");
+  }
+  return c;
 }
 
 std::vector<float> Importer::take(const onnx::NodeProto& node, const Constant& c) {
@@ -230,6 +244,13 @@ Layer& Importer::add_layer(const onnx::NodeProto& node, LayerKind kind, LayerAtt
   return result_.layers.back();
 }
 
+void Importer::map_output(const onnx::NodeProto& node, int index, const std::string& layer) {
+  if (layer.empty())
+    producer_.erase(node.output(index));
+  else
+    producer_[node.output(index)] = layer;
+}
+
 void Importer::no_extra_outputs(const onnx::NodeProto& node, int used) {
   for (int i = used; i < node.output_size(); ++i) {
     if (!node.output(i).empty() && read_.count(node.output(i))) {
@@ -254,6 +275,13 @@ void Importer::passthrough(const onnx::NodeProto& node) {
   producer_[node.output(0)] = source(node, 0);
   no_extra_outputs(node, 1);
 }
+
+const ShuffleView* Importer::find_view(const std::string& name) const {
+  const auto v = views_.find(name);
+  return v == views_.end() ? nullptr : &v->second;
+}
+
+void Importer::define_view(const onnx::NodeProto& node, ShuffleView v) { views_[node.output(0)] = std::move(v); }
 
 const Constant* Importer::find_constant(const std::string& name) const {
   const auto c = constants_.find(name);

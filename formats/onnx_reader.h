@@ -33,6 +33,21 @@ struct Constant {
   // which is free until run time (its entry in ints is then a placeholder); empty: all known.
   static constexpr unsigned char kKnown = 0, kBatch = 1, kDependsOnBatch = 2;
   std::vector<unsigned char> symbols;
+  // Whether every value is known (none stands for N or depends on it).
+  bool known() const {
+    for (unsigned char s : symbols)
+      if (s != kKnown) return false;
+    return true;
+  }
+};
+
+// A channel shuffle under way (ShuffleNet's x.view(n, g, c / g, h, w).transpose(1, 2).reshape(n, c, h,
+// w)): a 5-D view of a computed [N, C, H, W] tensor, which only that sequence may read; the last
+// Reshape makes it a channel_shuffle layer.
+struct ShuffleView {
+  std::string layer;        // the [N, C, H, W] tensor viewed, by its layer
+  int groups = 1;           // g: the view is [N, g, C / g, H, W]
+  bool transposed = false;  // after the Transpose: [N, C / g, g, H, W]
 };
 
 // A node's attributes by name: the attribute, or nullptr / the fallback where the node has none.
@@ -62,8 +77,12 @@ class Importer {
   // The layer (by name) that writes tensor `name`; a node reading a tensor nobody wrote is refused.
   std::string source(const onnx::NodeProto& node, int index);
 
-  // The node's input `index` as an initializer or a Constant's output; anything else is refused.
+  // The node's input `index` as an initializer, a Constant's output or a folded value, all its
+  // values known; anything else is refused.
   const Constant& constant(const onnx::NodeProto& node, int index);
+  // The same where values may stand for the batch size (Constant::symbols): for the folding and the
+  // readers that handle the symbols (a Reshape's shape, a Resize's sizes).
+  const Constant& value(const onnx::NodeProto& node, int index);
 
   // Copies a constant's values into a layer, refusing a model whose layers would hold far more values
   // than its file (one weight read by thousands of nodes).
@@ -79,6 +98,12 @@ class Importer {
   Layer& add_layer(const onnx::NodeProto& node, LayerKind kind, LayerAttrs attrs, std::vector<std::string> inputs,
                    const char* suffix = "");
 
+  // Makes output `index` of the node the output of `layer` (an op of several outputs, such as Split),
+  // or of nothing when `layer` is empty.
+  void map_output(const onnx::NodeProto& node, int index, const std::string& layer);
+  // Whether some node reads tensor `name` (every output but an unread one needs a layer).
+  bool is_read(const std::string& name) const { return read_.count(name) > 0; }
+
   // Refuses the node if another node reads one of its outputs from index `used` on.
   void no_extra_outputs(const onnx::NodeProto& node, int used);
 
@@ -93,6 +118,10 @@ class Importer {
 
   // Dropout and Identity at inference: the input, unchanged.
   void passthrough(const onnx::NodeProto& node);
+
+  // The channel shuffle under way that tensor `name` is, else nullptr; records one.
+  const ShuffleView* find_view(const std::string& name) const;
+  void define_view(const onnx::NodeProto& node, ShuffleView v);
 
   // The value of tensor `name` when it is known at load, else nullptr.
   const Constant* find_constant(const std::string& name) const;
@@ -120,6 +149,7 @@ class Importer {
   std::size_t parameters_ = 0;                   // values copied into layers so far
   std::size_t max_parameters_ = 0;               // 4 x the file's bytes / 4: weights shared a few times at most
   std::map<std::string, std::string> producer_;  // tensor name -> the layer writing it (or "input")
+  std::map<std::string, ShuffleView> views_;     // tensor name -> the channel shuffle it is part of
   std::map<std::string, Dims> shapes_;           // layer name (or "input") -> its output's shape
   std::set<std::string> names_;
 };

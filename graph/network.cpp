@@ -164,6 +164,14 @@ const char* invert_mode_name(InvertMode m) {
   return "unknown";
 }
 
+const char* alpha_mode_name(AlphaMode m) {
+  switch (m) {
+    case AlphaMode::White: return "white";
+    case AlphaMode::Drop: return "drop";
+  }
+  return "unknown";
+}
+
 const char* layer_kind_name(LayerKind k) {
   const auto i = static_cast<std::size_t>(k);
   return i < kOpCount ? kOpNames[i].data() : "unknown";  // the names are literals: NUL-terminated
@@ -215,6 +223,26 @@ Dims single_output_dims(const Layer& layer, const Dims& in) {
       require_positive(layer, "output height", a.out_h);
       require_positive(layer, "output width", a.out_w);
       return Dims{in.c, a.out_h, a.out_w};
+    }
+    case LayerKind::ChannelShuffle: {
+      const int groups = layer.channel_shuffle().groups;
+      require_positive(layer, "groups", groups);
+      if (in.c % groups != 0) {
+        fail(layer,
+             "groups = " + std::to_string(groups) + " must divide the input channels (" + std::to_string(in.c) + ")");
+      }
+      return in;
+    }
+    case LayerKind::ChannelSlice: {
+      const ChannelSliceAttrs& a = layer.channel_slice();
+      if (a.begin < 0) fail(layer, "begin must not be negative, found " + std::to_string(a.begin));
+      if (a.begin >= a.end) {
+        fail(layer, "begin = " + std::to_string(a.begin) + " must be less than end = " + std::to_string(a.end));
+      }
+      if (a.end > in.c) {
+        fail(layer, "end = " + std::to_string(a.end) + " is over the input channels (" + std::to_string(in.c) + ")");
+      }
+      return Dims{a.end - a.begin, in.h, in.w};
     }
     case LayerKind::Pad: {
       const PadAttrs& a = layer.pad();
@@ -298,6 +326,8 @@ bool attrs_fit(const Layer& layer) {
     case LayerKind::Upsample: return std::holds_alternative<UpsampleAttrs>(layer.attrs);
     case LayerKind::Pad: return std::holds_alternative<PadAttrs>(layer.attrs);
     case LayerKind::AdaptiveAvgPool: return std::holds_alternative<AdaptivePoolAttrs>(layer.attrs);
+    case LayerKind::ChannelShuffle: return std::holds_alternative<ChannelShuffleAttrs>(layer.attrs);
+    case LayerKind::ChannelSlice: return std::holds_alternative<ChannelSliceAttrs>(layer.attrs);
   }
   return false;
 }

@@ -104,6 +104,21 @@ constexpr int adaptive_end(int i, int in, int out) {
   return static_cast<int>((static_cast<long long>(i + 1) * in + out - 1) / out);
 }
 
+// Channel shuffle (ShuffleNet; PyTorch's nn.ChannelShuffle): the C = groups * k channels of each
+// sample seen as a [groups, k] matrix and transposed to [k, groups], so output channel j * groups + i
+// is input channel i * k + j (i < groups, j < k). groups >= 1 must divide C; groups = 1 (or C) is
+// the identity. The shape is the input's.
+struct ChannelShuffleAttrs {
+  int groups = 1;
+};
+
+// Channel slice (ShuffleNet V2's x.chunk(2, dim=1); ONNX Slice or Split on the channels): output
+// channel c is input channel begin + c, for 0 <= begin < end <= C; the output is (end - begin) x H x W.
+struct ChannelSliceAttrs {
+  int begin = 0;
+  int end = 0;
+};
+
 // The two parameters of a pointwise op (ops.h, INFER_POINTWISE_OPS; the formulas are in
 // pointwise_formula.h): clip's min and max (ReLU6 is 0, 6; an infinite bound is none), hardsigmoid's
 // alpha and beta (PyTorch's are 1/6 and 1/2; ONNX's default alpha is 0.2), hardswish's fixed 1/6
@@ -122,8 +137,9 @@ constexpr PointwiseAttrs default_pointwise_attrs(PointwiseOp op) {
 // min <= max, found 2 and 1"); empty when they follow it.
 std::string pointwise_params_problem(PointwiseOp op, const PointwiseAttrs& p);
 
-using LayerAttrs = std::variant<std::monostate, Conv2dAttrs, Pool2dAttrs, BatchNormAttrs, LinearAttrs, AddAttrs,
-                                UpsampleAttrs, PadAttrs, AdaptivePoolAttrs, PointwiseAttrs>;
+using LayerAttrs =
+    std::variant<std::monostate, Conv2dAttrs, Pool2dAttrs, BatchNormAttrs, LinearAttrs, AddAttrs, UpsampleAttrs,
+                 PadAttrs, AdaptivePoolAttrs, ChannelShuffleAttrs, ChannelSliceAttrs, PointwiseAttrs>;
 
 // Parameters of a layer. Which vectors are used depends on the kind:
 //   Conv2d / Linear: weight, bias (empty when the layer has no bias)
@@ -161,6 +177,8 @@ struct Layer {
   const UpsampleAttrs& upsample() const { return std::get<UpsampleAttrs>(attrs); }
   const PadAttrs& pad() const { return std::get<PadAttrs>(attrs); }
   const AdaptivePoolAttrs& adaptive() const { return std::get<AdaptivePoolAttrs>(attrs); }
+  const ChannelShuffleAttrs& channel_shuffle() const { return std::get<ChannelShuffleAttrs>(attrs); }
+  const ChannelSliceAttrs& channel_slice() const { return std::get<ChannelSliceAttrs>(attrs); }
   const PointwiseAttrs& pointwise() const { return std::get<PointwiseAttrs>(attrs); }
 };
 
@@ -168,16 +186,19 @@ struct Layer {
 // How an image becomes the network's input, as the model declares it ([input] in the model file;
 // preprocess.h does it). The defaults are torchvision's evaluation transform without its
 // hard-coded sizes: no inversion, the shorter side resized, the centre cropped.
-// InvertMode, ResizeMode, ChannelOrder: infer/preprocessing.h (public: the API overrides them).
+// InvertMode, ResizeMode, ChannelOrder, AlphaMode: infer/preprocessing.h (public: the API overrides them).
 struct Preprocessing {
   ResizeMode resize = ResizeMode::Crop;
   int resize_size = 0;  // Crop: the shorter side before cropping; 0: max(height, width)
   ChannelOrder channel_order = ChannelOrder::Rgb;
   InvertMode invert = InvertMode::No;
+  AlphaMode alpha = AlphaMode::Drop;  // applied when the image is decoded; a model file's default
+                                      // follows its resize: Drop for crop, White otherwise
 };
 const char* resize_mode_name(ResizeMode m);      // "trim_fit", "stretch", "crop"
 const char* channel_order_name(ChannelOrder o);  // "rgb", "bgr"
 const char* invert_mode_name(InvertMode m);      // "auto", "yes", "no"
+const char* alpha_mode_name(AlphaMode m);        // "white", "drop"
 
 struct InputSpec {
   Dims dims;                        // C x H x W

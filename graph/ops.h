@@ -22,22 +22,24 @@
 
 #include "graph/pointwise_op.h"
 
-#define INFER_GRAPH_OPS(X)                \
-  X(Conv2d, "conv2d", One)                \
-  X(BatchNorm, "batchnorm", One)          \
-  X(Relu, "relu", One)                    \
-  X(MaxPool, "maxpool", One)              \
-  X(AvgPool, "avgpool", One)              \
-  X(GlobalAvgPool, "global_avgpool", One) \
-  X(Flatten, "flatten", One)              \
-  X(Linear, "linear", One)                \
-  X(Softmax, "softmax", One)              \
-  X(Add, "add", Two)                      \
-  X(Mul, "mul", Two)                      \
-  X(Concat, "concat", Many)               \
-  X(Upsample, "upsample", One)            \
-  X(Pad, "pad", One)                      \
-  X(AdaptiveAvgPool, "adaptive_avgpool", One)
+#define INFER_GRAPH_OPS(X)                    \
+  X(Conv2d, "conv2d", One)                    \
+  X(BatchNorm, "batchnorm", One)              \
+  X(Relu, "relu", One)                        \
+  X(MaxPool, "maxpool", One)                  \
+  X(AvgPool, "avgpool", One)                  \
+  X(GlobalAvgPool, "global_avgpool", One)     \
+  X(Flatten, "flatten", One)                  \
+  X(Linear, "linear", One)                    \
+  X(Softmax, "softmax", One)                  \
+  X(Add, "add", Two)                          \
+  X(Mul, "mul", Two)                          \
+  X(Concat, "concat", Many)                   \
+  X(Upsample, "upsample", One)                \
+  X(Pad, "pad", One)                          \
+  X(AdaptiveAvgPool, "adaptive_avgpool", One) \
+  X(ChannelShuffle, "channel_shuffle", One)   \
+  X(ChannelSlice, "channel_slice", One)
 
 // Every op, as rows X(Kind, "name", inputs).
 #define INFER_POINTWISE_AS_OP(X, kind, name, key_a, a, key_b, b, rule) X(kind, name, One)
@@ -52,19 +54,21 @@
 // BatchNorm and Linear), for a switch over LayerKind that handles those three and does one thing
 // for the rest. Listed, not defaulted, so that a new kind is a build error until it has a place:
 //   INFER_CASE_PARAMETERLESS_OPS return {};
-#define INFER_CASE_PARAMETERLESS_OPS      \
-  case ::infer::LayerKind::Relu:          \
-  case ::infer::LayerKind::MaxPool:       \
-  case ::infer::LayerKind::AvgPool:       \
-  case ::infer::LayerKind::GlobalAvgPool: \
-  case ::infer::LayerKind::Flatten:       \
-  case ::infer::LayerKind::Softmax:       \
-  case ::infer::LayerKind::Add:           \
-  case ::infer::LayerKind::Mul:           \
-  case ::infer::LayerKind::Concat:        \
-  case ::infer::LayerKind::Upsample:      \
-  case ::infer::LayerKind::Pad:           \
-  case ::infer::LayerKind::AdaptiveAvgPool: INFER_CASE_POINTWISE_OPS
+#define INFER_CASE_PARAMETERLESS_OPS        \
+  case ::infer::LayerKind::Relu:            \
+  case ::infer::LayerKind::MaxPool:         \
+  case ::infer::LayerKind::AvgPool:         \
+  case ::infer::LayerKind::GlobalAvgPool:   \
+  case ::infer::LayerKind::Flatten:         \
+  case ::infer::LayerKind::Softmax:         \
+  case ::infer::LayerKind::Add:             \
+  case ::infer::LayerKind::Mul:             \
+  case ::infer::LayerKind::Concat:          \
+  case ::infer::LayerKind::Upsample:        \
+  case ::infer::LayerKind::Pad:             \
+  case ::infer::LayerKind::AdaptiveAvgPool: \
+  case ::infer::LayerKind::ChannelShuffle:  \
+  case ::infer::LayerKind::ChannelSlice: INFER_CASE_POINTWISE_OPS
 
 namespace infer {
 

@@ -27,20 +27,22 @@ struct StbPixels {
   ~StbPixels() { stbi_image_free(data); }
 };
 
-// stb's interleaved 8-bit pixels (1 to 4 channels) as an Image of `channels` floats in [0, 1].
-Image to_image(const unsigned char* data, int w, int h, int file_channels, int channels) {
+// stb's interleaved 8-bit pixels (1 to 4 channels) as an Image of `channels` floats in [0, 1], alpha
+// composited over white or dropped.
+Image to_image(const unsigned char* data, int w, int h, int file_channels, int channels, AlphaMode alpha) {
   Image img;
   img.width = w;
   img.height = h;
   img.channels = channels;
   img.pixels.resize(static_cast<std::size_t>(w) * h * channels);
   const bool has_alpha = file_channels == 2 || file_channels == 4;
+  const bool over_white = has_alpha && alpha == AlphaMode::White;
   const int colour = has_alpha ? file_channels - 1 : file_channels;
   for (std::size_t i = 0; i < static_cast<std::size_t>(w) * h; ++i) {
     const unsigned char* p = data + i * file_channels;
     float rgb[3];
     for (int c = 0; c < 3; ++c) rgb[c] = p[colour == 1 ? 0 : c] / 255.0f;
-    if (has_alpha) {
+    if (over_white) {
       const float a = p[file_channels - 1] / 255.0f;
       for (float& v : rgb) v = v * a + (1.0f - a);  // over white
     }
@@ -62,12 +64,13 @@ const std::vector<std::string>& image_extensions() {
   return exts;
 }
 
-Image load_image(const std::filesystem::path& path, int channels) {
+Image load_image(const std::filesystem::path& path, int channels, AlphaMode alpha) {
   const std::vector<unsigned char> bytes = read_input_file(path, kMaxImageFileBytes, "an image");
-  return decode_image(path.u8string(), bytes.data(), bytes.size(), channels);
+  return decode_image(path.u8string(), bytes.data(), bytes.size(), channels, alpha);
 }
 
-Image decode_image(const std::string& name, const unsigned char* bytes, std::size_t size, int channels) {
+Image decode_image(const std::string& name, const unsigned char* bytes, std::size_t size, int channels,
+                   AlphaMode alpha) {
   if (channels != 1 && channels != 3) throw InputError(name, "only 1- and 3-channel models are supported");
   if (size == 0) throw InputError(name, "empty file");
   if (size > static_cast<std::size_t>(std::numeric_limits<int>::max())) throw InputError(name, "file too large");
@@ -118,7 +121,7 @@ Image decode_image(const std::string& name, const unsigned char* bytes, std::siz
       reason = format == ImageFormat::Gif ? "the GIF has no image frame" : "the decoder gave no reason";
     throw InputError(name, "cannot decode image: " + reason);
   }
-  Image image = to_image(decoded.data, w, h, file_channels, channels);
+  Image image = to_image(decoded.data, w, h, file_channels, channels, alpha);
   // A JPEG shows as its EXIF orientation says (a phone's photo is often stored on its side).
   if (format == ImageFormat::Jpeg) image = apply_orientation(std::move(image), jpeg_orientation(bytes, size));
   return image;

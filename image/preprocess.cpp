@@ -2,10 +2,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <stdexcept>
 #include <vector>
 
 #include <stb_image_resize.h>
+
+#include "image/pil_resize.h"
 
 namespace infer {
 namespace {
@@ -69,25 +72,35 @@ std::vector<float> trim_fit(const std::vector<float>& pixels, const std::vector<
   return fitted;
 }
 
-// torchvision's Resize(size) then CenterCrop((out_h, out_w)) on an image at least as large as the
-// crop after resizing (resize_size >= max(out_h, out_w), checked when the model is read).
+// CenterCrop's offset: round(excess / 2) as Python rounds, half to even (2.5 -> 2, 1.5 -> 2).
+int centre_offset(int excess) {
+  const int half = excess / 2;
+  return excess % 2 == 1 && half % 2 == 1 ? half + 1 : half;
+}
+
+// torchvision's evaluation transform on a PIL image: Resize(size) (PIL's bilinear resize of the
+// 8-bit image), then CenterCrop((out_h, out_w)), then ToTensor (k / 255), on an image at least as
+// large as the crop after resizing (resize_size >= max(out_h, out_w), checked when the model is
+// read). Values not on the 8-bit grid (Netpbm with another maxval, alpha over white) are rounded to
+// it first, as a PIL image holds them.
 std::vector<float> resize_crop(const std::vector<float>& pixels, int w, int h, int ch, int resize_size, int out_w,
                                int out_h) {
-  // Resize: the shorter side becomes `size`, the longer one int(size * long / short).
+  // Resize: the shorter side becomes `size`, the longer one int(size * long / short). Python
+  // divides in double; a quotient that is not a whole number is at least 1/short from one, far more
+  // than the division's rounding error, so truncating the exact quotient gives the same.
   int rw = resize_size, rh = resize_size;
   if (w < h) rh = static_cast<int>(static_cast<long long>(resize_size) * h / w);
   if (h < w) rw = static_cast<int>(static_cast<long long>(resize_size) * w / h);
   rw = std::max(rw, out_w), rh = std::max(rh, out_h);
-  const std::vector<float> big = resized(pixels.data(), w, h, w * ch, ch, rw, rh);
-  // CenterCrop: top = round((rh - out_h) / 2), left likewise.
-  const int top = static_cast<int>(std::lround((rh - out_h) / 2.0));
-  const int left = static_cast<int>(std::lround((rw - out_w) / 2.0));
-  std::vector<float> crop(static_cast<std::size_t>(out_w) * out_h * ch);
-  for (int y = 0; y < out_h; ++y) {
-    std::copy_n(big.begin() + (static_cast<std::ptrdiff_t>(y + top) * rw + left) * ch, out_w * ch,
-                crop.begin() + static_cast<std::ptrdiff_t>(y) * out_w * ch);
-  }
-  return crop;
+  Image8 src{w, h, ch, std::vector<std::uint8_t>(pixels.size())};
+  for (std::size_t i = 0; i < pixels.size(); ++i)
+    src.pixels[i] = static_cast<std::uint8_t>(std::lround(std::clamp(pixels[i], 0.0f, 1.0f) * 255.0f));
+  // Only the crop is resampled: PIL's output pixels are independent of each other.
+  const Image8 crop =
+      pil_resize_bilinear(src, rw, rh, centre_offset(rw - out_w), centre_offset(rh - out_h), out_w, out_h);
+  std::vector<float> out(crop.pixels.size());
+  for (std::size_t i = 0; i < out.size(); ++i) out[i] = static_cast<float>(crop.pixels[i]) / 255.0f;
+  return out;
 }
 
 }  // namespace
@@ -116,7 +129,7 @@ PreprocessResult preprocess(const Image& image, const InputSpec& spec, float* ou
   }
 
   std::vector<float> fitted;  // out_h x out_w x ch, interleaved
-  if (w == out_w && h == out_h) {
+  if (w == out_w && h == out_h && how.resize != ResizeMode::Crop) {
     fitted = std::move(pixels);
   } else {
     switch (how.resize) {

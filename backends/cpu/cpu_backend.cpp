@@ -136,6 +136,8 @@ class PlainBackend final : public Backend {
       case LayerKind::Concat: cpu::concat_forward(layer, in, n, y); return;
       case LayerKind::Upsample: cpu::upsample_forward(layer, x, n, y); return;
       case LayerKind::Pad: cpu::pad_forward(layer, x, n, y); return;
+      case LayerKind::ChannelShuffle: cpu::channel_shuffle_forward(layer, x, n, y); return;
+      case LayerKind::ChannelSlice: cpu::channel_slice_forward(layer, x, n, y); return;
       case LayerKind::AdaptiveAvgPool:
         cpu::adaptive_avgpool_forward(layer, x, n, y);
         return;

@@ -17,10 +17,11 @@
 //   add, mul          binary_forward (a per-channel mul broadcasts); the add's own ReLU, or an
 //                     activation oneDNN has after it (ResNet's add then ReLU), as a post-op
 //   concat            concat along the channels; upsample: resampling_forward, nearest
+//   channel_shuffle   shuffle_forward along the channels, group size C / groups
 //   flatten           a reorder to plain NCHW, then the same memory seen as [C*H*W, 1, 1]
-//   the rest          (pad, hardsigmoid, an adaptive average pooling that does not divide, an
-//                     average pooling that counts padding but whose ceil-mode window overhangs, a
-//                     convolution padded by its kernel's extent or more):
+//   the rest          (pad, channel_slice, hardsigmoid, an adaptive average pooling that does not
+//                     divide, an average pooling that counts padding but whose ceil-mode window
+//                     overhangs, a convolution padded by its kernel's extent or more):
 //                     the own plain kernel (ops.h), between reorders to and from plain NCHW
 // The network input and the program's output are plain NCHW in the caller's buffers.
 #include "backends/cpu/onednn_program.h"
@@ -253,6 +254,14 @@ std::size_t OnednnProgram::plan_layer(std::size_t i) {
       add_primitive(i, dnnl::resampling_forward(pd), pd.scratchpad_desc(), {{DNNL_ARG_SRC, source(i)}}, pd.dst_desc());
       return i + 1;
     }
+    case LayerKind::ChannelShuffle: {
+      // oneDNN's shuffle sees the axis as [C / G, G] and transposes it, G its group_size: ours,
+      // [groups, k] to [k, groups], is its shuffle with G = k = C / groups.
+      const int k = layer.in.c / layer.channel_shuffle().groups;
+      const dnnl::shuffle_forward::primitive_desc pd({kInference, source(i).get_desc(), 1, k}, engine, attributes());
+      add_primitive(i, dnnl::shuffle_forward(pd), pd.scratchpad_desc(), {{DNNL_ARG_SRC, source(i)}}, pd.dst_desc());
+      return i + 1;
+    }
     case LayerKind::Relu:
       INFER_CASE_POINTWISE_OPS
       if (eltwise_of(layer, alg, alpha, beta)) {
@@ -263,7 +272,8 @@ std::size_t OnednnProgram::plan_layer(std::size_t i) {
       }
       plan_plain(i);
       return i + 1;
-    case LayerKind::Pad: plan_plain(i); return i + 1;
+    case LayerKind::Pad:
+    case LayerKind::ChannelSlice: plan_plain(i); return i + 1;
   }
   throw std::logic_error("onednn program: unknown layer kind");
 }
@@ -486,6 +496,7 @@ void OnednnProgram::plan_plain(std::size_t i) {
     switch (layer.kind) {
       case LayerKind::Conv2d: conv2d_forward(layer, in, m, out, scratch); return;
       case LayerKind::Pad: pad_forward(layer, in, m, out); return;
+      case LayerKind::ChannelSlice: channel_slice_forward(layer, in, m, out); return;
       case LayerKind::AvgPool: avgpool_forward(layer, in, m, out); return;
       case LayerKind::AdaptiveAvgPool: adaptive_avgpool_forward(layer, in, m, out); return;
       default: pointwise_forward(layer, in, m, out); return;

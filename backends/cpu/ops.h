@@ -22,6 +22,10 @@ void relu_forward(const Layer& layer, const float* in, int n, float* out);
 // Nearest-neighbour upsampling by whole factors, and a border of one value (upsample.cpp).
 void upsample_forward(const Layer& layer, const float* in, int n, float* out);
 void pad_forward(const Layer& layer, const float* in, int n, float* out);
+// Output channel j * groups + i is input channel i * k + j, C = groups * k (channel_shuffle.cpp).
+void channel_shuffle_forward(const Layer& layer, const float* in, int n, float* out);
+// Output channel c is input channel begin + c, c < end - begin (channel_slice.cpp).
+void channel_slice_forward(const Layer& layer, const float* in, int n, float* out);
 
 // Every pointwise op (ops.h INFER_POINTWISE_OPS) by its formula (pointwise_formula.h).
 void pointwise_forward(const Layer& layer, const float* in, int n, float* out);

@@ -32,6 +32,15 @@ class DeviceIn {
  public:
   const void* get() const { return data_; }
   std::size_t bytes() const { return bytes_; }
+  // This memory from `offset` bytes in to its end (a slice of a larger tensor). Throws
+  // std::logic_error when offset is beyond the view.
+  DeviceIn from(std::size_t offset) const {
+    if (offset > bytes_) {
+      throw std::logic_error("a view from byte " + std::to_string(offset) + " asked of " + std::to_string(bytes_) +
+                             " bytes of device memory");
+    }
+    return DeviceIn(static_cast<const unsigned char*>(data_) + offset, bytes_ - offset);
+  }
 
  private:
   friend class DeviceBuffer;

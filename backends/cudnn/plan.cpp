@@ -73,6 +73,8 @@ const char* step_kind_name(StepKind kind) {
     case StepKind::Pointwise: return "pointwise";
     case StepKind::Upsample: return "upsample";
     case StepKind::Pad: return "pad";
+    case StepKind::ChannelShuffle: return "channel_shuffle";
+    case StepKind::ChannelSlice: return "channel_slice";
   }
   return "unknown";
 }
@@ -137,6 +139,8 @@ Plan::Plan(const Network& network, int max_batch, const PlanOptions& options)
       case LayerKind::Mul: plan_binary(i); break;
       case LayerKind::Concat: plan_concat(i); break;
       case LayerKind::Upsample: plan_upsample(i); break;
+      case LayerKind::ChannelShuffle: plan_channel_shuffle(i); break;
+      case LayerKind::ChannelSlice: plan_channel_slice(i); break;
       case LayerKind::Pad:
         plan_pad(i);
         break;
@@ -181,6 +185,8 @@ void Plan::set_batch(int n) {
     }
     if (!step.slices.empty()) set_slices(step, n);
     if (step.padded) set_padded(step, n);
+    if (step.shuffle_in) set_shuffle(step, n);
+    if (step.slice_in) set_channel_slice(step, n);
   }
   batch_ = n;
 }

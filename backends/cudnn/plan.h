@@ -57,6 +57,12 @@ enum class StepKind {
                 // of the input into its interior (a strided view)
   Upsample,     // nearest, by whole factors: cudnnTransformTensor of the input into each phase of the
                 // output (rows i, i + scale_h, ...; columns j, j + scale_w, ...), a strided view
+  // channel shuffle: one cudnnTransformTensor between two strided views, the input's channels as
+  // [groups, k] and the output's as the transposed [k, groups] (Step::shuffle_in, shuffle_out)
+  ChannelShuffle,
+  // channel slice: one cudnnTransformTensor from a strided view of the input (its channels
+  // [begin, end), Step::slice_in at slice_in_offset_bytes) into the whole output
+  ChannelSlice,
 };
 const char* step_kind_name(StepKind kind);
 
@@ -145,6 +151,20 @@ struct Step {
 
   float pad_value = 0.0f;
 
+  // ChannelShuffle: the input as [batch, groups, k, H*W] with its own strides (in its layout,
+  // channel i * k + j at [., i, j, .]), and the output buffer as the same shape whose element
+  // [., i, j, .] is output channel j * groups + i; cudnnTransformTensor copies one into the other.
+  // Batch-dependent, re-set by set_batch().
+  TensorDesc shuffle_in;
+  TensorDesc shuffle_out;
+
+  // ChannelSlice: the input's channels [begin, end) as [batch, end - begin, H, W] with the input's
+  // own strides, starting slice_in_offset_bytes into the input buffer (channel begin: begin * H * W
+  // elements in NCHW, begin in NHWC); the output is the whole output activation. slice_in is
+  // batch-dependent, re-set by set_batch().
+  TensorDesc slice_in;
+  std::size_t slice_in_offset_bytes = 0;
+
   // Pointwise: the kernel's op and parameters (kernels.h).
   int pointwise_op = 0;
   float pointwise_a = 0.0f;
@@ -206,7 +226,11 @@ class Plan {
   void plan_pointwise(std::size_t index);
   void plan_upsample(std::size_t index);
   void plan_pad(std::size_t index);
+  void plan_channel_shuffle(std::size_t index);
+  void plan_channel_slice(std::size_t index);
   void set_slices(const Step& step, int n) const;
+  void set_shuffle(const Step& step, int n) const;
+  void set_channel_slice(const Step& step, int n) const;
   void set_padded(const Step& step, int n) const;
   // The activation layer `index` reads as its input k.
   const Activation& input_of(std::size_t index, std::size_t k = 0) const;

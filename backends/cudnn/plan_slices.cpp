@@ -1,6 +1,7 @@
 // Planning of the steps that copy into slices of their output (Step::Slice): concat, upsample and
-// pad. A slice is a strided view of the output buffer, filled by cudnnTransformTensor; the copies
-// are exact in any type.
+// pad; of the channel shuffle, a copy between two strided views; and of the channel slice, a copy
+// from a strided view of the input. A slice is a strided view of the output buffer, filled by
+// cudnnTransformTensor; the copies are exact in any type.
 #include "backends/cudnn/plan.h"
 
 #include <string>
@@ -89,6 +90,72 @@ void Plan::plan_pad(std::size_t index) {
   activations_[index + 1].buffer = new_buffer(layer.out, storage_type_);
   set_output_type(index, storage_type_, storage_format_);
   steps_.push_back(std::move(step));
+}
+
+// Channel shuffle: one cudnnTransformTensor from a view of the input as [n, groups, k, H*W] (H and W
+// as one dimension: consecutive positions in either layout) with the input's own strides, so that
+// element [b, i, j, p] is input channel i * k + j, into a view of the output of the same shape with
+// the two channel strides transposed, so that the same element lands in output channel
+// j * groups + i. The output has the input's type and layout; the copy is exact in any type.
+void Plan::plan_channel_shuffle(std::size_t index) {
+  const Layer& layer = network_->layers()[index];
+  const Activation& x = input_of(index);
+  Step step = layer_step(index, StepKind::ChannelShuffle);
+  step.shuffle_in = TensorDesc::create(layer_context(layer));
+  step.shuffle_out = TensorDesc::create(layer_context(layer));
+  activations_[index + 1].buffer = new_buffer(layer.out, x.type);
+  set_output_type(index, x.type, x.format);
+  set_shuffle(step, max_batch_);
+  steps_.push_back(std::move(step));
+}
+
+// The two views of a ChannelShuffle step for n samples (cudnnSetTensor4dDescriptorEx).
+void Plan::set_shuffle(const Step& step, int n) const {
+  const Layer& layer = network_->layers()[step.first_layer];
+  const Activation& x = input_of(step.first_layer);
+  const Dims& d = layer.in;
+  const int groups = layer.channel_shuffle().groups, k = d.c / groups, plane = d.h * d.w;
+  const int sample = static_cast<int>(d.size());
+  // From one channel to the next, and from one position to the next, in the input's layout.
+  const bool nhwc = x.format == CUDNN_TENSOR_NHWC;
+  const int channel = nhwc ? 1 : plane, position = nhwc ? d.c : 1;
+  INFER_CUDNN_CHECK(layer_context(layer), cudnnSetTensor4dDescriptorEx(step.shuffle_in.get(), x.type, n, groups, k,
+                                                                       plane, sample, k * channel, channel, position));
+  INFER_CUDNN_CHECK(layer_context(layer),
+                    cudnnSetTensor4dDescriptorEx(step.shuffle_out.get(), x.type, n, groups, k, plane, sample, channel,
+                                                 groups * channel, position));
+}
+
+// Channel slice: one cudnnTransformTensor from a view of the input's channels [begin, end) (the
+// input's shape with end - begin channels and the input's own strides, starting at channel begin:
+// begin * H * W elements in NCHW, begin in NHWC, where a position is C elements long) into the
+// whole output. The output has the input's type and layout; the copy is exact in any type.
+void Plan::plan_channel_slice(std::size_t index) {
+  const Layer& layer = network_->layers()[index];
+  const Activation& x = input_of(index);
+  Step step = layer_step(index, StepKind::ChannelSlice);
+  step.out = layer.out;
+  step.slice_in = TensorDesc::create(layer_context(layer));
+  const std::size_t channel =
+      x.format == CUDNN_TENSOR_NHWC ? 1 : static_cast<std::size_t>(layer.in.h) * static_cast<std::size_t>(layer.in.w);
+  step.slice_in_offset_bytes = static_cast<std::size_t>(layer.channel_slice().begin) * channel * type_bytes(x.type);
+  activations_[index + 1].buffer = new_buffer(layer.out, x.type);
+  set_output_type(index, x.type, x.format);
+  set_channel_slice(step, max_batch_);
+  steps_.push_back(std::move(step));
+}
+
+// The input view of a ChannelSlice step for n samples (cudnnSetTensor4dDescriptorEx, strides of the
+// whole input in its layout).
+void Plan::set_channel_slice(const Step& step, int n) const {
+  const Layer& layer = network_->layers()[step.first_layer];
+  const Activation& x = input_of(step.first_layer);
+  const Dims& d = layer.in;
+  const bool nhwc = x.format == CUDNN_TENSOR_NHWC;
+  const int channel = nhwc ? 1 : d.h * d.w, position = nhwc ? d.c : 1;
+  INFER_CUDNN_CHECK(layer_context(layer),
+                    cudnnSetTensor4dDescriptorEx(step.slice_in.get(), x.type, n, layer.out.c, d.h, d.w,
+                                                 static_cast<int>(d.size()), channel, d.w * position, position));
 }
 
 // The slice descriptors of a Concat, Upsample or Pad step for n samples (cudnnSetTensor4dDescriptorEx,

@@ -96,6 +96,17 @@ void Executor::run_step(std::size_t step_index, std::size_t layer_count, bool ca
                                            TensorOut(slice.desc.get(), out(step.output()).from(slice.offset_bytes))));
       }
       return;
+    case StepKind::ChannelShuffle:
+      INFER_CUDNN_CHECK(layer_context(layer),
+                        transform_tensor(handle, TensorIn(step.shuffle_in.get(), in(step.input())),
+                                         TensorOut(step.shuffle_out.get(), out(step.output()))));
+      return;
+    case StepKind::ChannelSlice:
+      INFER_CUDNN_CHECK(
+          layer_context(layer),
+          transform_tensor(handle, TensorIn(step.slice_in.get(), in(step.input()).from(step.slice_in_offset_bytes)),
+                           tensor_out(step.output())));
+      return;
     case StepKind::Pointwise: {
       const Activation& y = plan_.activations()[step.output()];
       const std::size_t count = static_cast<std::size_t>(plan_.batch()) * y.dims.size();

@@ -19,9 +19,9 @@
 #include <sstream>
 
 #include "backends/cpu/cpu_backend.h"
-#include "infer/errors.h"
 #include "formats/model_file.h"
 #include "formats/onnx_model.h"
+#include "infer/errors.h"
 #include "tests/support/process.h"
 #include "tests/support/reference.h"
 #include "tests/support/test_util.h"
@@ -382,6 +382,102 @@ TEST(Onnx, ShapeArithmeticIsFoldedAtLoad) {
   }
 }
 
+// ShuffleNet's channel shuffle as torch.onnx.export writes it with a free batch (the shapes folded from
+// Shape and Gather): Reshape to [N, g, C / g, H, W], Transpose(0, 2, 1, 3, 4), Reshape to [N, C, H, W]
+// is one channel_shuffle layer, which computes out[j g + i] = in[i k + j] (k = C / g), checked here
+// against that definition on random data.
+TEST(Onnx, AReshapeTransposeReshapeIsAChannelShuffle) {
+  Random rng;
+  SCOPED_TRACE(rng.trace());
+  const int g = 3, k = 4, h = 2, w = 5, batch = 2;
+  const Dims in{g * k, h, w};
+  for (long long opset : {13LL, 17LL}) {
+    SCOPED_TRACE("opset " + std::to_string(opset));
+    OnnxBuilder b(in, opset);
+    b.node("Shape", "shape", {"x"}, "s");
+    for (long long i = 0; i < 4; ++i) {
+      b.ints("i" + std::to_string(i), {i});
+      b.node("Gather", "d" + std::to_string(i), {"s", "i" + std::to_string(i)}, "d" + std::to_string(i));
+    }
+    b.ints("groups", {g});
+    b.node("Div", "per_group", {"d1", "groups"}, "k");
+    OnnxBuilder::attr(b.node("Concat", "split_shape", {"d0", "groups", "k", "d2", "d3"}, "split_shape"), "axis", 0);
+    b.node("Reshape", "split", {"x", "split_shape"}, "v");
+    OnnxBuilder::attr(b.node("Transpose", "swap", {"v"}, "t"), "perm", std::vector<long long>{0, 2, 1, 3, 4});
+    b.ints("back_shape", {0, -1, h, w});
+    b.node("Reshape", "back", {"t", "back_shape"}, "y");
+    b.output("y");
+    TempDir dir;
+    b.save(dir / "m.onnx");
+    const LoadedModel model = load_model(dir / "m.onnx");
+    ASSERT_EQ(model.network.layers().size(), 1u);
+    ASSERT_EQ(model.network.layers()[0].kind, LayerKind::ChannelShuffle);
+    EXPECT_EQ(model.network.layers()[0].channel_shuffle().groups, g);
+    const std::vector<float> x = rng.vector(static_cast<std::size_t>(batch) * in.size());
+    std::vector<float> y(x.size());
+    make_cpu_backend(model.network, batch)->forward(x.data(), batch, y.data(), 1);
+    const std::size_t plane = static_cast<std::size_t>(h) * w;
+    for (int n = 0; n < batch; ++n)
+      for (int i = 0; i < g; ++i)
+        for (int j = 0; j < k; ++j)
+          for (std::size_t p = 0; p < plane; ++p) {
+            ASSERT_EQ(y[(static_cast<std::size_t>(n) * in.c + j * g + i) * plane + p],
+                      x[(static_cast<std::size_t>(n) * in.c + i * k + j) * plane + p])
+                << "sample " << n << ", group " << i << ", channel " << j;
+          }
+  }
+}
+
+// ShuffleNet V2's x.chunk(2, dim=1) and a Slice of the channels: channel_slice layers, here checked
+// against the channels they must copy (a Split into halves joined in swapped order; a Slice of [2, 5)
+// with ends past C clamped as ONNX clamps them).
+TEST(Onnx, SplitAndSliceAlongTheChannelsAreChannelSlices) {
+  Random rng;
+  SCOPED_TRACE(rng.trace());
+  const Dims in{6, 2, 3};
+  const int batch = 2;
+  const std::size_t plane = 6;
+  const std::vector<float> x = rng.vector(batch * in.size());
+  auto run = [&](OnnxBuilder& b, int out_c) {
+    TempDir dir;
+    b.save(dir / "m.onnx");
+    const LoadedModel model = load_model(dir / "m.onnx");
+    std::vector<float> y(static_cast<std::size_t>(batch) * out_c * plane);
+    make_cpu_backend(model.network, batch)->forward(x.data(), batch, y.data(), model.network.layers().size());
+    return y;
+  };
+  for (long long opset : {11LL, 13LL, 17LL}) {
+    SCOPED_TRACE("opset " + std::to_string(opset));
+    OnnxBuilder split(in, opset);
+    onnx::NodeProto* n = split.node("Split", "chunk", {"x"}, "a");
+    n->add_output("b");
+    OnnxBuilder::attr(n, "axis", 1LL);
+    OnnxBuilder::attr(split.node("Concat", "swap", {"b", "a"}, "y"), "axis", 1LL);
+    split.output("y");
+    const std::vector<float> swapped = run(split, 6);
+    for (int s = 0; s < batch; ++s)
+      for (int c = 0; c < 6; ++c)
+        for (std::size_t p = 0; p < plane; ++p)
+          ASSERT_EQ(swapped[(static_cast<std::size_t>(s) * 6 + c) * plane + p],
+                    x[(static_cast<std::size_t>(s) * 6 + (c + 3) % 6) * plane + p])
+              << "sample " << s << ", channel " << c;
+
+    OnnxBuilder slice(in, opset);
+    slice.ints("starts", {2});
+    slice.ints("ends", {5});
+    slice.ints("axes", {1});
+    slice.node("Slice", "some", {"x", "starts", "ends", "axes"}, "y");
+    slice.output("y");
+    const std::vector<float> some = run(slice, 3);
+    for (int s = 0; s < batch; ++s)
+      for (int c = 0; c < 3; ++c)
+        for (std::size_t p = 0; p < plane; ++p)
+          ASSERT_EQ(some[(static_cast<std::size_t>(s) * 3 + c) * plane + p],
+                    x[(static_cast<std::size_t>(s) * 6 + c + 2) * plane + p])
+              << "sample " << s << ", channel " << c;
+  }
+}
+
 // Asymmetric pads and auto_pad SAME (TensorFlow's padding) become a pad layer before the window op:
 // zeros before a convolution, -inf before a max pooling; checked against ONNX's definition computed
 // here directly (a window reads only positions inside the input; padded ones add 0 or never win).
@@ -521,6 +617,17 @@ TEST(Onnx, UnsupportedConstructsAreRefusedNamingTheNode) {
          b.output("y");
        },
        "node 'view' (Reshape): the first dimension of the shape is computed from the batch size"},
+      {"pads computed from the batch size",
+       [](OnnxBuilder& b) {  // a placeholder for N must never be read as a number
+         b.node("Shape", "shape", {"x"}, "s");
+         b.ints("first", {0});
+         b.node("Gather", "n", {"s", "first"}, "n");
+         b.ints("rest", {0, 0, 0, 0, 0, 0, 0});
+         OnnxBuilder::attr(b.node("Concat", "pads", {"n", "rest"}, "pads"), "axis", 0LL);
+         b.node("Pad", "p", {"x", "pads"}, "y");
+         b.output("y");
+       },
+       "node 'p' (Pad): input 'pads' is computed from the batch size, which is free until run time; Pad needs it"},
       {"a folded Gather out of range",
        [](OnnxBuilder& b) {
          b.node("Shape", "shape", {"x"}, "s");
@@ -557,6 +664,21 @@ TEST(Onnx, UnsupportedConstructsAreRefusedNamingTheNode) {
          b.output("y");
        },
        "node 'mean' (ReduceMean): reduces axes [1] of a rank-4 tensor; infer averages [N, C, H, W] over H and W"},
+      {"a transpose outside a channel shuffle",
+       [](OnnxBuilder& b) {
+         OnnxBuilder::attr(b.node("Transpose", "nhwc", {"x"}, "y"), "perm", std::vector<long long>{0, 2, 3, 1});
+         b.output("y");
+       },
+       "node 'nhwc' (Transpose): perm [0, 2, 3, 1]; infer transposes only within a channel shuffle"},
+      {"a 5-D view read by another op",
+       [](OnnxBuilder& b) {
+         b.ints("split", {0, 2, 1, 4, 4});
+         b.node("Reshape", "split", {"x", "split"}, "v");
+         b.node("Relu", "relu", {"v"}, "y");
+         b.output("y");
+       },
+       "node 'relu' (Relu): input 'v' is a 5-D view of 'input' in 2 groups; infer reads such a view only as a "
+       "channel shuffle"},
       {"a fractional scale",
        [](OnnxBuilder& b) {
          b.weight("scales", {4}, {1.0f, 1.0f, 1.5f, 2.0f});
@@ -728,9 +850,10 @@ std::vector<float> floats(const onnx::TensorProto& t) {
 // graph of one has no layer), Constant makes a value, Reshape needs a computed input of rank 4;
 // Add, Mul and Concat read two computed tensors, which the single-node cases give as graph inputs:
 // the built models above and the torchvision models cover them.
-// ReduceMean's cases reduce rank-3 tensors or other axes than H and W.
-const std::set<std::string> kNoSingleNodeCase = {"Dropout", "Identity", "Constant", "Reshape",
-                                                 "Add",     "Mul",      "Concat",   "ReduceMean"};
+// ReduceMean's cases reduce rank-3 tensors or other axes than H and W; Transpose's transpose a graph
+// input, not a channel shuffle's view; Slice's and Split's cut rank-1 to rank-3 tensors or other axes.
+const std::set<std::string> kNoSingleNodeCase = {"Dropout", "Identity",   "Constant",  "Reshape", "Add",  "Mul",
+                                                 "Concat",  "ReduceMean", "Transpose", "Slice",   "Split"};
 
 // The "ONNX models" section of docs/model-format.md lists every op the import reads (its **Ops:**
 // item), so that a new reader in onnx_ops.cpp is documented before the suite passes.

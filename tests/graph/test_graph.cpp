@@ -176,6 +176,52 @@ TEST_F(GraphFile, AnUpsampleReadsItsScale) {
   EXPECT_EQ(load_model(dir_ / "graph.toml").network.layers()[6].out, (Dims{6, 5, 5})) << "scale = 1: both sides";
 }
 
+// A channel shuffle reads its groups, keeps the shape and runs as the reference says.
+TEST_F(GraphFile, AChannelShuffleReadsItsGroups) {
+  SCOPED_TRACE(rng_.trace());
+  write(
+      edited("name = \"flat\"", "name = \"s\"\ntype = \"channel_shuffle\"\ngroups = 2\n\n[[layers]]\nname = \"flat\""));
+  const LoadedModel m = load_model(dir_ / "graph.toml");
+  const Layer& s = m.network.layers()[6];
+  ASSERT_EQ(s.name, "s");
+  EXPECT_EQ(s.channel_shuffle().groups, 2);
+  EXPECT_EQ(s.out, (Dims{6, 5, 5}));
+  const int n = 2;
+  const std::vector<float> input = rng_.vector(static_cast<std::size_t>(n) * m.network.input().dims.size());
+  const std::vector<ReferenceTensor> ref = reference_forward(m.network, input, n, 7, cpu_winograd());
+  std::vector<float> got(ref[7].value.size(), std::numeric_limits<float>::quiet_NaN());
+  make_cpu_backend(m.network, n)->forward(input.data(), n, got.data(), 7);
+  expect_close(got, ref[7].value, reference_tolerance(ref[7]), "up to the channel shuffle");
+}
+
+// Two channel slices read their begin and end (ShuffleNet V2's halves of the 6 joined channels,
+// joined again the other way round); each has end - begin channels, and the graph runs as the
+// reference says.
+TEST_F(GraphFile, AChannelSliceReadsItsBeginAndEnd) {
+  SCOPED_TRACE(rng_.trace());
+  write(edited("name = \"flat\"",
+               "name = \"a\"\ntype = \"channel_slice\"\nbegin = 0\nend = 3\n\n[[layers]]\n"
+               "name = \"b\"\ntype = \"channel_slice\"\ninputs = \"joined\"\nbegin = 3\nend = 6\n\n[[layers]]\n"
+               "name = \"swapped\"\ntype = \"concat\"\ninputs = [\"b\", \"a\"]\n\n[[layers]]\nname = \"flat\""));
+  const LoadedModel m = load_model(dir_ / "graph.toml");
+  const Layer& a = m.network.layers()[6];
+  const Layer& b = m.network.layers()[7];
+  ASSERT_EQ(a.name, "a");
+  ASSERT_EQ(b.name, "b");
+  EXPECT_EQ((std::vector<int>{a.channel_slice().begin, a.channel_slice().end, b.channel_slice().begin,
+                              b.channel_slice().end}),
+            (std::vector<int>{0, 3, 3, 6}));
+  EXPECT_EQ(a.out, (Dims{3, 5, 5}));
+  EXPECT_EQ(b.out, (Dims{3, 5, 5}));
+  EXPECT_EQ(m.network.layers()[8].out, (Dims{6, 5, 5}));
+  const int n = 2;
+  const std::vector<float> input = rng_.vector(static_cast<std::size_t>(n) * m.network.input().dims.size());
+  const std::vector<ReferenceTensor> ref = reference_forward(m.network, input, n, 9, cpu_winograd());
+  std::vector<float> got(ref[9].value.size(), std::numeric_limits<float>::quiet_NaN());
+  make_cpu_backend(m.network, n)->forward(input.data(), n, got.data(), 9);
+  expect_close(got, ref[9].value, reference_tolerance(ref[9]), "up to the halves joined the other way round");
+}
+
 // A pad reads pads = [top, left, bottom, right] and value, -inf included (TOML's -inf).
 TEST_F(GraphFile, APadReadsItsBorderAndValue) {
   write(edited("name = \"flat\"",
@@ -250,6 +296,33 @@ TEST_F(GraphFile, EveryWrongGraphIsRefusedNamingTheLayer) {
       {"an adaptive pooling without its output",
        edited("name = \"flat\"", "name = \"a\"\ntype = \"adaptive_avgpool\"\n\n[[layers]]\nname = \"flat\""),
        "layer 'a': missing key 'output'"},
+      {"a channel shuffle without its groups",
+       edited("name = \"flat\"", "name = \"s\"\ntype = \"channel_shuffle\"\n\n[[layers]]\nname = \"flat\""),
+       "layer 's': missing key 'groups'"},
+      {"a channel shuffle of 0 groups",
+       edited("name = \"flat\"", "name = \"s\"\ntype = \"channel_shuffle\"\ngroups = 0\n\n[[layers]]\nname = \"flat\""),
+       "key 'groups' = 0 is out of range [1, 1000000]"},
+      {"a channel shuffle whose groups do not divide the channels",
+       edited("name = \"flat\"", "name = \"s\"\ntype = \"channel_shuffle\"\ngroups = 4\n\n[[layers]]\nname = \"flat\""),
+       "layer 's' (channel_shuffle): groups = 4 must divide the input channels (6)"},
+      {"a channel slice without its begin",
+       edited("name = \"flat\"", "name = \"s\"\ntype = \"channel_slice\"\nend = 2\n\n[[layers]]\nname = \"flat\""),
+       "layer 's': missing key 'begin'"},
+      {"a channel slice without its end",
+       edited("name = \"flat\"", "name = \"s\"\ntype = \"channel_slice\"\nbegin = 0\n\n[[layers]]\nname = \"flat\""),
+       "layer 's': missing key 'end'"},
+      {"a channel slice from a negative channel",
+       edited("name = \"flat\"",
+              "name = \"s\"\ntype = \"channel_slice\"\nbegin = -1\nend = 2\n\n[[layers]]\nname = \"flat\""),
+       "key 'begin' = -1 is out of range [0, 1000000]"},
+      {"a channel slice past the last channel",
+       edited("name = \"flat\"",
+              "name = \"s\"\ntype = \"channel_slice\"\nbegin = 2\nend = 7\n\n[[layers]]\nname = \"flat\""),
+       "layer 's' (channel_slice): end = 7 is over the input channels (6)"},
+      {"an empty channel slice",
+       edited("name = \"flat\"",
+              "name = \"s\"\ntype = \"channel_slice\"\nbegin = 3\nend = 3\n\n[[layers]]\nname = \"flat\""),
+       "layer 's' (channel_slice): begin = 3 must be less than end = 3"},
       {"an upsample by 0",
        edited("name = \"flat\"", "name = \"up\"\ntype = \"upsample\"\nscale = [0, 2]\n\n[[layers]]\nname = \"flat\""),
        "key 'scale' has 0, out of range [1, 1000000]"},
@@ -309,6 +382,25 @@ TEST(Graph, ShapesTheOpsCannotCombineAreRefused) {
                                          PointwiseAttrs{std::numeric_limits<float>::quiet_NaN(), 0.5f})})
                 .find("alpha and beta must be finite"),
             std::string::npos);
+  EXPECT_NE(error({6, 4, 4}, {make_layer("s", LayerKind::ChannelShuffle, ChannelShuffleAttrs{4})})
+                .find("layer 's' (channel_shuffle): groups = 4 must divide the input channels (6)"),
+            std::string::npos);
+  EXPECT_NE(error({6, 4, 4}, {make_layer("s", LayerKind::ChannelShuffle, ChannelShuffleAttrs{0})})
+                .find("layer 's' (channel_shuffle): groups must be positive, found 0"),
+            std::string::npos);
+  EXPECT_NE(error({6, 4, 4}, {make_layer("s", LayerKind::ChannelSlice, ChannelSliceAttrs{2, 7})})
+                .find("layer 's' (channel_slice): end = 7 is over the input channels (6)"),
+            std::string::npos);
+  EXPECT_NE(error({6, 4, 4}, {make_layer("s", LayerKind::ChannelSlice, ChannelSliceAttrs{4, 2})})
+                .find("layer 's' (channel_slice): begin = 4 must be less than end = 2"),
+            std::string::npos);
+  EXPECT_NE(error({6, 4, 4}, {make_layer("s", LayerKind::ChannelSlice, ChannelSliceAttrs{-1, 2})})
+                .find("layer 's' (channel_slice): begin must not be negative, found -1"),
+            std::string::npos);
+  EXPECT_NE(error({6, 4, 4}, {make_layer("s", LayerKind::ChannelSlice)}).find("its attributes are another op's"),
+            std::string::npos);
+  EXPECT_NO_THROW(random_network(rng, {6, 4, 4}, {make_layer("s", LayerKind::ChannelSlice, ChannelSliceAttrs{0, 6})}))
+      << "the whole input";
   // A per-channel mul takes its scale second; the same shape works either way.
   EXPECT_NO_THROW(random_network(
       rng, {4, 6, 6},
@@ -372,6 +464,35 @@ std::vector<OpCase> op_cases() {
        {3, 5, 6},
        {make_layer("p", LayerKind::Pad, PadAttrs{0, 1, 1, 0, -std::numeric_limits<float>::infinity()}),
         pool_layer("m", LayerKind::MaxPool, 2, 2)}},
+      // 6 channels in 2 groups of 3, 12 in 3 of 4: neither is its own inverse; after a convolution
+      // oneDNN's shuffle reads its blocked layout.
+      {"channel shuffle, 2 groups", {6, 5, 4}, {make_layer("s", LayerKind::ChannelShuffle, ChannelShuffleAttrs{2})}},
+      {"channel shuffle, 3 groups after a conv, then a 1x1 conv",
+       {3, 5, 6},
+       {conv_layer("c", 12, 3, 1, 1), make_layer("s", LayerKind::ChannelShuffle, ChannelShuffleAttrs{3}),
+        conv_layer("mix", 5, 1)}},
+      {"channel shuffle, 1 group (the identity)",
+       {4, 3, 5},
+       {make_layer("s", LayerKind::ChannelShuffle, ChannelShuffleAttrs{1})}},
+      {"channel shuffle, one channel per group (the identity)",
+       {4, 3, 5},
+       {make_layer("s", LayerKind::ChannelShuffle, ChannelShuffleAttrs{4})}},
+      // After a convolution oneDNN's blocked layout is reordered to plain NCHW first.
+      {"channel slice [2, 5) of 7", {7, 5, 4}, {make_layer("s", LayerKind::ChannelSlice, ChannelSliceAttrs{2, 5})}},
+      {"channel slice [3, 11) after a conv of 16, then a 1x1 conv",
+       {3, 5, 6},
+       {conv_layer("c", 16, 3, 1, 1), make_layer("s", LayerKind::ChannelSlice, ChannelSliceAttrs{3, 11}),
+        conv_layer("mix", 5, 1)}},
+      {"channel slice, the last channel",
+       {4, 3, 5},
+       {make_layer("s", LayerKind::ChannelSlice, ChannelSliceAttrs{3, 4})}},
+      // ShuffleNet V2's unit: x.chunk(2, dim=1), one half through a branch, concat, shuffle.
+      {"ShuffleNet V2 unit",
+       {3, 5, 6},
+       {conv_layer("c", 8, 3, 1, 1), make_layer("left", LayerKind::ChannelSlice, ChannelSliceAttrs{0, 4}),
+        reading(make_layer("right", LayerKind::ChannelSlice, ChannelSliceAttrs{4, 8}), {"c"}),
+        conv_layer("branch", 4, 1), reading(make_layer("join", LayerKind::Concat), {"left", "branch"}),
+        make_layer("shuffle", LayerKind::ChannelShuffle, ChannelShuffleAttrs{2})}},
       {"upsample 1x4 after a conv",
        {3, 5, 6},
        {conv_layer("c", 4, 3, 1, 1), make_layer("u", LayerKind::Upsample, UpsampleAttrs{1, 4})}},

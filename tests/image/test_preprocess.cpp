@@ -4,6 +4,8 @@
 // the filter's reach of an edge are left out of the comparisons.
 #include <gtest/gtest.h>
 
+#include <utility>
+
 #include "image/preprocess.h"
 #include "tests/support/test_util.h"
 
@@ -12,8 +14,9 @@ namespace {
 
 // Rounding of a resampled constant: a sum of a few float products whose weights sum to 1.
 constexpr float kConstantTolerance = 1e-5f;
-// stb_image_resize's Mitchell and Catmull-Rom filters reach 2 source pixels either side; at the
-// scales used here (at most 2:1) an output pixel 3 away from an edge is untouched by it.
+// stb_image_resize's Mitchell and Catmull-Rom filters (trim_fit, stretch) and PIL's triangle
+// widened by the scale (crop) reach at most 2 source pixels either side at the scales used here (at
+// most 2:1): an output pixel 3 away from an edge is untouched by it.
 constexpr int kFilterReach = 3;
 
 InputSpec spec_for(int channels, int h, int w, Preprocessing how) {
@@ -77,6 +80,50 @@ TEST(Preprocess, CropOfATallPictureAndALargerResizeSize) {
   }
 }
 
+TEST(Preprocess, CropOffsetRoundsHalfToEvenAsTorchvision) {
+  // torchvision's CenterCrop: top = int(round((height - crop) / 2.0)), Python's round: half to even.
+  // A picture whose shorter side is already resize_size is not resampled; each column (row) holds
+  // its own 8-bit value, so the first one cropped says the offset.
+  const int expected[] = {0, 0, 1, 2, 2, 2, 3, 4, 4};  // margin 0..8: round(0.5) = 0, round(2.5) = 2
+  Preprocessing how;
+  how.resize = ResizeMode::Crop;
+  for (int margin = 0; margin <= 8; ++margin) {
+    SCOPED_TRACE("margin " + std::to_string(margin));
+    for (bool wide : {true, false}) {
+      const int w = wide ? 28 + margin : 28, h = wide ? 28 : 28 + margin;
+      Image img{w, h, 1, std::vector<float>(static_cast<std::size_t>(w) * h)};
+      for (int y = 0; y < h; ++y) {
+        for (int x = 0; x < w; ++x)
+          img.pixels[static_cast<std::size_t>(y) * w + x] = static_cast<float>(wide ? x : y) / 255.0f;
+      }
+      const std::vector<float> out = run(img, spec_for(1, 28, 28, how));
+      for (int i = 0; i < 28; ++i) {
+        const std::size_t at = wide ? static_cast<std::size_t>(i) : static_cast<std::size_t>(i) * 28;
+        ASSERT_EQ(out[at], static_cast<float>(expected[margin] + i) / 255.0f) << (wide ? "column " : "row ") << i;
+      }
+    }
+  }
+}
+
+TEST(Preprocess, CropResamplesAsPilsBilinearFilter) {
+  // A picture 4 wide and 2 high, resize_size 1: resized to 2x1 (scale 2 both ways), cropped to its
+  // first column (margin 1: round(0.5) = 0). The triangle is widened to reach 2 pixels either side
+  // of the centre 1: weights 3/7, 3/7, 1/7 on columns 0, 1, 2, in 22-bit fixed point, rounded to
+  // 8 bits: 0, 70, 140, 210 -> 50, and mirrored 210, 140, 70, 0 -> 160, as PIL's
+  // Image.resize((2, 1), Image.BILINEAR) gives. The two equal rows average to themselves.
+  Preprocessing how;
+  how.resize = ResizeMode::Crop;
+  how.resize_size = 1;
+  for (const auto& [row, want] : {std::pair{std::vector<float>{0, 70, 140, 210}, 50.0f},
+                                  std::pair{std::vector<float>{210, 140, 70, 0}, 160.0f}}) {
+    Image img{4, 2, 1, {}};
+    for (int y = 0; y < 2; ++y) {
+      for (float v : row) img.pixels.push_back(v / 255.0f);
+    }
+    EXPECT_EQ(run(img, spec_for(1, 1, 1, how))[0], want / 255.0f) << want;
+  }
+}
+
 TEST(Preprocess, BgrFeedsBlueFirstAndMeanStdApplyPerChannel) {
   Random rng;
   SCOPED_TRACE(rng.trace());
@@ -84,6 +131,7 @@ TEST(Preprocess, BgrFeedsBlueFirstAndMeanStdApplyPerChannel) {
   Image img{6, 5, 3, {}};
   for (int i = 0; i < 30; ++i) img.pixels.insert(img.pixels.end(), {r, g, b});
   Preprocessing how;
+  how.resize = ResizeMode::Stretch;  // crop quantises to 8 bits, as torchvision does
   how.channel_order = ChannelOrder::Bgr;
   InputSpec spec = spec_for(3, 5, 6, how);  // the picture's own size: no resampling
   spec.mean = {0.1f, 0.2f, 0.3f};

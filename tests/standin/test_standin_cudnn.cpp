@@ -446,6 +446,27 @@ TEST_F(StandinCudnn, TransformTensorChangesLayoutNotType) {
   EXPECT_EQ(cudnnTransformTensor(handle, &kOne, xd, x->p, &kZero, yd, y->p), CUDNN_STATUS_BAD_PARAM);
 }
 
+// Any strides on either side, the channel strides of one transposed: x [1, 2, 3, 1] packed holds
+// element (i, j) at 3 i + j, y at i + 2 j, so y = [0 3 1 4 2 5] (a channel shuffle of 6 by 2 groups).
+TEST_F(StandinCudnn, TransformTensorCopiesBetweenAnyStrides) {
+  CUDNN_OK(cudnnSetTensor4dDescriptorEx(xd, CUDNN_DATA_FLOAT, 1, 2, 3, 1, 6, 3, 1, 1));
+  CUDNN_OK(cudnnSetTensor4dDescriptorEx(yd, CUDNN_DATA_FLOAT, 1, 2, 3, 1, 6, 1, 2, 1));
+  std::unique_ptr<DeviceBuffer> x(upload({0, 1, 2, 3, 4, 5})), y(upload(std::vector<float>(6, -1)));
+  CUDNN_OK(cudnnTransformTensor(handle, &kOne, xd, x->p, &kZero, yd, y->p));
+  EXPECT_EQ(download(y->p, 6), (std::vector<float>{0, 3, 1, 4, 2, 5}));
+}
+
+// A view that starts inside its buffer: x NHWC [1, 4, 1, 2] holds position p, channel c at 4 p + c;
+// channels [1, 3) are the view [1, 2, 1, 2] with x's strides, one float in (a channel slice), so
+// y (NHWC) = [1 2 11 12].
+TEST_F(StandinCudnn, TransformTensorReadsAViewInsideItsBuffer) {
+  CUDNN_OK(cudnnSetTensor4dDescriptorEx(xd, CUDNN_DATA_FLOAT, 1, 2, 1, 2, 8, 1, 8, 4));
+  CUDNN_OK(cudnnSetTensor4dDescriptor(yd, CUDNN_TENSOR_NHWC, CUDNN_DATA_FLOAT, 1, 2, 1, 2));
+  std::unique_ptr<DeviceBuffer> x(upload({0, 1, 2, 3, 10, 11, 12, 13})), y(upload(std::vector<float>(4, -1)));
+  CUDNN_OK(cudnnTransformTensor(handle, &kOne, xd, static_cast<float*>(x->p) + 1, &kZero, yd, y->p));
+  EXPECT_EQ(download(y->p, 4), (std::vector<float>{1, 2, 11, 12}));
+}
+
 // cudnnSetTensor: every element the descriptor names (a strided view leaves the rest), the value
 // given in the tensor's own type (a half for half data).
 TEST_F(StandinCudnn, SetTensorFillsOnlyTheViewWithTheValueInItsType) {

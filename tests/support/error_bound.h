@@ -28,6 +28,8 @@
 //     batch-norm          data + 8 sum + store   (folded or explicit: the affine map's roundings)
 //     avg pooling (K)     (K + 1) sum + store
 //     relu, max pooling, flatten, concat, clip   0 (exact; a clip is 1-Lipschitz)
+//     upsample, channel shuffle, channel slice   0 (copies: the magnitude network moves M with them;
+//                                                a slice selects the bound of its channels)
 //     add                 sum + store (each input's error is within C times its magnitude; the
 //                         magnitude network adds the magnitudes)
 //   Graphs: C sums every layer's c, more than any path through the graph has. Mul and the smooth
@@ -212,7 +214,9 @@ inline std::vector<double> rounding_error_bound(const Network& net, const std::v
       case LayerKind::MaxPool:
       case LayerKind::Flatten:
       case LayerKind::Concat:
-      case LayerKind::Upsample: break;
+      case LayerKind::Upsample:
+      case LayerKind::ChannelShuffle:       // a permutation: the bound permuted, no rounding
+      case LayerKind::ChannelSlice: break;  // a selection: the bound of the selected channels, no rounding
       case LayerKind::Pad:  // the border value stored once: within u |value| (the magnitude network's border)
         c += r.store;
         a += r.tiny;

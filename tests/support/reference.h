@@ -12,7 +12,8 @@
 //   batch-norm               |s| E + 8 u (|s x| + |s mean| + |beta|)         s = gamma / sqrt(var + eps), folded or not
 //   relu, max pooling        E of the input that wins (max pooling: the largest E in the window); 1-Lipschitz
 //   avg pooling (K)          mean of E + (K + 1) u mean|x|                 adaptive: K of each window
-//   flatten, concat, upsample E, moved (upsample: copied; pad: the border exact)
+//   flatten, concat, upsample E, moved (upsample: copied; pad: the border exact; channel shuffle:
+//     permuted with the values; channel slice: the selected channels' E)
 //   add                      E_a + E_b + u |y|                               then a fused ReLU: 1-Lipschitz
 //   mul                      |b| E_a + |a| E_b + E_a E_b + u |y|
 //   pointwise ops            L E + r(|x|, |y|)                              L and r from pointwise_reference.h
@@ -267,6 +268,29 @@ inline ReferenceTensor layer(const Layer& l, const std::vector<const ReferenceTe
             for (int x = 0; x < d.w; ++x) {
               const std::size_t from = idx(di, b, c, y / l.upsample().scale_h, x / l.upsample().scale_w),
                                 to = idx(d, b, c, y, x);
+              out.value[to] = in.value[from];
+              out.bound[to] = in.bound[from];
+              out.variance[to] = in.variance[from];
+            }
+        break;
+      case LayerKind::ChannelShuffle: {  // output channel j g + i is input channel i k + j: a copy, exact
+        const int g = l.channel_shuffle().groups, k = di.c / g;
+        for (int i = 0; i < g; ++i)
+          for (int j = 0; j < k; ++j)
+            for (int y = 0; y < d.h; ++y)
+              for (int x = 0; x < d.w; ++x) {
+                const std::size_t from = idx(di, b, i * k + j, y, x), to = idx(d, b, j * g + i, y, x);
+                out.value[to] = in.value[from];
+                out.bound[to] = in.bound[from];
+                out.variance[to] = in.variance[from];
+              }
+        break;
+      }
+      case LayerKind::ChannelSlice:  // output channel c is input channel begin + c: a copy, exact
+        for (int c = 0; c < d.c; ++c)
+          for (int y = 0; y < d.h; ++y)
+            for (int x = 0; x < d.w; ++x) {
+              const std::size_t from = idx(di, b, l.channel_slice().begin + c, y, x), to = idx(d, b, c, y, x);
               out.value[to] = in.value[from];
               out.bound[to] = in.bound[from];
               out.variance[to] = in.variance[from];

@@ -185,9 +185,11 @@ inline std::vector<Layer> fashion_like_layers() {
 // squeeze-and-excitation scale (a -inf pad, ceil-mode max pooling and global pooling, two 1x1 convolutions,
 // sigmoid, per-channel mul), then every pointwise op (ops.h) with its test parameters
 // (pointwise_reference.h), each reading the scaled features (so each sees their whole range),
-// joined by a concat; a nearest upsampling by 2x3 (to 16x24); an adaptive average pooling back to
-// 8x8; a flatten of its Cx8x8 features (reordered in NHWC), a linear layer and softmax. A new pointwise op joins by
-// itself.
+// joined by a concat; a channel shuffle of those 8 x kPointwiseCount channels in 4 groups (neighbours
+// then come from different branches); a channel slice that drops the first 3 and the last 5 of them
+// (later layers see neither end); a nearest upsampling by 2x3 (to 16x24); an adaptive average
+// pooling back to 8x8; a flatten of its Cx8x8 features (reordered in NHWC), a linear layer and
+// softmax. A new pointwise op joins by itself.
 inline std::vector<Layer> graph_zoo_layers() {
   std::vector<Layer> layers = {
       conv_layer("conv1", 8, 3, 1, 1), batchnorm_layer("bn1"), plain_layer("relu1", LayerKind::Relu),
@@ -209,6 +211,9 @@ inline std::vector<Layer> graph_zoo_layers() {
     layers.push_back(reading(make_layer(branches.back(), layer_kind(op), pointwise_sample(op)), {"scale"}));
   }
   layers.push_back(reading(make_layer("pointwise", LayerKind::Concat), branches));
+  layers.push_back(make_layer("shuffle", LayerKind::ChannelShuffle, ChannelShuffleAttrs{4}));
+  const int shuffled = 8 * static_cast<int>(kPointwiseCount);
+  layers.push_back(make_layer("slice", LayerKind::ChannelSlice, ChannelSliceAttrs{3, shuffled - 5}));
   layers.push_back(make_layer("up", LayerKind::Upsample, UpsampleAttrs{2, 3}));
   layers.push_back(make_layer("adapt", LayerKind::AdaptiveAvgPool, AdaptivePoolAttrs{8, 8}));  // 16x24: windows 2x3
   layers.push_back(plain_layer("flatten", LayerKind::Flatten));

@@ -42,6 +42,7 @@ if [[ -f "$dest/VERSIONS" && "$(cat "$dest/VERSIONS")" == "$want" ]]; then
   exit 0
 fi
 
+mkdir -p "$(dirname "$dest")"   # a fresh machine has no ~/.cache/infer yet
 tmp="$(mktemp -d "${dest}.tmp.XXXXXX")"
 trap 'rm -rf "$tmp"' EXIT
 mkdir -p "$tmp/include" "$tmp/lib"

@@ -39,7 +39,7 @@ import json
 import os
 import sys
 
-DEFAULT_MODELS = "residual,resnet18,mobilenet_v2,mobilenet_v3_small,efficientnet_b0,squeezenet1_0"
+DEFAULT_MODELS = "residual,resnet18,mobilenet_v2,mobilenet_v3_small,efficientnet_b0,squeezenet1_0,shufflenet_v2_x0_5,mnasnet0_5"
 MEAN = (0.485, 0.456, 0.406)
 STD = (0.229, 0.224, 0.225)
 
@@ -71,6 +71,8 @@ def build(torch, torchvision, name):
     model whose forward returns its 'out' map alone."""
     if name == "residual":
         return residual_module(torch)
+    if name in ("googlenet", "inception_v3"):  # the auxiliary heads train only; they do not run in eval
+        return getattr(torchvision.models, name)(weights=None, aux_logits=False, init_weights=True)
     if hasattr(torchvision.models, name):
         return getattr(torchvision.models, name)(weights=None)
     inner = getattr(torchvision.models.segmentation, name)(weights=None, weights_backbone=None, aux_loss=False)

@@ -11,6 +11,7 @@
 #include <cmath>
 #include <limits>
 #include <ostream>
+#include <utility>
 
 #include "backends/cpu/cpu_backend.h"
 #include "backends/cpu/workers.h"
@@ -380,6 +381,119 @@ TEST(CpuOps, HandComputedGoldens) {
   const std::vector<float> p = run_cpu(sm, {0.0f, std::log(3.0f)}, 1);
   EXPECT_NEAR(p[0], 0.25, 1e-7);
   EXPECT_NEAR(p[1], 0.75, 1e-7);
+}
+
+// Channel shuffle by its definition (PyTorch: x.view(n, g, k, h, w).transpose(1, 2).reshape(n, c, h, w)):
+// output channel j * g + i is input channel i * k + j. A golden by hand, then random data on both
+// kernel sets for every factorisation of 12 channels, against planes picked here from the input.
+// For 1 < g < C the permutation is not its own inverse (the shuffle by k groups), checked, so a
+// kernel that swaps g and k, or moves channels the other way, fails.
+TEST(CpuOps, ChannelShuffleMovesEachPlaneWhereItsDefinitionSays) {
+  Random rng;
+  SCOPED_TRACE(rng.trace());
+  for (CpuKernels kernels : {CpuKernels::Onednn, CpuKernels::Plain}) {
+    const Network by2 =
+        random_network(rng, {6, 1, 1}, {make_layer("s", LayerKind::ChannelShuffle, ChannelShuffleAttrs{2})});
+    EXPECT_EQ(run_cpu(by2, {0, 1, 2, 3, 4, 5}, 1, CpuOptions{kernels}), (std::vector<float>{0, 3, 1, 4, 2, 5}));
+    const Network by3 =
+        random_network(rng, {6, 1, 1}, {make_layer("s", LayerKind::ChannelShuffle, ChannelShuffleAttrs{3})});
+    EXPECT_EQ(run_cpu(by3, {0, 1, 2, 3, 4, 5}, 1, CpuOptions{kernels}), (std::vector<float>{0, 2, 4, 1, 3, 5}));
+  }
+  const Dims d{12, 3, 5};
+  const int n = 2;
+  const std::size_t plane = static_cast<std::size_t>(d.h) * d.w;
+  const std::vector<float> input = rng.vector(static_cast<std::size_t>(n) * d.size());
+  auto shuffled = [&](int g) {  // [b][c] = input[b][(c % g) * k + c / g]: c = j g + i
+    const int k = d.c / g;
+    std::vector<float> out(input.size());
+    for (int b = 0; b < n; ++b) {
+      for (int c = 0; c < d.c; ++c) {
+        const std::size_t from =
+            static_cast<std::size_t>(b) * d.size() + static_cast<std::size_t>((c % g) * k + c / g) * plane;
+        std::copy_n(input.begin() + static_cast<std::ptrdiff_t>(from), plane,
+                    out.begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(b) * d.size() +
+                                                              static_cast<std::size_t>(c) * plane));
+      }
+    }
+    return out;
+  };
+  for (int g : {1, 2, 3, 4, 6, 12}) {
+    SCOPED_TRACE("groups " + std::to_string(g));
+    if (g == 1 || g == d.c) {
+      EXPECT_EQ(shuffled(g), input) << "the identity";
+    } else {
+      EXPECT_NE(shuffled(g), shuffled(d.c / g)) << "the inverse permutation would pass";
+    }
+    const Network net = random_network(rng, d, {make_layer("s", LayerKind::ChannelShuffle, ChannelShuffleAttrs{g})});
+    for (CpuKernels kernels : {CpuKernels::Onednn, CpuKernels::Plain}) {
+      EXPECT_EQ(run_cpu(net, input, n, CpuOptions{kernels}), shuffled(g))
+          << (kernels == CpuKernels::Onednn ? "onednn" : "plain");
+    }
+  }
+}
+
+// Channel slice by its definition (PyTorch: x[:, begin:end]): output channel c is input channel
+// begin + c. A golden by hand, then random data on both kernel sets for slices at the start, in the
+// middle, at the end and of the whole input, against planes picked here from the input; a slice
+// that ignored begin, or was off by one channel, would give other planes (checked: the test can
+// fail). Last, after a convolution of 16 channels (oneDNN's blocked layout), against the same
+// backend's own convolution output, sliced here.
+TEST(CpuOps, ChannelSliceCopiesTheChannelsFromBeginToEnd) {
+  Random rng;
+  SCOPED_TRACE(rng.trace());
+  for (CpuKernels kernels : kKernelSets) {
+    const Network net =
+        random_network(rng, {5, 1, 1}, {make_layer("s", LayerKind::ChannelSlice, ChannelSliceAttrs{1, 4})});
+    EXPECT_EQ(run_cpu(net, {0, 1, 2, 3, 4}, 1, CpuOptions{kernels}), (std::vector<float>{1, 2, 3}))
+        << kernel_set_name(kernels);
+  }
+  const Dims d{7, 3, 5};
+  const int n = 2;
+  const std::size_t plane = static_cast<std::size_t>(d.h) * d.w;
+  const std::vector<float> input = rng.vector(static_cast<std::size_t>(n) * d.size());
+  auto sliced = [&](int begin, int end) {  // [b][c] = input[b][begin + c]
+    std::vector<float> out;
+    for (int b = 0; b < n; ++b) {
+      const auto first = input.begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(b) * d.size() +
+                                                                     static_cast<std::size_t>(begin) * plane);
+      out.insert(out.end(), first, first + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(end - begin) * plane));
+    }
+    return out;
+  };
+  for (const auto& [begin, end] : std::vector<std::pair<int, int>>{{0, 3}, {2, 5}, {4, 7}, {6, 7}, {0, 7}}) {
+    SCOPED_TRACE("[" + std::to_string(begin) + ", " + std::to_string(end) + ")");
+    if (begin > 0) {
+      EXPECT_NE(sliced(begin, end), sliced(0, end - begin)) << "a slice that ignores begin would pass";
+    }
+    if (end < d.c) {
+      EXPECT_NE(sliced(begin, end), sliced(begin + 1, end + 1)) << "one channel off would pass";
+    }
+    const Network net =
+        random_network(rng, d, {make_layer("s", LayerKind::ChannelSlice, ChannelSliceAttrs{begin, end})});
+    ASSERT_EQ(net.output_dims(), (Dims{end - begin, d.h, d.w}));
+    for (CpuKernels kernels : kKernelSets) {
+      EXPECT_EQ(run_cpu(net, input, n, CpuOptions{kernels}), sliced(begin, end)) << kernel_set_name(kernels);
+    }
+  }
+  const Network after_conv = random_network(
+      rng, {3, 5, 6},
+      {conv_layer("c", 16, 3, 1, 1), make_layer("s", LayerKind::ChannelSlice, ChannelSliceAttrs{3, 11})});
+  const std::vector<float> x = rng.vector(static_cast<std::size_t>(n) * after_conv.input().dims.size());
+  const std::size_t conv_plane = 5 * 6;
+  for (CpuKernels kernels : kKernelSets) {
+    auto cpu = make_cpu_backend(after_conv, n, CpuOptions{kernels});
+    std::vector<float> conv(static_cast<std::size_t>(n) * 16 * conv_plane, std::numeric_limits<float>::quiet_NaN());
+    std::vector<float> got(static_cast<std::size_t>(n) * 8 * conv_plane, std::numeric_limits<float>::quiet_NaN());
+    cpu->forward(x.data(), n, conv.data(), 1);
+    cpu->forward(x.data(), n, got.data(), 2);
+    std::vector<float> want;
+    for (int b = 0; b < n; ++b) {
+      const auto first =
+          conv.begin() + static_cast<std::ptrdiff_t>((static_cast<std::size_t>(b) * 16 + 3) * conv_plane);
+      want.insert(want.end(), first, first + static_cast<std::ptrdiff_t>(8 * conv_plane));
+    }
+    EXPECT_EQ(got, want) << kernel_set_name(kernels) << ", after a convolution";
+  }
 }
 
 // --- fused chains as the backends run them (oneDNN: batch-norm folded, ReLU as a post-op) ---------

@@ -543,6 +543,52 @@ TEST(CudnnPlan, PrecisionDecidesTypesLayoutsAndMath) {
                 EXPECT_EQ(step.pad_value, layer.pad().value);
                 break;
               }
+              case StepKind::ChannelShuffle: {
+                // The input as [n, groups, k, H*W] with its own strides (H and W as one dimension),
+                // the output as the same shape with the two channel strides transposed: element
+                // [b, i, j, p] is input channel i * k + j and output channel j * groups + i.
+                const Layer& layer = net.layers()[step.first_layer];
+                const Tensor4d whole_in = read(acts[step.input()].desc.get());
+                const Tensor4d whole_out = read(acts[step.output()].desc.get());
+                const int g = layer.channel_shuffle().groups, k = layer.in.c / g;
+                const Tensor4d x = read(step.shuffle_in.get()), y = read(step.shuffle_out.get());
+                for (const Tensor4d& t : {whole_in, whole_out}) EXPECT_EQ(t.hs, layer.in.w * t.ws) << "H, W not one";
+                EXPECT_EQ((std::vector<int>{x.n, x.c, x.h, x.w}), (std::vector<int>{n, g, k, layer.in.h * layer.in.w}));
+                EXPECT_EQ((std::vector<int>{y.n, y.c, y.h, y.w}), (std::vector<int>{n, g, k, layer.in.h * layer.in.w}));
+                EXPECT_EQ((std::vector<int>{x.ns, x.cs, x.hs, x.ws}),
+                          (std::vector<int>{whole_in.ns, k * whole_in.cs, whole_in.cs, whole_in.ws}));
+                EXPECT_EQ((std::vector<int>{y.ns, y.cs, y.hs, y.ws}),
+                          (std::vector<int>{whole_out.ns, whole_out.cs, g * whole_out.cs, whole_out.ws}));
+                EXPECT_EQ(x.type, acts[step.input()].type);
+                EXPECT_EQ(y.type, acts[step.input()].type);
+                EXPECT_EQ(acts[step.output()].format, acts[step.input()].format);
+                EXPECT_NE(acts[step.output()].buffer, acts[step.input()].buffer);
+                break;
+              }
+              case StepKind::ChannelSlice: {
+                // The input's channels [begin, end): the output's shape with the whole input's
+                // strides, starting at channel begin (begin * H * W elements in NCHW, begin in NHWC).
+                const Layer& layer = net.layers()[step.first_layer];
+                const ChannelSliceAttrs& a = layer.channel_slice();
+                const Tensor4d whole_in = read(acts[step.input()].desc.get());
+                const Tensor4d x = read(step.slice_in.get());
+                EXPECT_EQ((std::vector<int>{x.n, x.c, x.h, x.w}),
+                          (std::vector<int>{n, a.end - a.begin, layer.in.h, layer.in.w}));
+                EXPECT_EQ(layer.out.c, a.end - a.begin);
+                EXPECT_EQ((std::vector<int>{x.ns, x.cs, x.hs, x.ws}),
+                          (std::vector<int>{whole_in.ns, whole_in.cs, whole_in.hs, whole_in.ws}));
+                EXPECT_EQ(step.slice_in_offset_bytes, static_cast<std::size_t>(a.begin) *
+                                                          static_cast<std::size_t>(whole_in.cs) *
+                                                          acts[step.input()].element_bytes());
+                if (half) {
+                  EXPECT_EQ(whole_in.cs, 1) << "NHWC: the channel offset is begin elements";
+                }
+                EXPECT_EQ(x.type, acts[step.input()].type);
+                EXPECT_EQ(acts[step.output()].type, acts[step.input()].type);
+                EXPECT_EQ(acts[step.output()].format, acts[step.input()].format);
+                EXPECT_NE(acts[step.output()].buffer, acts[step.input()].buffer);
+                break;
+              }
               case StepKind::Pointwise:
                 EXPECT_EQ(acts[step.output()].type, acts[step.input()].type);
                 EXPECT_NE(acts[step.output()].buffer, acts[step.input()].buffer);

@@ -126,7 +126,9 @@ double max_abs(const std::vector<float>& v) {
 //      avg pooling  K = window (H*W for global), sum|terms| <= K max|x|, then / K; L = 1
 //      softmax      |dy_i| <= y_i (|dx_i| + sum_j y_j |dx_j|) so L = 2; exp (<= 2 ulp), a C-term
 //                   sum and a division: r = 2 (C + 6) u, as y <= 1
-//      relu, max pooling, flatten, upsample, pad: exact, L = 1; concat: the largest of its inputs' errors
+//      relu, max pooling, flatten, upsample, pad, channel shuffle, channel slice: exact, L = 1 (a
+//                   shuffle permutes the errors: their largest is unchanged; a slice selects some:
+//                   their largest is no larger); concat: the largest of its inputs' errors
 //      add          e_a + e_b + 2 u max|y|;  mul: max|b| e_a + max|a| e_b + e_a e_b + 2 u max|y|
 //      pointwise    L e plus both sides' rounding at max|x|, max|y| (pointwise_reference.h)
 // Graphs: carried per activation, each layer from the activations it reads. max|x| per activation
@@ -188,6 +190,8 @@ double error_bound(const Network& net, Backend& cpu, const std::vector<float>& i
       case LayerKind::MaxPool:
       case LayerKind::Flatten:
       case LayerKind::Upsample:
+      case LayerKind::ChannelShuffle:
+      case LayerKind::ChannelSlice:
       case LayerKind::Pad: break;  // the border exact: the float value, or -inf
     }
     errors.push_back(e);
@@ -311,6 +315,31 @@ TEST_F(GpuBackend, EveryOpAloneMatchesCpu) {
        {3, 5, 6},
        {make_layer("p", LayerKind::Pad, PadAttrs{0, 1, 1, 0, -std::numeric_limits<float>::infinity()}),
         pool_layer("m", LayerKind::MaxPool, 2, 2)}},
+      // 6 channels in 2 groups of 3: not its own inverse (the shuffle by 3 groups of 2)
+      {"channel shuffle, 2 groups",
+       {3, 5, 6},
+       {conv_layer("c", 6, 1), make_layer("s", LayerKind::ChannelShuffle, ChannelShuffleAttrs{2})}},
+      {"channel shuffle, 3 groups of 4, then a 1x1 convolution",
+       {12, 4, 3},
+       {make_layer("s", LayerKind::ChannelShuffle, ChannelShuffleAttrs{3}), conv_layer("c", 5, 1)}},
+      {"channel shuffle, 1 group (the identity)",
+       {4, 3, 5},
+       {make_layer("s", LayerKind::ChannelShuffle, ChannelShuffleAttrs{1})}},
+      // A view of the input at channel begin with the input's strides (NHWC in fp16: begin elements in)
+      {"channel slice [2, 5) of 6 after a conv",
+       {3, 5, 6},
+       {conv_layer("c", 6, 1), make_layer("s", LayerKind::ChannelSlice, ChannelSliceAttrs{2, 5})}},
+      {"channel slice, the last channel, then a 1x1 convolution",
+       {7, 4, 3},
+       {make_layer("s", LayerKind::ChannelSlice, ChannelSliceAttrs{6, 7}), conv_layer("c", 3, 1)}},
+      {"channel slice, every channel", {4, 3, 5}, {make_layer("s", LayerKind::ChannelSlice, ChannelSliceAttrs{0, 4})}},
+      // ShuffleNet V2's unit: x.chunk(2, dim=1), one half through a branch, concat, shuffle.
+      {"ShuffleNet V2 unit",
+       {3, 5, 6},
+       {conv_layer("c", 8, 3, 1, 1), make_layer("left", LayerKind::ChannelSlice, ChannelSliceAttrs{0, 4}),
+        reading(make_layer("right", LayerKind::ChannelSlice, ChannelSliceAttrs{4, 8}), {"c"}),
+        conv_layer("branch", 4, 1), reading(make_layer("join", LayerKind::Concat), {"left", "branch"}),
+        make_layer("shuffle", LayerKind::ChannelShuffle, ChannelShuffleAttrs{2})}},
       {"add", {3, 5, 6}, {conv_layer("c", 3, 1), reading(make_layer("a", LayerKind::Add, AddAttrs{}), {"c", "input"})}},
       {"add with relu",
        {3, 5, 6},
@@ -760,6 +789,20 @@ TEST_F(GpuBackend, EveryPrecisionMatchesCpuWithinItsDerivedBound) {
                         pool_layer("ap", LayerKind::AvgPool, 3, 2, 1, false), conv_layer("dw", 4, 3, 1, 1, 1, 4, false),
                         batchnorm_layer("bn"), plain_layer("gap", LayerKind::GlobalAvgPool)}),
         p);
+    // A shuffle between convolutions (ShuffleNet's unit): half NHWC strides in fp16.
+    check_precision(rng_,
+                    scaled_random_network(rng_, {3, 5, 6},
+                                          {conv_layer("c", 6, 3, 1, 1),
+                                           make_layer("shuffle", LayerKind::ChannelShuffle, ChannelShuffleAttrs{3}),
+                                           conv_layer("mix", 4, 1)}),
+                    p);
+    // A slice between convolutions (ShuffleNet V2's chunk): in fp16 an odd channel offset of NHWC.
+    check_precision(rng_,
+                    scaled_random_network(rng_, {3, 5, 6},
+                                          {conv_layer("c", 7, 3, 1, 1),
+                                           make_layer("slice", LayerKind::ChannelSlice, ChannelSliceAttrs{1, 6}),
+                                           conv_layer("mix", 4, 1)}),
+                    p);
   }
 }
 
