@@ -93,6 +93,14 @@ ParseResult parse_options(int argc, char** argv) {
                      "the centre), stretch, trim_fit (the foreground fitted, as Fashion-MNIST); default: the model's")
           ->transform(CLI::CheckedTransformer(resizes).description(""))
           ->type_name("crop|stretch|trim_fit");
+  AlphaMode alpha = AlphaMode::Drop;
+  const std::map<std::string, AlphaMode> alphas{{"white", AlphaMode::White}, {"drop", AlphaMode::Drop}};
+  CLI::Option* alpha_option =
+      cli.add_option("--alpha", alpha,
+                     "Transparent pixels: white (composited over white) or drop (the stored colour, as "
+                     "torchvision's convert(\"RGB\")); default: the model's")
+          ->transform(CLI::CheckedTransformer(alphas).description(""))
+          ->type_name("white|drop");
   int resize_size = 0;
   CLI::Option* resize_size_option =
       cli.add_option("--resize-size", resize_size, "--resize crop: the shorter side before cropping")
@@ -213,6 +221,7 @@ ParseResult parse_options(int argc, char** argv) {
     return result;
   }
   if (invert_option->count() > 0) o.preprocessing.invert = invert;
+  if (alpha_option->count() > 0) o.preprocessing.alpha = alpha;
   if (resize_option->count() > 0) o.preprocessing.resize = resize;
   if (resize_size_option->count() > 0) o.preprocessing.resize_size = resize_size;
   if (order_option->count() > 0) o.preprocessing.channel_order = channel_order;

@@ -320,21 +320,50 @@ TEST(Cli, AReaderThatLeavesEndsTheRunWhenSigpipeIsIgnored) {
 }
 
 TEST(Cli, UsageErrorsExitWithTwo) {
-  for (const std::vector<std::string>& args :
-       std::vector<std::vector<std::string>>{{},
-                                             {"--top-k", "0", "x.png"},
-                                             {"--batch", "0", "x.png"},
-                                             {"--device", "tpu", "x.png"},
-                                             {"--no-such-option", "x.png"},
-                                             {"--invert", "maybe", "x.png"},
-                                             {"--resize", "zoom", "x.png"},
-                                             {"--channel-order", "grb", "x.png"}}) {
+  for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{{},
+                                                                                    {"--top-k", "0", "x.png"},
+                                                                                    {"--batch", "0", "x.png"},
+                                                                                    {"--device", "tpu", "x.png"},
+                                                                                    {"--no-such-option", "x.png"},
+                                                                                    {"--invert", "maybe", "x.png"},
+                                                                                    {"--resize", "zoom", "x.png"},
+                                                                                    {"--channel-order", "grb", "x.png"},
+                                                                                    {"--alpha", "black", "x.png"}}) {
     const ProcessResult r = infer(args);
     EXPECT_EQ(r.exit_code, 2) << r.err;
     EXPECT_EQ(r.out, "");
     EXPECT_EQ(r.err.rfind("infer: ", 0), 0u) << r.err;
   }
   EXPECT_EQ(infer({"--help"}).exit_code, 0);
+}
+
+// --alpha overrides the model's choice: a fully transparent picture of random dark colours is all
+// white with `white` (the shipped model's default) and its stored colours with `drop`, so the two
+// runs classify different pictures; `white` equals no flag.
+TEST(Cli, AlphaChoosesWhiteOrTheStoredColour) {
+  Random rng;
+  SCOPED_TRACE(rng.trace());
+  TempDir dir;
+  std::vector<std::string> rows(28);
+  for (std::string& row : rows) {
+    for (int x = 0; x < 28; ++x) {
+      for (int c = 0; c < 3; ++c) row += static_cast<char>(static_cast<int>(rng.uniform(0.0f, 1.0f) * 100.0f));
+      row += '\0';  // alpha 0: transparent
+    }
+  }
+  const fs::path png = dir / "clear.png";
+  write_file(png, encode_png(28, 28, 8, 6, rows));
+  auto run = [&](std::vector<std::string> extra) {
+    std::vector<std::string> args = {"--device", "cpu", "--json", "--top-k", "10"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    args.push_back(png.string());
+    const ProcessResult r = infer(args);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return r.out;
+  };
+  const std::string plain = run({}), white = run({"--alpha", "white"}), drop = run({"--alpha", "drop"});
+  EXPECT_EQ(plain, white);
+  EXPECT_NE(white, drop);
 }
 
 // --help's footer names every exit code of app/exit_codes.h (6 was missing).
