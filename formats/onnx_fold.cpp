@@ -19,10 +19,6 @@
 namespace infer::onnx_import {
 namespace {
 
-// A folded tensor larger than this is refused: shape arithmetic holds a few values, and a hostile
-// ConstantOfShape or Gather must not allocate without bound.
-constexpr std::size_t kMaxFoldedValues = std::size_t{1} << 24;
-
 bool is_float(const Constant& c) { return !c.floats.empty() || (c.ints.empty() && c.is_float); }
 
 // The value of element i as a double, and its symbol.
@@ -34,7 +30,8 @@ unsigned char symbol(const Constant& c, std::size_t i) { return c.symbols.empty(
 std::size_t count_of(Importer& m, const onnx::NodeProto& node, const std::vector<long long>& dims) {
   std::size_t n = 1;
   for (long long d : dims) {
-    if (d < 0 || (d > 0 && n > kMaxFoldedValues / static_cast<std::size_t>(d))) {
+    if (d < 0) m.fail(node, "a folded tensor of shape " + shape_string(dims) + " has a negative dimension");
+    if (d > 0 && n > kMaxFoldedValues / static_cast<std::size_t>(d)) {
       m.fail(node, "a folded tensor of shape " + shape_string(dims) + " is too large (more than " +
                        std::to_string(kMaxFoldedValues) + " values)");
     }
@@ -82,9 +79,8 @@ std::vector<long long> known_ints(Importer& m, const onnx::NodeProto& node, cons
   std::vector<long long> v;
   for (std::size_t i = 0; i < element_count(c); ++i) {
     if (symbol(c, i) != Constant::kKnown) m.fail(node, std::string(what) + " depends on the batch size");
-    const double x = value(c, i);
-    if (is_float(c) && x != std::floor(x)) m.fail(node, std::string(what) + " must be integers");
-    v.push_back(is_float(c) ? static_cast<long long>(x) : c.ints[i]);
+    if (is_float(c)) m.fail(node, std::string(what) + " must be an integer tensor");
+    v.push_back(c.ints[i]);
   }
   return v;
 }
@@ -195,14 +191,31 @@ Constant cast(Importer& m, const onnx::NodeProto& node) {
   out.dims = data.dims;
   out.symbols = data.symbols;
   const std::size_t n = element_count(data);
+  // A value that stands for the batch size keeps its symbol; its placeholder is not converted.
   if (to == onnx::TensorProto::FLOAT || to == onnx::TensorProto::DOUBLE) {
     out.is_float = true;
-    for (std::size_t i = 0; i < n; ++i) out.floats.push_back(static_cast<float>(value(data, i)));
+    for (std::size_t i = 0; i < n; ++i)
+      out.floats.push_back(symbol(data, i) == Constant::kKnown ? static_cast<float>(value(data, i)) : 0.0f);
   } else if (to == onnx::TensorProto::INT64 || to == onnx::TensorProto::INT32) {
+    const long long lo = to == onnx::TensorProto::INT32 ? std::numeric_limits<std::int32_t>::min()
+                                                        : std::numeric_limits<long long>::min();
+    const long long hi = to == onnx::TensorProto::INT32 ? std::numeric_limits<std::int32_t>::max()
+                                                        : std::numeric_limits<long long>::max();
     for (std::size_t i = 0; i < n; ++i) {
-      const double v = value(data, i);
-      if (!(std::fabs(v) < 9.2e18)) m.fail(node, "casts " + value_string(v) + " to an integer");
-      out.ints.push_back(static_cast<long long>(v));  // toward zero, as C and ONNX Runtime
+      long long v = 0;
+      if (symbol(data, i) != Constant::kKnown) {
+        v = 0;
+      } else if (!is_float(data)) {
+        v = data.ints[i];
+        if (v < lo || v > hi) m.fail(node, "casts " + std::to_string(v) + " to INT32, out of its range");
+      } else {
+        const double f = data.floats[i];
+        // Toward zero, as C and ONNX Runtime; only where the result is in range.
+        if (!(f > static_cast<double>(lo) - 1.0 && f < static_cast<double>(hi) + 1.0) || !(std::fabs(f) < 9.2e18))
+          m.fail(node, "casts " + value_string(f) + " to an integer, out of its range");
+        v = static_cast<long long>(f);
+      }
+      out.ints.push_back(v);
     }
   } else {
     m.fail(node, "casts to data type " + std::to_string(to) + "; the folded shape arithmetic is float or integer");
@@ -239,14 +252,19 @@ Constant slice(Importer& m, const onnx::NodeProto& node) {
     seen[a] = true;
     const long long d = data.dims[a], s = steps[k];
     if (s == 0) m.fail(node, "a step of 0");
-    auto norm = [&](long long v) { return v < 0 ? (v < -d ? -d : v) + d : v; };
+    // ONNX: a negative start or end counts from the end (v + d, which cannot overflow for d >= 0),
+    // then both are clamped: to [0, d] going forward, start to [0, d - 1] and end to [-1, d - 1]
+    // going backward. The count in unsigned arithmetic: |step| may be 2^63.
+    auto norm = [&](long long v) { return v < 0 ? v + d : v; };
     long long b = norm(starts[k]), e = norm(ends[k]);
+    const unsigned long long magnitude =
+        s > 0 ? static_cast<unsigned long long>(s) : 0ULL - static_cast<unsigned long long>(s);
     if (s > 0) {
       b = std::clamp(b, 0LL, d), e = std::clamp(e, 0LL, d);
-      dims[a] = e > b ? (e - b + s - 1) / s : 0;
+      dims[a] = e > b ? static_cast<long long>(static_cast<unsigned long long>(e - b - 1) / magnitude + 1) : 0;
     } else {
       b = std::clamp(b, 0LL, d - 1), e = std::clamp(e, -1LL, d - 1);
-      dims[a] = b > e ? (b - e + (-s) - 1) / (-s) : 0;
+      dims[a] = b > e ? static_cast<long long>(static_cast<unsigned long long>(b - e - 1) / magnitude + 1) : 0;
     }
     first[a] = b, step[a] = s;
   }
@@ -333,7 +351,9 @@ Constant arithmetic(Importer& m, const onnx::NodeProto& node) {
     };
     const std::size_t ia = index(a), ib = index(b);
     const unsigned char sa = symbol(a, ia), sb = symbol(b, ib);
-    if (out.is_float) {
+    if (sa != Constant::kKnown || sb != Constant::kKnown) {
+      // A placeholder for N is not a number: only the symbol (below) is computed.
+    } else if (out.is_float) {
       const float x = a.floats[ia], y = b.floats[ib];
       out.floats[to] = op == "Add" ? x + y : op == "Sub" ? x - y : op == "Mul" ? x * y : x / y;
     } else {
@@ -344,8 +364,9 @@ Constant arithmetic(Importer& m, const onnx::NodeProto& node) {
                             : op == "Mul" ? __builtin_mul_overflow(x, y, &r)
                                           : false;
       if (op == "Div") {
-        if (y == 0 && sb == Constant::kKnown) m.fail(node, "divides by zero");
-        r = y == 0 || (x == std::numeric_limits<long long>::min() && y == -1) ? 0 : x / y;
+        if (y == 0) m.fail(node, "divides by zero");
+        if (x == std::numeric_limits<long long>::min() && y == -1) m.fail(node, "overflows 64-bit integers");
+        r = x / y;
       }
       if (overflow) m.fail(node, "overflows 64-bit integers");
       out.ints[to] = r;
@@ -377,7 +398,9 @@ Constant unary(Importer& m, const onnx::NodeProto& node) {
   const std::string_view op = node.op_type();
   if (!is_float(out)) {
     if (op != "Neg") m.fail(node, "reads an integer tensor; " + node.op_type() + " is defined on floats");
-    for (long long& v : out.ints) {
+    for (std::size_t i = 0; i < out.ints.size(); ++i) {
+      long long& v = out.ints[i];
+      if (symbol(out, i) != Constant::kKnown) continue;  // -N depends on N: the symbol below says so
       if (v == std::numeric_limits<long long>::min()) m.fail(node, "overflows 64-bit integers");
       v = -v;
     }
@@ -484,7 +507,9 @@ bool fold(Importer& m, const onnx::NodeProto& node) {
     }
   }
   m.no_extra_outputs(node, 1);
-  m.define_constant(node, f->fold(m, node));
+  Constant out = f->fold(m, node);
+  count_of(m, node, out.dims);  // every folded output within the per-tensor limit, copies included
+  m.define_constant(node, std::move(out));
   return true;
 }
 

@@ -373,9 +373,14 @@ void flatten(Importer& m, const onnx::NodeProto& node) {
 }
 
 // The per-sample dimensions a Reshape asks for (its shape without the first, the batch), with 0
-// copying the input's dimension at the same place and one -1 taking what is left of `size`.
+// copying the input's dimension at the same place and one -1 taking what is left of `size`. The
+// first dimension must keep the batch: the batch size itself (folded from Shape), 0, -1 or a number.
 std::vector<long long> per_sample_shape(Importer& m, const onnx::NodeProto& node, const Constant& shape,
                                         const std::vector<long long>& in, std::size_t size) {
+  const bool batch = !shape.symbols.empty() && shape.symbols[0] == Constant::kBatch;
+  if (!batch && !shape.symbols.empty() && shape.symbols[0] != Constant::kKnown)
+    m.fail(node, "the first dimension of the shape is computed from the batch size; infer keeps the batch as it is");
+  if (!batch && shape.ints[0] != -1 && shape.ints[0] < 0) m.fail(node, "the first dimension of the shape is negative");
   std::vector<long long> dims;
   long long known = 1;
   int free = -1;
@@ -386,8 +391,10 @@ std::vector<long long> per_sample_shape(Importer& m, const onnx::NodeProto& node
     if (d == 0 && int_attr(node, "allowzero", 0) == 0) d = i - 1 < in.size() ? in[i - 1] : -2;
     if (d == -1 && free < 0) {
       free = static_cast<int>(dims.size());
-    } else if (d < 1 || d > 1'000'000'000) {
-      m.fail(node, "dimension " + std::to_string(i) + " of the shape is " + std::to_string(shape.ints[i]));
+    } else if (d < 1 || d > static_cast<long long>(size) || known > static_cast<long long>(size) / d) {
+      // More values than a sample holds (checked before multiplying: no overflow).
+      m.fail(node, "reshapes samples of " + std::to_string(size) + " values to a shape with dimension " +
+                       std::to_string(i) + " = " + std::to_string(shape.ints[i]));
     } else {
       known *= d;
     }
@@ -395,7 +402,7 @@ std::vector<long long> per_sample_shape(Importer& m, const onnx::NodeProto& node
   }
   if (free >= 0) dims[static_cast<std::size_t>(free)] = static_cast<long long>(size) / known;
   long long total = 1;
-  for (long long d : dims) total *= d;
+  for (long long d : dims) total *= d;  // each factor <= size and their product <= size: no overflow
   if (total != static_cast<long long>(size)) {
     m.fail(node, "reshapes samples of " + std::to_string(size) + " values to " + shape_string(dims));
   }
@@ -526,10 +533,6 @@ void reshape(Importer& m, const onnx::NodeProto& node) {
   const Dims in = m.shape_of(x);
   const std::vector<long long> in_dims =
       m.rank(x) == 2 ? std::vector<long long>{in.c} : std::vector<long long>{in.c, in.h, in.w};
-  const bool batch = !shape.symbols.empty() && shape.symbols[0] == Constant::kBatch;
-  if (!batch && (!shape.symbols.empty() && shape.symbols[0] != Constant::kKnown))
-    m.fail(node, "the first dimension of the shape is computed from the batch size; infer keeps the batch as it is");
-  if (!batch && shape.ints[0] != -1 && shape.ints[0] < 0) m.fail(node, "the first dimension of the shape is negative");
   const std::vector<long long> dims = per_sample_shape(m, node, shape, in_dims, in.size());
   if (dims.size() == 1) return void(m.add_layer(node, LayerKind::Flatten, {}, {x}));
   if (dims == in_dims) return m.passthrough(node);

@@ -289,6 +289,11 @@ const Constant* Importer::find_constant(const std::string& name) const {
 }
 
 void Importer::define_constant(const onnx::NodeProto& node, Constant c) {
+  folded_values_ += c.floats.size() + c.ints.size();
+  if (folded_values_ > kMaxFoldedTotal) {
+    fail(node, "the values folded at load total more than " + std::to_string(kMaxFoldedTotal) +
+                   "; shape arithmetic holds a few");
+  }
   constants_[node.output(0)] = std::make_shared<const Constant>(std::move(c));
 }
 

@@ -21,6 +21,12 @@
 
 namespace infer::onnx_import {
 
+// Folded values (onnx_fold.cpp) are shape arithmetic: a few values each. A folded tensor larger
+// than kMaxFoldedValues, or folded tensors of more than kMaxFoldedTotal values in all, are refused,
+// so that a small hostile file cannot make the import allocate without bound.
+inline constexpr std::size_t kMaxFoldedValues = std::size_t{1} << 24;
+inline constexpr std::size_t kMaxFoldedTotal = std::size_t{1} << 26;
+
 // A tensor known at load, row-major, with its dimensions: an initializer, a Constant, or a value
 // folded from them (onnx_fold.cpp). Float tensors (FLOAT, DOUBLE) as float32 in `floats`, integer
 // ones (INT64, INT32: shapes, axes, indices) in `ints`.
@@ -149,6 +155,7 @@ class Importer {
   std::size_t parameters_ = 0;                   // values copied into layers so far
   std::size_t max_parameters_ = 0;               // 4 x the file's bytes / 4: weights shared a few times at most
   std::map<std::string, std::string> producer_;  // tensor name -> the layer writing it (or "input")
+  std::size_t folded_values_ = 0;                // values of every define_constant() so far
   std::map<std::string, ShuffleView> views_;     // tensor name -> the channel shuffle it is part of
   std::map<std::string, Dims> shapes_;           // layer name (or "input") -> its output's shape
   std::set<std::string> names_;

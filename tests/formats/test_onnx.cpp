@@ -382,6 +382,69 @@ TEST(Onnx, ShapeArithmeticIsFoldedAtLoad) {
   }
 }
 
+// The batch size N is a symbol through the folding: kept by what moves it or multiplies it by one
+// (Cast to float and back, x * 1, Concat), so that x.view(n, -1) in those spellings is a flatten;
+// anything computed from it (1 / N here) is refused where a number is needed, naming the node.
+// And a folded Slice walks backwards to the first element when its end is INT64_MIN ([::-1]).
+TEST(Onnx, TheBatchSymbolSurvivesOnlyWhatKeepsIt) {
+  const Dims in{2, 3, 4};
+  auto shape_of_n = [](OnnxBuilder& b, bool reciprocal) {
+    b.node("Shape", "shape", {"x"}, "s");
+    b.ints("first", {0});
+    b.node("Gather", "n", {"s", "first"}, "n");
+    OnnxBuilder::attr(b.node("Cast", "n_float", {"n"}, "nf"), "to", 1LL);
+    b.weight("one", {1}, {1.0f});
+    b.node(reciprocal ? "Div" : "Mul", "scaled",
+           reciprocal ? std::vector<std::string>{"one", "nf"} : std::vector<std::string>{"nf", "one"}, "nf1");
+    OnnxBuilder::attr(b.node("Cast", "n_int", {"nf1"}, "n1"), "to", 7LL);
+    b.ints("rest", {-1});
+    OnnxBuilder::attr(b.node("Concat", "flat_shape", {"n1", "rest"}, "flat_shape"), "axis", 0LL);
+    b.node("Reshape", "flat", {"x", "flat_shape"}, "y");
+    b.output("y");
+  };
+  {
+    OnnxBuilder b(in, 13);
+    shape_of_n(b, false);
+    TempDir dir;
+    b.save(dir / "m.onnx");
+    const LoadedModel model = load_model(dir / "m.onnx");
+    ASSERT_EQ(model.network.layers().size(), 1u);
+    EXPECT_EQ(model.network.layers()[0].kind, LayerKind::Flatten);
+  }
+  {
+    OnnxBuilder b(in, 13);
+    shape_of_n(b, true);
+    TempDir dir;
+    b.save(dir / "m.onnx");
+    try {
+      load_model(dir / "m.onnx");
+      ADD_FAILURE() << "a shape computed from 1 / N accepted";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("node 'flat' (Reshape): the first dimension of the shape is computed from "
+                                           "the batch size"),
+                std::string::npos)
+          << e.what();
+    }
+  }
+  {  // [-1, 24, 99] sliced from element 1 backwards to the start: [24, -1]
+    OnnxBuilder b(in, 13);
+    b.ints("backwards", {-1, 24, 99});
+    b.ints("start", {1});
+    b.ints("end", {std::numeric_limits<long long>::min()});
+    b.ints("axis", {0});
+    b.ints("step", {-1});
+    b.node("Slice", "reverse", {"backwards", "start", "end", "axis", "step"}, "shape");
+    b.node("Reshape", "flat", {"x", "shape"}, "y");
+    b.output("y");
+    TempDir dir;
+    b.save(dir / "m.onnx");
+    // [24, -1]: a first dimension and the rest; a Slice that stopped short would give [24] alone.
+    const LoadedModel model = load_model(dir / "m.onnx");
+    ASSERT_EQ(model.network.layers().size(), 1u);
+    EXPECT_EQ(model.network.layers()[0].kind, LayerKind::Flatten);
+  }
+}
+
 // ShuffleNet's channel shuffle as torch.onnx.export writes it with a free batch (the shapes folded from
 // Shape and Gather): Reshape to [N, g, C / g, H, W], Transpose(0, 2, 1, 3, 4), Reshape to [N, C, H, W]
 // is one channel_shuffle layer, which computes out[j g + i] = in[i k + j] (k = C / g), checked here
