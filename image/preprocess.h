@@ -19,7 +19,8 @@ struct PreprocessResult {
 //    - Stretch: resized to the input size;
 //    both with stb_image_resize (Mitchell filter when shrinking, Catmull-Rom when enlarging);
 //  - Crop is torchvision's Resize(resize_size) + CenterCrop((height, width)) + ToTensor on a PIL
-//    image, to the bit, whatever the image's size: the pixels are taken as 8-bit values (rounded to
+//    image, to the bit for a colour model, whatever the image's size (a one-channel model's grey,
+//    BT.601 in float, may differ from PIL's convert("L") by one 8-bit step): the pixels are taken as 8-bit values (rounded to
 //    k/255), resized so the shorter side is resize_size (the longer int(resize_size * long / short))
 //    by PIL's antialiased bilinear filter with its 8-bit rounding (pil_resize.h), the input's size
 //    cut from the centre (the top-left corner at round((resized - input) / 2), half to even as
