@@ -142,7 +142,8 @@ TEST_F(MemoryLimit, TheLimitCanBeLoweredAndRaised) {
 }
 
 // Under a limit that holds 5 samples, --batch 64 runs batches of 5, says so once, and gives the
-// same results as a run without a limit.
+// same results as a run of batches of 5 without a limit. (Not as one batch of all: a convolution of
+// another batch size may run another kernel whose sums round differently, as oneDNN does on AVX2.)
 TEST_F(MemoryLimit, ABatchOverTheLimitIsMadeSmaller) {
   SCOPED_TRACE(rng_.trace());
   write_model(kTinyToml, tiny_tensors(rng_));
@@ -153,8 +154,9 @@ TEST_F(MemoryLimit, ABatchOverTheLimitIsMadeSmaller) {
   EXPECT_EQ(small.err, "infer: notice: --batch 64 would need " + bytes_string(plan.bytes(64)) +
                            " of memory, more than the --max-memory limit of " + bytes_string(limit) +
                            "; running batches of 5\n");
-  const ProcessResult whole = infer({"--batch", "64"}, kSamples);
+  const ProcessResult whole = infer({"--batch", "5"}, kSamples);
   ASSERT_EQ(whole.exit_code, 0) << whole.err;
+  EXPECT_EQ(whole.err, "");
   EXPECT_GT(whole.out_lines().size(), 5u) << "too few samples for more than one batch";
   EXPECT_EQ(small.out, whole.out);
 }
