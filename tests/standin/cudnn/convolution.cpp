@@ -7,6 +7,7 @@
 //     (10 fraction bits, to nearest even), as Ampere-and-later tensor cores may do;
 //   - FLOAT data with CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION: x and w are rounded to binary16;
 //   - CUDNN_FMA_MATH: no operand rounding.
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <string>
@@ -30,6 +31,10 @@ float round_tf32(float v) {
 }
 
 enum class OperandRounding { kNone, kTf32, kHalf };
+
+// Two doubles as one SIMD register (a GCC and Clang vector extension): the sums below vectorise
+// at any optimisation level the stand-in is built with.
+using DoublePair = double __attribute__((vector_size(16)));
 
 OperandRounding rounding_for(const ConvProblem& p) {
   if (p.x.type != CUDNN_DATA_FLOAT) return OperandRounding::kNone;
@@ -155,48 +160,57 @@ void compute_convolution(const ConvProblem& p, const ConvOperands& ops, std::vec
   const int n_count = p.x.dim[0], c_total = p.x.dim[1], in_h = p.x.dim[2], in_w = p.x.dim[3];
   const int k_total = p.w.dim[0], c_group = p.w.dim[1], rows = p.w.dim[2], cols = p.w.dim[3];
   const int groups = p.conv.groups, k_group = k_total / groups;
-  const int oh_count = p.out_h, ow_count = p.out_w;
+  const int ow_count = p.out_w;
   const int sh = p.conv.stride[0], sw = p.conv.stride[1], ph = p.conv.pad[0], pw = p.conv.pad[1];
   const int dh = p.conv.dilation[0], dw = p.conv.dilation[1];
   const std::size_t plane_in = static_cast<std::size_t>(in_h) * in_w;
-  const std::size_t plane_out = static_cast<std::size_t>(oh_count) * ow_count;
+  const std::size_t plane_out = static_cast<std::size_t>(p.out_h) * ow_count;
+  const std::size_t taps = static_cast<std::size_t>(c_group) * rows * cols;  // one filter's values
   out.assign(static_cast<std::size_t>(n_count) * k_total * plane_out, 0.0);
 
-  // For each filter column s: the output columns whose input column ow*sw - pw + s*dw is inside x.
-  std::vector<int> ow_lo(cols), ow_hi(cols);
-  for (int s = 0; s < cols; ++s) {
-    const int shift = s * dw - pw;
-    int lo = 0;
-    while (lo < ow_count && lo * sw + shift < 0) ++lo;
-    int hi = ow_count;
-    while (hi > lo && (hi - 1) * sw + shift >= in_w) --hi;
-    ow_lo[s] = lo;
-    ow_hi[s] = hi;
-  }
-
+  // As an implicit GEMM does it: the input values under each filter tap, for a block of output
+  // positions, gathered into rows (zero where the tap falls in the padding), then every filter's
+  // taps times those rows. Each output sums its products in tap order (channel, row, column), as
+  // one accumulator in double; the products of float operands are exact in double. Blocks of 64
+  // positions keep the gathered rows in the cache; 8 outputs at a time keep their sums in registers.
+  constexpr std::size_t kBlock = 64, kTile = 8;
+  std::vector<double> gathered(taps * kBlock, 0.0);
+  const std::vector<double> weights(wv.begin(), wv.end());
   for (int n = 0; n < n_count; ++n) {
-    for (int k = 0; k < k_total; ++k) {
-      const int g = k / k_group;
-      double* __restrict o = out.data() + (static_cast<std::size_t>(n) * k_total + k) * plane_out;
-      for (int c = 0; c < c_group; ++c) {
-        const float* plane = xv.data() + (static_cast<std::size_t>(n) * c_total + g * c_group + c) * plane_in;
-        const float* wk = wv.data() + (static_cast<std::size_t>(k) * c_group + c) * rows * cols;
-        for (int r = 0; r < rows; ++r) {
-          for (int oh = 0; oh < oh_count; ++oh) {
-            const int ih = oh * sh - ph + r * dh;
-            if (ih < 0 || ih >= in_h) continue;
-            const float* row = plane + static_cast<std::size_t>(ih) * in_w;
-            double* __restrict orow = o + static_cast<std::size_t>(oh) * ow_count;
-            for (int s = 0; s < cols; ++s) {
-              const double wval = wk[r * cols + s];
-              const float* __restrict src = row + (s * dw - pw);
-              const int lo = ow_lo[s], hi = ow_hi[s];
-              if (sw == 1) {
-                for (int ow = lo; ow < hi; ++ow) orow[ow] += wval * static_cast<double>(src[ow]);
-              } else {
-                for (int ow = lo; ow < hi; ++ow) orow[ow] += wval * static_cast<double>(src[ow * sw]);
+    for (int g = 0; g < groups; ++g) {
+      const float* x_group = xv.data() + (static_cast<std::size_t>(n) * c_total + g * c_group) * plane_in;
+      for (std::size_t first = 0; first < plane_out; first += kBlock) {
+        const std::size_t width = std::min(kBlock, plane_out - first);
+        double* row_out = gathered.data();
+        for (int c = 0; c < c_group; ++c) {
+          const float* plane = x_group + c * plane_in;
+          for (int r = 0; r < rows; ++r) {
+            for (int s = 0; s < cols; ++s, row_out += kBlock) {
+              int oh = static_cast<int>(first / ow_count), ow = static_cast<int>(first % ow_count);
+              for (std::size_t j = 0; j < width; ++j) {
+                const int ih = oh * sh - ph + r * dh, iw = ow * sw - pw + s * dw;
+                const bool inside = ih >= 0 && ih < in_h && iw >= 0 && iw < in_w;
+                row_out[j] = inside ? plane[static_cast<std::size_t>(ih) * in_w + iw] : 0.0;
+                if (++ow == ow_count) ow = 0, ++oh;
               }
             }
+          }
+        }
+        for (int k = g * k_group; k < (g + 1) * k_group; ++k) {
+          double* o = out.data() + (static_cast<std::size_t>(n) * k_total + k) * plane_out + first;
+          const double* wk = weights.data() + static_cast<std::size_t>(k) * taps;
+          for (std::size_t tile = 0; tile < width; tile += kTile) {
+            DoublePair acc[kTile / 2] = {};  // lanes past `width` read stale rows and are not stored
+            for (std::size_t t = 0; t < taps; ++t) {
+              const DoublePair wval = {wk[t], wk[t]};
+              const double* src = gathered.data() + t * kBlock + tile;
+              for (std::size_t i = 0; i < kTile / 2; ++i) {
+                DoublePair v;
+                std::memcpy(&v, src + 2 * i, sizeof v);
+                acc[i] += wval * v;
+              }
+            }
+            for (std::size_t i = 0; i < kTile && tile + i < width; ++i) o[tile + i] = acc[i / 2][i % 2];
           }
         }
       }
