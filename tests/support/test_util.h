@@ -180,6 +180,15 @@ inline std::vector<Layer> fashion_like_layers() {
           plain_layer("softmax", LayerKind::Softmax)};
 }
 
+// ShuffleNet V2's unit after a 3x3 convolution to 8 channels: x.chunk(2, dim=1), the second half
+// through a 1x1 branch, concat with the first half, a channel shuffle of 2 groups.
+inline std::vector<Layer> shufflenet_unit_layers() {
+  return {conv_layer("c", 8, 3, 1, 1), make_layer("left", LayerKind::ChannelSlice, ChannelSliceAttrs{0, 4}),
+          reading(make_layer("right", LayerKind::ChannelSlice, ChannelSliceAttrs{4, 8}), {"c"}),
+          conv_layer("branch", 4, 1), reading(make_layer("join", LayerKind::Concat), {"left", "branch"}),
+          make_layer("shuffle", LayerKind::ChannelShuffle, ChannelShuffleAttrs{2})};
+}
+
 // Every op of the graph format in one network (input 3x8x8): a residual block (conv + bn + relu,
 // conv + bn, add with ReLU), two branches (one through average pooling) joined by concat, a
 // squeeze-and-excitation scale (a -inf pad, ceil-mode max pooling and global pooling, two 1x1 convolutions,
