@@ -2,6 +2,13 @@
 // the handler (on whichever thread the kernel picks: OpenMP's workers do not block signals) agree
 // through one lock-free atomic: idle, writing (a WholeOutput is alive) or ending. The handler ends
 // the process only from idle; a writer that finds a signal pending when it leaves ends it then.
+//
+// What runs in the handlers is async-signal-safe, and stays so under AddressSanitizer: its
+// instrumentation would call __asan_handle_no_return before the [[noreturn]] end_by, which
+// unpoisons the stack there. On a signal that landed in oneDNN's JIT code that reported a false
+// heap overflow on the handler's own frame; and on an alternate signal stack it reads the thread's
+// stack bounds through pthread_getattr_np, which allocates, so a signal landing inside malloc
+// deadlocked on the allocator's lock. So the handlers are not instrumented.
 #include "app/interrupt.h"
 
 #include <signal.h>
@@ -21,15 +28,21 @@ static_assert(std::atomic<int>::is_always_lock_free, "the handler needs a lock-f
 constexpr unsigned kLineDeadlineSeconds = 2;
 constexpr int kSignals[] = {SIGINT, SIGTERM, SIGHUP};
 
+#if defined(__GNUC__) || defined(__clang__)
+#define INFER_SIGNAL_HANDLER __attribute__((no_sanitize("address")))
+#else
+#define INFER_SIGNAL_HANDLER
+#endif
+
 // Ends the process by `sig` with its default action, so the parent sees that signal; the handler
 // runs with SA_NODEFER, so the signal is not blocked and raise() delivers it here and now.
-[[noreturn]] void end_by(int sig) {
+[[noreturn]] INFER_SIGNAL_HANDLER void end_by(int sig) {
   signal(sig, SIG_DFL);
   raise(sig);
   _exit(128 + sig);  // only if the signal was blocked after all
 }
 
-void on_stop_signal(int sig) {
+INFER_SIGNAL_HANDLER void on_stop_signal(int sig) {
   const int saved_errno = errno;
   g_pending.store(sig);
   int idle = kIdle;
@@ -38,7 +51,7 @@ void on_stop_signal(int sig) {
   errno = saved_errno;
 }
 
-void on_alarm(int) {
+INFER_SIGNAL_HANDLER void on_alarm(int) {
   g_state.store(kEnding);
   const int sig = g_pending.load();
   end_by(sig != 0 ? sig : SIGALRM);

@@ -44,6 +44,14 @@ def pgm(width, height, rng):
     return b"P5\n%d %d\n255\n" % (width, height) + rng.randbytes(width * height)
 
 
+def default_signals():
+    """In the child before exec: the signals sent here at their default action, as in a terminal.
+    infer keeps a signal it was started with ignored (test_3), so a test run from nohup or from a
+    shell's background job (SIGHUP, SIGINT ignored) would otherwise test nothing for them."""
+    for sig in SIGNALS:
+        signal.signal(sig, signal.SIG_DFL)
+
+
 class Reader(threading.Thread):
     """Reads a pipe to its end, all at once (fast) or 512 bytes at a time with pauses (slow)."""
 
@@ -102,10 +110,16 @@ class Interrupt(unittest.TestCase):
                 self.assertTrue(line.endswith(" [cpu]"), f"{what}: line {number} is cut: {line[-300:]!r}")
         return text.count("\n")
 
-    def signalled_run(self, sig, delay, json_lines, slow, *extra, preexec=None):
-        """Starts a run, sends sig after delay; returns (returncode, seconds from signal to exit, output)."""
-        proc = subprocess.Popen(self.command(json_lines, *extra), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                                preexec_fn=preexec)
+    def signalled_run(self, sig, delay, json_lines, slow, *extra):
+        """Starts a run, sends sig after delay; returns (returncode, seconds from signal to exit, output).
+        infer's standard error is kept for the failure message (self.err): an exit that is not the
+        signal says why."""
+        with tempfile.TemporaryFile() as err:
+            return self._signalled_run(err, sig, delay, json_lines, slow, *extra)
+
+    def _signalled_run(self, err, sig, delay, json_lines, slow, *extra):
+        proc = subprocess.Popen(self.command(json_lines, *extra), stdout=subprocess.PIPE, stderr=err,
+                                preexec_fn=default_signals)
         reader = Reader(proc.stdout, slow)
         reader.start()
         time.sleep(delay)
@@ -120,6 +134,8 @@ class Interrupt(unittest.TestCase):
         took = time.monotonic() - sent
         reader.join(timeout=PROCESS_TIMEOUT)
         proc.stdout.close()
+        err.seek(0)
+        self.err = err.read()[-6000:].decode("utf-8", errors="replace")
         return proc.returncode, took, bytes(reader.data)
 
     def test_1_every_signal_at_random_moments_leaves_whole_lines(self):
@@ -137,7 +153,7 @@ class Interrupt(unittest.TestCase):
                 finished_first += 1
                 continue
             landed += 1
-            self.assertEqual(code, -sig, f"{what}: exit {code}, not the signal")
+            self.assertEqual(code, -sig, f"{what}: exit {code}, not the signal; infer's stderr ends:\n{self.err}")
             self.assertLess(took, DEADLINE_S + TEARDOWN_S, f"{what}: exited {took:.2f} s after the signal")
         print(f"test_interrupt: {landed} of {RUNS} signals landed mid-run ({finished_first} runs ended first), "
               f"{lines} whole lines read", file=sys.stderr)
@@ -155,7 +171,7 @@ class Interrupt(unittest.TestCase):
             if code == 0:
                 self.assertEqual(left, ["r.jsonl"], what)
                 continue
-            self.assertEqual(code, -sig, f"{what}: exit {code}")
+            self.assertEqual(code, -sig, f"{what}: exit {code}, not the signal; infer's stderr ends:\n{self.err}")
             self.assertLess(took, DEADLINE_S + TEARDOWN_S, f"{what}: exited {took:.2f} s after the signal")
             self.assertEqual(left, [], f"{what}: files left: {left}")
 
