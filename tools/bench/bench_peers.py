@@ -4,7 +4,8 @@ TOML + safetensors, so identical weights), the same Fashion-MNIST test images an
 and prints one table with the ratio ours/theirs, all from one run.
 
     tools/bench/bench.sh [--threads N] [--batch 1,64,1024] [--seconds S] [--cpu-kernels onednn,plain] [--cpu-isa avx2]
-                   [--architectures resnet18,mobilenet_v2] [--record]
+                   [--architectures resnet18,mobilenet_v2] [--first-image resnet18,...] [--contention resnet18,...]
+                   [--devices cpu,gpu|none] [--record]
 
 (tools/bench/bench.sh makes the Python environment: Debian's PyTorch plus ONNX Runtime from PyPI.)
 
@@ -52,6 +53,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(1, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "train"))
 import infer_model  # noqa: E402
 from isa_cap import cap_isa_or_reexec  # noqa: E402
+from start_and_contention import contention_rows, first_image_rows  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 # The repository's root from tools/bench/; in a GPU bundle, whose tools/ is flat, the bundle's root
@@ -231,6 +233,12 @@ def main():
     ap.add_argument("--cpu-kernels", default="onednn", help="our CPU runs, comma-separated: onednn, onednn-direct (no Winograd), plain")
     ap.add_argument("--cpu-isa", choices=["native", "avx2"], default="native",
                     help="avx2: hide AVX-512 from every program of the run (ours and the peers)")
+    ap.add_argument("--first-image", default="",
+                    help="torchvision architectures, comma-separated: one image from process start to result, "
+                         "ours against ONNX Runtime's session creation plus first run (start_and_contention.py)")
+    ap.add_argument("--contention", default="",
+                    help="torchvision architectures, comma-separated: batch-1 latency idle and beside a busy loop on "
+                         "core 0, ours and ONNX Runtime (start_and_contention.py)")
     args = ap.parse_args()
     if args.cpu_isa == "avx2":
         cap_isa_or_reexec(args.build, "bench_peers")
@@ -279,6 +287,29 @@ def main():
         tables += t
         notes += n
         targets += g
+    extra = []  # the first-image and contention tables, after the main one
+    if args.first_image:
+        photo = os.path.join(ROOT, "samples", "photo-sneaker.jpg")
+        extra += ["", f"one image, start to result (median of 10 each, alternating; ours: `infer --model X.onnx "
+                      f"--device cpu` on {os.path.basename(photo)}, the whole process; ONNX Runtime: session "
+                      "creation plus the first run, default options):", "",
+                  "| model | ours ms | ONNX Runtime ms | ours/ONNX Runtime |", "|---|---:|---:|---:|"]
+        for name, ours, theirs in first_image_rows(infer_exe, args.first_image.split(","), photo):
+            extra.append(f"| {name} | {ours:.1f} | {theirs:.1f} | {ours / theirs:.2f} |")
+            targets.append((f"first image {name}: ours {ours:.1f} ms <= ONNX Runtime {theirs:.1f} ms", ours <= theirs))
+    if args.contention:
+        extra += ["", "batch-1 latency idle and beside a busy loop pinned to core 0 (p50 ms; slowdown = loaded / idle):",
+                  "", "| model | runner | idle p50 ms | loaded p50 ms | slowdown |", "|---|---|---:|---:|---:|"]
+        rows = contention_rows(bench_exe, args.contention.split(","), args.seconds)
+        for name, what, idle, loaded in rows:
+            extra.append(f"| {name} | {what} | {idle:.2f} | {loaded:.2f} | {loaded / idle:.2f}x |")
+        slowdown = {(name, what): loaded / idle for name, what, idle, loaded in rows}
+        for name in args.contention.split(","):
+            ours = slowdown[(name, "ours, default threads")]
+            theirs = next(v for (n, what), v in slowdown.items() if n == name and what.startswith("ONNX Runtime") and
+                          not what.endswith("1 thread"))
+            targets.append((f"contention {name}: our default slows {ours:.2f}x <= ONNX Runtime's {theirs:.2f}x",
+                            ours <= theirs))
     gpu_note = "no CUDA GPU visible to PyTorch: GPU rows not measured"
     if "gpu" in devices and torch.cuda.is_available():
         gpu_note = f"GPU: {torch.cuda.get_device_name(0)}, PyTorch {torch.__version__}, cuDNN {torch.backends.cudnn.version()}"
@@ -320,8 +351,9 @@ def main():
             lines.append(f"| {device} | {precision} | {peer} | {o['batch']} | {o['images_per_s']:.0f} | {t['images_per_s']:.0f} | "
                          f"{o['images_per_s'] / t['images_per_s']:.2f} | {o['p50_ms']:.3f} | {t['p50_ms']:.3f} | "
                          f"{o['p99_ms']:.3f} | {t['p99_ms']:.3f} |")
+    lines.extend(extra)
     lines.append("")
-    lines.append("targets (issues 4 and 13), from this run:")
+    lines.append("targets (issues 4, 13 and 33), from this run:")
     for what, met in targets:
         lines.append(f"- {'met' if met else 'MISSED'}: {what}")
     text = "\n".join(lines)
