@@ -51,6 +51,15 @@ constexpr int kFolded = 1 << 16;  // marks a constant's key: the parameters with
 memory::desc plain(int n, const Dims& d) { return memory::desc({n, d.c, d.h, d.w}, kF32, Tag::nchw); }
 memory::desc any(int n, const Dims& d) { return memory::desc({n, d.c, d.h, d.w}, kF32, Tag::any); }
 
+// A desc of `dims` in the format of `like` (plain NCHW or NHWC, or channel blocks of 4, 8 or 16), or
+// `otherwise` when `like` is in another.
+memory::desc same_format(const memory::desc& like, const memory::dims& dims, const memory::desc& otherwise) {
+  for (const Tag tag : {Tag::nchw, Tag::nhwc, Tag::nChw8c, Tag::nChw16c, Tag::nChw4c}) {
+    if (like == memory::desc(like.dims(), kF32, tag)) return memory::desc(dims, kF32, tag);
+  }
+  return otherwise;
+}
+
 // Primitive attributes: the user scratchpad (OnednnStorage's), and an eltwise post-op when `alg` is set.
 dnnl::primitive_attr attributes(const algorithm* alg = nullptr, float alpha = 0.0f, float beta = 0.0f) {
   dnnl::primitive_attr attr;
@@ -270,6 +279,10 @@ std::size_t OnednnProgram::plan_layer(std::size_t i) {
         add_primitive(i, dnnl::eltwise_forward(pd), pd.scratchpad_desc(), {{DNNL_ARG_SRC, source(i)}}, pd.dst_desc());
         return i + 1;
       }
+      if (layer.kind == LayerKind::HardSigmoid) {
+        plan_hard_sigmoid(i);
+        return i + 1;
+      }
       plan_plain(i);
       return i + 1;
     case LayerKind::Pad:
@@ -451,12 +464,17 @@ std::size_t OnednnProgram::plan_binary(std::size_t i) {
   const std::vector<Layer>& layers = network_.layers();
   const Layer& layer = layers[i];
   const memory& a = source(i, 0);
-  // The second input in the first's layout when their shapes match: oneDNN's binary kernels take
-  // inputs of one layout, and only its reference kernel mixes them (measured: ResNet-18's adds of
-  // a Winograd output, channel-blocked, and a shortcut in NHWC took 5x the convolutions' time).
+  // The second input in the first's layout: oneDNN's binary kernels take inputs of one layout, and
+  // only its reference kernel mixes them. Measured: ResNet-18's adds of a Winograd output,
+  // channel-blocked, and a shortcut in NHWC took 5x the convolutions' time; MobileNetV3's
+  // squeeze-and-excitation scale (channel-blocked features times N x C x 1 x 1 in NCHW) took 87% of
+  // a batch-1 pass, 8x ONNX Runtime's whole pass. A per-channel (or other broadcast) second input
+  // gets the first's format, where that format is one of the common ones.
   const memory& given_b = source(i, 1);
-  const memory b =
-      given_b.get_desc().dims() == a.get_desc().dims() ? in_layout(layer.sources[1], given_b, a.get_desc()) : given_b;
+  const memory::dims b_dims = given_b.get_desc().dims();
+  const memory b = b_dims == a.get_desc().dims()
+                       ? in_layout(layer.sources[1], given_b, a.get_desc())
+                       : in_layout(layer.sources[1], given_b, same_format(a.get_desc(), b_dims, given_b.get_desc()));
   algorithm act = algorithm::eltwise_relu;
   float act_alpha = 0.0f, act_beta = 0.0f;
   std::size_t last = i;
@@ -474,6 +492,23 @@ std::size_t OnednnProgram::plan_binary(std::size_t i) {
                 pd.dst_desc());
   if (last != i) acts_[i + 1] = acts_[last + 1];  // fused: nothing else reads it
   return last + 1;
+}
+
+// HardSigmoid, clamp(a x + b, 0, 1), which oneDNN 2.6 lacks: its linear eltwise, then its clip in
+// place, in the input's layout. PyTorch exports hardswish below opset 14 as x * HardSigmoid(x):
+// through the plain kernel, between reorders to NCHW and back, MobileNetV3's took half a batch-1
+// pass. (Only finite values reach a program: see the top of onednn_backend.cpp.)
+void OnednnProgram::plan_hard_sigmoid(std::size_t i) {
+  const PointwiseAttrs& p = network_.layers()[i].pointwise();
+  const dnnl::engine& engine = storage_.engine();
+  const dnnl::eltwise_forward::primitive_desc linear(
+      {kInference, algorithm::eltwise_linear, source(i).get_desc(), p.a, p.b}, attributes(), engine);
+  add_primitive(i, dnnl::eltwise_forward(linear), linear.scratchpad_desc(), {{DNNL_ARG_SRC, source(i)}},
+                linear.dst_desc());
+  const dnnl::eltwise_forward::primitive_desc clip({kInference, algorithm::eltwise_clip, linear.dst_desc(), 0.0f, 1.0f},
+                                                   attributes(), engine);
+  add_call(dnnl::eltwise_forward(clip), clip.scratchpad_desc(),
+           {{DNNL_ARG_SRC, acts_[i + 1]}, {DNNL_ARG_DST, acts_[i + 1]}});
 }
 
 // The own plain kernel between reorders (ops.h): the input to plain NCHW, the output plain NCHW.

@@ -80,6 +80,7 @@ class OnednnProgram {
   void plan_pooling(std::size_t i);
   void plan_flatten(std::size_t i);
   std::size_t plan_binary(std::size_t i);
+  void plan_hard_sigmoid(std::size_t i);
   void plan_plain(std::size_t i);
 
   const dnnl::memory& source(std::size_t i, std::size_t k = 0) const;
