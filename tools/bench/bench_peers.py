@@ -288,6 +288,9 @@ def main():
         notes += n
         targets += g
     extra = []  # the first-image and contention tables, after the main one
+    if args.first_image or args.contention:
+        import onnxruntime
+        notes.append(f"first image and contention: ONNX Runtime {onnxruntime.__version__}")
     if args.first_image:
         photo = os.path.join(ROOT, "samples", "photo-sneaker.jpg")
         extra += ["", f"one image, start to result (median of 10 each, alternating; ours: `infer --model X.onnx "
