@@ -1,5 +1,7 @@
 #include "serve/http_listener.h"
 
+#include <sys/socket.h>
+
 #include <cerrno>
 #include <cstring>
 
@@ -24,6 +26,11 @@ HttpListener::HttpListener(const ListenOptions& options)
   // A response is written in more than one send (its head, then its body): with Nagle's algorithm the
   // second waits for the client's delayed ACK, 40 ms a request on Linux.
   s.set_tcp_nodelay(true);
+  // httplib's own options, and the listening socket kept for start() (its only socket created here).
+  s.set_socket_options([this](socket_t sock) {
+    httplib::default_socket_options(sock);
+    socket_ = sock;
+  });
 }
 
 HttpListener::~HttpListener() { stop(); }
@@ -44,6 +51,11 @@ int HttpListener::start() {
     throw ListenError("cannot listen on " + where + (e ? std::string(": ") + std::strerror(e) : std::string()) +
                       " (is the port in use, or the address not this machine's?)");
   }
+  // httplib listens with a backlog of 5 (CPPHTTPLIB_LISTEN_BACKLOG, compiled into Debian's 0.11):
+  // when more clients connect at once than the accept loop has taken, the kernel drops the rest,
+  // which wait for their SYN's retry (1 s) and on a busy machine were reset. listen() again on
+  // the bound socket sets the queue to the system's most (net.core.somaxconn).
+  if (socket_ >= 0) ::listen(static_cast<int>(socket_), SOMAXCONN);
   thread_ = std::thread([this, &s] {
     s.listen_after_bind();
     ended_ = true;

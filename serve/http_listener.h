@@ -44,6 +44,7 @@ class HttpListener {
  private:
   ListenOptions options_;
   std::unique_ptr<httplib::Server> server_;
+  int socket_ = -1;                 // the listening socket, once bound (set by httplib's socket options)
   std::atomic<bool> ended_{false};  // the accept loop has returned
   std::thread thread_;
 };
