@@ -54,48 +54,13 @@ sys.path.insert(1, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import infer_model  # noqa: E402
 from isa_cap import cap_isa_or_reexec  # noqa: E402
 from start_and_contention import contention_rows, first_image_rows  # noqa: E402
+from peer_timing import export_onnx, ort_session, time_batches  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 # The repository's root from tools/bench/; in a GPU bundle, whose tools/ is flat, the bundle's root
 # (where bin/ is).
 ROOT = os.path.dirname(HERE) if os.path.isdir(os.path.join(os.path.dirname(HERE), "bin")) else \
     os.path.dirname(os.path.dirname(HERE))
-
-
-def percentiles(lat_ms):
-    s = sorted(lat_ms)
-    pick = lambda p: s[min(len(s) - 1, int(p / 100 * len(s)))]  # noqa: E731  same rule as infer-bench
-    return pick(50), pick(90), pick(99)
-
-
-def time_batches(run, inputs, batch, seconds, sync=lambda: None):
-    """Warm-up 0.2 s, then timed calls over rotating slices for `seconds` (at least 5 calls)."""
-    n = inputs.shape[0]
-    offset = 0
-
-    def next_slice():
-        nonlocal offset
-        if offset + batch > n:
-            offset = 0
-        s = inputs[offset:offset + batch]
-        offset += batch
-        return s
-
-    t0 = time.perf_counter()
-    while time.perf_counter() - t0 < 0.2:
-        run(next_slice())
-    sync()
-    lat = []
-    t0 = time.perf_counter()
-    while time.perf_counter() - t0 < seconds or len(lat) < 5:
-        x = next_slice()
-        t = time.perf_counter()
-        run(x)
-        sync()
-        lat.append((time.perf_counter() - t) * 1000.0)
-    p50, p90, p99 = percentiles(lat)
-    return {"batch": batch, "iterations": len(lat), "images_per_s": batch * len(lat) / (sum(lat) / 1000.0),
-            "p50_ms": p50, "p90_ms": p90, "p99_ms": p99}
 
 
 def bench_torch_cpu(model, inputs, batches, seconds):
@@ -109,14 +74,8 @@ def bench_onnxruntime(model, inputs, batches, seconds, threads, opset=13, ours=N
     called with the exported file's path while it exists (to run infer-bench on the same file)."""
     import onnxruntime as ort
     with tempfile.TemporaryDirectory() as d:
-        path = os.path.join(d, "model.onnx")
-        dummy = torch.from_numpy(inputs[:1])
-        torch.onnx.export(model, dummy, path, input_names=["x"], output_names=["y"],
-                          dynamic_axes={"x": {0: "n"}, "y": {0: "n"}}, opset_version=opset)
-        opts = ort.SessionOptions()
-        opts.intra_op_num_threads = threads
-        opts.inter_op_num_threads = 1
-        sess = ort.InferenceSession(path, opts, providers=["CPUExecutionProvider"])
+        path = export_onnx(model, inputs[:1], os.path.join(d, "model.onnx"), opset)
+        sess = ort_session(path, threads)
         rows = [time_batches(lambda x: sess.run(None, {"x": x})[0], inputs, b, seconds) for b in batches]
         if ours is not None:
             ours(path)
@@ -303,14 +262,12 @@ def main():
     if args.contention:
         extra += ["", "batch-1 latency idle and beside a busy loop pinned to core 0 (p50 ms; slowdown = loaded / idle):",
                   "", "| model | runner | idle p50 ms | loaded p50 ms | slowdown |", "|---|---|---:|---:|---:|"]
-        rows = contention_rows(bench_exe, args.contention.split(","), args.seconds)
+        rows, (ours_default, theirs_default) = contention_rows(bench_exe, args.contention.split(","), args.seconds)
         for name, what, idle, loaded in rows:
             extra.append(f"| {name} | {what} | {idle:.2f} | {loaded:.2f} | {loaded / idle:.2f}x |")
         slowdown = {(name, what): loaded / idle for name, what, idle, loaded in rows}
         for name in args.contention.split(","):
-            ours = slowdown[(name, "ours, default threads")]
-            theirs = next(v for (n, what), v in slowdown.items() if n == name and what.startswith("ONNX Runtime") and
-                          not what.endswith("1 thread"))
+            ours, theirs = slowdown[(name, ours_default)], slowdown[(name, theirs_default)]
             targets.append((f"contention {name}: our default slows {ours:.2f}x <= ONNX Runtime's {theirs:.2f}x",
                             ours <= theirs))
     gpu_note = "no CUDA GPU visible to PyTorch: GPU rows not measured"
@@ -346,9 +303,10 @@ def main():
         lines.append("cpu isa: AVX2 for every program of this run, ours and the peers: AVX-512 and AMX hidden from CPUID "
                      "by bench/isa_cap.c (LD_AUDIT)")
     lines.extend(notes)
-    lines.append("")
-    lines.append("| device | precision | peer | batch | ours img/s | peer img/s | ours/peer | ours p50 ms | peer p50 ms | ours p99 ms | peer p99 ms |")
-    lines.append("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    if tables:
+        lines.append("")
+        lines.append("| device | precision | peer | batch | ours img/s | peer img/s | ours/peer | ours p50 ms | peer p50 ms | ours p99 ms | peer p99 ms |")
+        lines.append("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     for device, precision, peer, ours, theirs in tables:
         for o, t in zip(ours, theirs):
             lines.append(f"| {device} | {precision} | {peer} | {o['batch']} | {o['images_per_s']:.0f} | {t['images_per_s']:.0f} | "

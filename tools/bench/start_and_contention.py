@@ -24,6 +24,8 @@ import time
 
 import numpy as np
 
+from peer_timing import export_onnx, ort_session, time_batches
+
 ORT_FIRST_RUN = r"""
 import sys, time
 import numpy as np
@@ -45,15 +47,12 @@ while time.monotonic() < end:
 
 
 def export(name, folder):
-    """torchvision's `name` (random weights, eval mode) as folder/name.onnx, batch dimension free."""
+    """torchvision's `name` (random weights, eval mode) as folder/name.onnx at opset 13."""
     import torch
     import torchvision
     torch.manual_seed(0)
     module = getattr(torchvision.models, name)().eval()
-    path = os.path.join(folder, f"{name}.onnx")
-    torch.onnx.export(module, torch.zeros(1, 3, 224, 224), path, input_names=["x"], output_names=["y"],
-                      dynamic_axes={"x": {0: "n"}, "y": {0: "n"}}, opset_version=13)
-    return path
+    return export_onnx(module, np.zeros((1, 3, 224, 224), np.float32), os.path.join(folder, f"{name}.onnx"), 13)
 
 
 def first_image_rows(infer_exe, names, photo, runs=10):
@@ -84,34 +83,24 @@ def _p50_ours(bench_exe, path, threads, seconds):
 
 
 def _p50_ort(path, threads, seconds):
-    import onnxruntime as ort
-    opts = ort.SessionOptions()
-    opts.intra_op_num_threads = threads
-    opts.inter_op_num_threads = 1
-    sess = ort.InferenceSession(path, opts, providers=["CPUExecutionProvider"])
-    x = np.random.default_rng(2).standard_normal((1, 3, 224, 224), dtype=np.float32)
-    for _ in range(3):
-        sess.run(None, {"x": x})
-    lat = []
-    t0 = time.perf_counter()
-    while time.perf_counter() - t0 < seconds or len(lat) < 5:
-        t = time.perf_counter()
-        sess.run(None, {"x": x})
-        lat.append((time.perf_counter() - t) * 1000.0)
-    return statistics.median(lat)
+    sess = ort_session(path, threads)
+    x = np.random.default_rng(2).standard_normal((4, 3, 224, 224), dtype=np.float32)
+    return time_batches(lambda b: sess.run(None, {"x": b}), x, 1, seconds)["p50_ms"]
 
 
 def contention_rows(bench_exe, names, seconds):
-    """[(name, runner, idle p50 ms, loaded p50 ms)] for ours (default threads, 1 thread) and ONNX
-    Runtime (every core, 1 thread)."""
+    """([(name, runner, idle p50 ms, loaded p50 ms)], (ours' runner, ONNX Runtime's runner)) for ours
+    (default threads, 1 thread) and ONNX Runtime (every core, 1 thread); the pair names the rows that
+    the target compares, each at its default thread count."""
     cores = os.cpu_count()
+    defaults = ("ours, default threads", f"ONNX Runtime, {cores} threads")
     rows = []
     with tempfile.TemporaryDirectory() as d:
         for name in names:
             path = export(name, d)
-            runners = [("ours, default threads", lambda: _p50_ours(bench_exe, path, 0, seconds)),
+            runners = [(defaults[0], lambda: _p50_ours(bench_exe, path, 0, seconds)),
                        ("ours, --threads 1", lambda: _p50_ours(bench_exe, path, 1, seconds)),
-                       (f"ONNX Runtime, {cores} threads", lambda: _p50_ort(path, cores, seconds)),
+                       (defaults[1], lambda: _p50_ort(path, cores, seconds)),
                        ("ONNX Runtime, 1 thread", lambda: _p50_ort(path, 1, seconds))]
             idle = {what: run() for what, run in runners}
             # One busy loop for the whole loaded pass, bounded by its own deadline.
@@ -123,4 +112,4 @@ def contention_rows(bench_exe, names, seconds):
                 busy.kill()
                 busy.wait()
             rows += [(name, what, idle[what], loaded[what]) for what, _ in runners]
-    return rows
+    return rows, defaults
