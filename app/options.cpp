@@ -121,8 +121,9 @@ ParseResult parse_options(int argc, char** argv) {
   cli.add_option("--top-k", o.top_k, "Classes to print per image")->check(CLI::Range(1, 1000))->default_val(3);
   cli.add_option("--batch", o.batch, "Images per forward pass")->check(CLI::Range(1, 4096))->default_val(64);
   cli.add_option("--threads", o.threads,
-                 "CPU threads (default: every core, or OMP_NUM_THREADS; one for a single image, where starting "
-                 "a team of threads costs more than it saves)")
+                 "CPU threads (default: every core or one, whichever ran the recent batches faster, so that "
+                 "another job on a core does not stall every batch; one for a single image; OMP_NUM_THREADS "
+                 "or this fixes the count)")
       ->check(CLI::Range(1, 1024));
   std::string max_memory;
   CLI::Option* max_memory_option =

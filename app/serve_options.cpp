@@ -82,7 +82,8 @@ ServeParseResult parse_serve_options(int argc, char** argv) {
   cli.add_option("--decode-threads", o.decode_threads, "Threads decoding images (0: one per core)")
       ->check(CLI::Range(0, 1024))
       ->capture_default_str();
-  cli.add_option("--threads", o.threads, "CPU backend threads (0: every core)")->check(CLI::Range(0, 1024));
+  cli.add_option("--threads", o.threads, "CPU backend threads (0: every core or one, per batch size by recent speed)")
+      ->check(CLI::Range(0, 1024));
   cli.add_option("--drain-timeout", o.drain_timeout_s,
                  "Seconds SIGTERM waits for requests in flight before exiting anyway")
       ->check(CLI::Range(1, 3600))

@@ -28,6 +28,9 @@ namespace cpu {
 void set_openmp_threads(int) {}
 void apply_openmp_threads() {}
 int onednn_threads() { return 1; }
+bool openmp_threads_chosen() { return false; }
+void use_openmp_threads_here(int) {}
+int openmp_processors() { return 1; }
 }  // namespace cpu
 
 }  // namespace infer

@@ -14,19 +14,27 @@
 // needs a model whose activations overflow float32.
 //
 // A network oneDNN declines (dnnl::error while creating a primitive) runs on the plain kernels.
+//
+// Threads: the count someone chose (--threads, OMP_NUM_THREADS) for every pass; when nobody chose
+// one, each program size chooses per pass between every core and one thread by their recent times
+// (thread_choice.h), with a program built for each: oneDNN fixes a primitive's thread split when it
+// creates it.
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <map>
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <tuple>
 #include <utility>
 
 #include "backends/cpu/cpu_backend.h"
 #include "backends/cpu/gemm/gemm.h"
 #include "backends/cpu/onednn_program.h"
+#include "backends/cpu/thread_choice.h"
 #include "backends/cpu/threads.h"
 
 namespace infer {
@@ -34,6 +42,7 @@ namespace {
 
 using cpu::OnednnProgram;
 using cpu::OnednnStorage;
+using cpu::ThreadChoice;
 
 std::string isa_name(dnnl::cpu_isa isa) {
   switch (isa) {
@@ -49,10 +58,21 @@ std::string isa_name(dnnl::cpu_isa isa) {
   }
 }
 
+// Every core when nobody chose a count and there is more than one: the per-pass choice's count
+// (0: the chosen count for every pass).
+int adaptive_threads() {
+  if (cpu::openmp_threads_chosen()) return 0;
+  const int procs = cpu::openmp_processors();
+  return procs > 1 ? procs : 0;
+}
+
 std::string onednn_name() {
   const dnnl_version_t* v = dnnl_version();
+  const int adaptive = adaptive_threads();
   return "oneDNN " + std::to_string(v->major) + "." + std::to_string(v->minor) + "." + std::to_string(v->patch) + ", " +
-         isa_name(dnnl::get_effective_cpu_isa()) + ", " + cpu::threads_string(cpu::onednn_threads());
+         isa_name(dnnl::get_effective_cpu_isa()) + ", " +
+         (adaptive > 0 ? cpu::threads_string(adaptive) + " or 1, whichever runs faster now (no --threads given)"
+                       : cpu::threads_string(cpu::onednn_threads()));
 }
 
 bool all_finite(const float* v, std::size_t n) {
@@ -93,10 +113,9 @@ class OnednnBackend final : public Backend {
       const int m = std::min(chunk_, n - first);
       const float* x = input + static_cast<std::size_t>(first) * in_size;
       float* y = output + static_cast<std::size_t>(first) * out_size;
-      OnednnProgram* p = program(m, layer_count);
-      if (p != nullptr && all_finite(x, static_cast<std::size_t>(m) * in_size)) {
-        p->run(x, y);
-        if (all_finite(y, static_cast<std::size_t>(m) * out_size)) continue;
+      if (all_finite(x, static_cast<std::size_t>(m) * in_size) && run_program(x, m, y, layer_count) &&
+          all_finite(y, static_cast<std::size_t>(m) * out_size)) {
+        continue;
       }
       plain().forward(x, m, y, layer_count);  // NaN semantics, or no program (see the top of this file)
     }
@@ -107,11 +126,32 @@ class OnednnBackend final : public Backend {
   // chunk's activations to stay in the caches (measured: 16 beat 8 and 64 on the shipped model).
   static constexpr int kChunk = 2 * kCpuChunk;
 
-  // The program for m samples and `count` layers; null when oneDNN declined to create one of its
-  // primitives (a shape or parameter outside what its implementations take): the plain kernels,
-  // which run every network the validator accepts, then run those passes.
-  OnednnProgram* program(int m, std::size_t count) {
-    const auto key = std::make_pair(m, count);
+  // Runs the program for m samples and `count` layers, at the chosen thread count or at the one
+  // the per-pass choice picks (timing the pass for it); false when there is no program.
+  bool run_program(const float* x, int m, float* y, std::size_t count) {
+    const int many = adaptive_threads();
+    if (many == 0) {
+      OnednnProgram* p = program(m, count, 0);
+      if (p != nullptr) p->run(x, y);
+      return p != nullptr;
+    }
+    ThreadChoice& choice = choices_.try_emplace(std::make_pair(m, count), many).first->second;
+    const int threads = choice.next();
+    cpu::use_openmp_threads_here(threads);  // before program(): oneDNN splits work by it at creation
+    OnednnProgram* p = program(m, count, threads);
+    if (p == nullptr) return false;
+    const auto start = std::chrono::steady_clock::now();
+    p->run(x, y);
+    choice.record(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    return true;
+  }
+
+  // The program for m samples, `count` layers and `threads` OpenMP threads (0: the count set for
+  // the process), built on the calling thread at its current count; null when oneDNN declined to
+  // create one of its primitives (a shape or parameter outside what its implementations take):
+  // the plain kernels, which run every network the validator accepts, then run those passes.
+  OnednnProgram* program(int m, std::size_t count, int threads) {
+    const auto key = std::make_tuple(m, count, threads);
     auto it = programs_.find(key);
     if (it == programs_.end()) {
       std::unique_ptr<OnednnProgram> p;
@@ -138,7 +178,8 @@ class OnednnBackend final : public Backend {
   dnnl::engine engine_;
   dnnl::stream stream_;
   OnednnStorage storage_;
-  std::map<std::pair<int, std::size_t>, std::unique_ptr<OnednnProgram>> programs_;
+  std::map<std::tuple<int, std::size_t, int>, std::unique_ptr<OnednnProgram>> programs_;
+  std::map<std::pair<int, std::size_t>, ThreadChoice> choices_;  // per (m, count), without a chosen count
 };
 
 }  // namespace

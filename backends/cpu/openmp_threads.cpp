@@ -3,6 +3,7 @@
 #include <dlfcn.h>
 
 #include <atomic>
+#include <cstdlib>
 
 #include "backends/cpu/threads.h"
 
@@ -28,10 +29,26 @@ void set_openmp_threads(int n) {
 
 void apply_openmp_threads() {
   const int n = g_threads.load(std::memory_order_relaxed);
-  if (n <= 0) return;
+  if (n > 0) use_openmp_threads_here(n);
+}
+
+bool openmp_threads_chosen() {
+  static const bool from_environment = [] {
+    const char* v = std::getenv("OMP_NUM_THREADS");
+    return v != nullptr && *v != '\0';
+  }();
+  return g_threads.load(std::memory_order_relaxed) > 0 || from_environment;
+}
+
+void use_openmp_threads_here(int n) {
   static const auto get = omp_function<int (*)()>("omp_get_max_threads");
   static const auto set = omp_function<void (*)(int)>("omp_set_num_threads");
   if (get && set && get() != n) set(n);
+}
+
+int openmp_processors() {
+  static const auto procs = omp_function<int (*)()>("omp_get_num_procs");
+  return procs ? procs() : 1;
 }
 
 int onednn_threads() {

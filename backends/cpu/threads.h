@@ -24,4 +24,14 @@ void apply_openmp_threads();
 // The OpenMP runtime's thread count (what oneDNN uses), or 1 when no OpenMP runtime is loaded.
 int onednn_threads();
 
+// Whether someone chose the OpenMP count: set_openmp_threads (--threads, ClassifierOptions::threads)
+// or OMP_NUM_THREADS in the environment. When nobody did, the oneDNN backend chooses per pass
+// between every core and one (thread_choice.h).
+bool openmp_threads_chosen();
+// Sets the calling thread's OpenMP count alone, n >= 1 (the oneDNN backend's choice for one pass).
+void use_openmp_threads_here(int n);
+// The processors OpenMP may run on (omp_get_num_procs: the affinity mask's), or 1 without OpenMP:
+// "every core" for that choice.
+int openmp_processors();
+
 }  // namespace infer::cpu

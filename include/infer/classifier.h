@@ -71,7 +71,8 @@ struct ClassifierOptions {
   // batch is made smaller with a BatchReduced notice. 0: no limit.
   std::uint64_t max_memory = std::uint64_t{4} << 30;
   // CPU threads (oneDNN's OpenMP and OpenBLAS), a setting of the whole process: n > 0 sets it (the
-  // last Classifier built with n > 0 decides); 0 leaves it as it is (at first, every core).
+  // last Classifier built with n > 0 decides); 0 leaves it as it is (at first: oneDNN runs each
+  // batch on every core or on one, whichever ran the recent batches faster; docs/how-it-works.md).
   int threads = 0;
   // Check the environment manifest first: the model files it lists must match their SHA-256, and
   // (unless Device::Cpu) the machine must match it for the GPU to be used.
