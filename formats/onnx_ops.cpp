@@ -337,8 +337,66 @@ void clip(Importer& m, const onnx::NodeProto& node) {
   m.add_layer(node, LayerKind::Clip, a, {m.source(node, 0)});
 }
 
+// PyTorch's exact GELU below opset 20, read one node at a time (GeluView, onnx_reader.h).
+constexpr const char* kGeluChain = "PyTorch's GELU: Div(x, sqrt 2), Erf, Add(., 1), Mul(x, .), Mul(., 0.5)";
+
+// The one value of a one-value float constant `name`, else NaN.
+float scalar_constant(const Importer& m, const std::string& name) {
+  const Constant* c = m.find_constant(name);
+  return c != nullptr && c->is_float && c->floats.size() == 1 ? c->floats[0] : std::numeric_limits<float>::quiet_NaN();
+}
+
+// Div: x / sqrt 2, the chain's first node (sqrt 2 as a float, or a double rounded to one).
+void divide(Importer& m, const onnx::NodeProto& node) {
+  if (node.input_size() != 2) m.fail(node, "needs two inputs");
+  const std::string x = m.source(node, 0);
+  const float d = scalar_constant(m, node.input(1));
+  if (!(std::fabs(d - 1.41421356f) <= 1e-6f)) {
+    m.fail(node, "divides by " + (std::isnan(d) ? std::string("a tensor") : value_string(d)) +
+                     "; infer divides only by sqrt 2, as the first node of " + kGeluChain);
+  }
+  m.define_gelu(node, GeluView{x, 1});
+}
+
+// Erf: the chain's second node.
+void erf_node(Importer& m, const onnx::NodeProto& node) {
+  const GeluView* g = node.input_size() > 0 ? m.find_gelu(node.input(0)) : nullptr;
+  if (g == nullptr || g->step != 1) {
+    if (g == nullptr) m.source(node, 0);  // a tensor nobody wrote, or a constant, is refused as such
+    m.fail(node, std::string("infer computes Erf only within ") + kGeluChain);
+  }
+  m.define_gelu(node, GeluView{g->layer, 2});
+}
+
+// Add(erf, 1), Mul(x, 1 + erf) and Mul(x (1 + erf), 0.5), in either operand order: the chain's
+// last three nodes, the last one a gelu layer; false when no operand continues a chain (a step out
+// of order is then refused by source()).
+bool gelu_step(Importer& m, const onnx::NodeProto& node) {
+  const bool add = node.op_type() == "Add";
+  for (int i : {0, 1}) {
+    const GeluView* g = m.find_gelu(node.input(i));
+    if (g == nullptr) continue;
+    const std::string x = g->layer, other = node.input(1 - i);
+    if (add && g->step == 2 && scalar_constant(m, other) == 1.0f) {
+      m.define_gelu(node, GeluView{x, 3});
+      return true;
+    }
+    if (!add && g->step == 3 && m.find_constant(other) == nullptr && m.find_gelu(other) == nullptr &&
+        m.source(node, 1 - i) == x) {
+      m.define_gelu(node, GeluView{x, 4});
+      return true;
+    }
+    if (!add && g->step == 4 && scalar_constant(m, other) == 0.5f) {
+      m.add_layer(node, LayerKind::Gelu, default_pointwise_attrs(PointwiseOp::Gelu), {x});
+      return true;
+    }
+  }
+  return false;
+}
+
 void binary(Importer& m, const onnx::NodeProto& node) {
   if (node.input_size() != 2) m.fail(node, "needs two inputs");
+  if (gelu_step(m, node)) return;
   std::string a = m.source(node, 0), b = m.source(node, 1);
   const LayerKind kind = node.op_type() == "Add" ? LayerKind::Add : LayerKind::Mul;
   // ONNX broadcasting aligns trailing dimensions: only operands of one rank mean what infer computes.
@@ -605,6 +663,8 @@ const std::vector<Reader>& readers() {
        [](Importer& m, N n) {
          pointwise(m, n, PointwiseOp::LeakyRelu, {float_attr(n, "alpha", 0.01f), 0.0f});
        }},
+      {"Div", false, false, [](Importer& m, N n) { divide(m, n); }},
+      {"Erf", false, false, [](Importer& m, N n) { erf_node(m, n); }},
       {"Add", false, false, [](Importer& m, N n) { binary(m, n); }},
       {"Mul", false, false, [](Importer& m, N n) { binary(m, n); }},
       {"Concat", false, false, [](Importer& m, N n) { concat(m, n); }},

@@ -170,6 +170,11 @@ std::string Importer::source(const onnx::NodeProto& node, int index) {
                    " groups; infer reads such a view only as a channel shuffle: Reshape to [N, g, C / g, H, W], "
                    "Transpose(perm = [0, 2, 1, 3, 4]), Reshape back to [N, C, H, W]");
   }
+  if (const GeluView* g = find_gelu(name)) {
+    fail(node, "input '" + name + "' is step " + std::to_string(g->step) + " of a GELU of '" + g->layer +
+                   "'; infer reads such a value only as the rest of PyTorch's GELU: Div(x, sqrt 2), Erf, "
+                   "Add(., 1), Mul(x, .), Mul(., 0.5)");
+  }
   if (constants_.count(name)) {
     fail(node, "input '" + name + "' is a constant tensor; infer's " + node.op_type() +
                    " combines computed tensors only (a constant operand is not supported)");
@@ -282,6 +287,11 @@ const ShuffleView* Importer::find_view(const std::string& name) const {
 }
 
 void Importer::define_view(const onnx::NodeProto& node, ShuffleView v) { views_[node.output(0)] = std::move(v); }
+
+const GeluView* Importer::find_gelu(const std::string& name) const {
+  const auto g = gelus_.find(name);
+  return g == gelus_.end() ? nullptr : &g->second;
+}
 
 const Constant* Importer::find_constant(const std::string& name) const {
   const auto c = constants_.find(name);

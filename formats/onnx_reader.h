@@ -56,6 +56,14 @@ struct ShuffleView {
   bool transposed = false;  // after the Transpose: [N, C / g, g, H, W]
 };
 
+// A GELU under way: PyTorch's exact nn.GELU below opset 20 is five nodes, Div(x, sqrt 2), Erf,
+// Add(., 1), Mul(x, .), Mul(., 0.5); each partial result may be read only by the chain's next node,
+// and the last makes one gelu layer reading x.
+struct GeluView {
+  std::string layer;  // x, by its layer
+  int step = 1;       // the nodes read: 1 x / sqrt 2, 2 erf(x / sqrt 2), 3 1 + erf, 4 x (1 + erf)
+};
+
 // A node's attributes by name: the attribute, or nullptr / the fallback where the node has none.
 const onnx::AttributeProto* attribute(const onnx::NodeProto& node, const std::string& name);
 long long int_attr(const onnx::NodeProto& node, const std::string& name, long long fallback);
@@ -129,6 +137,10 @@ class Importer {
   const ShuffleView* find_view(const std::string& name) const;
   void define_view(const onnx::NodeProto& node, ShuffleView v);
 
+  // The GELU under way that tensor `name` is part of, else nullptr; records one.
+  const GeluView* find_gelu(const std::string& name) const;
+  void define_gelu(const onnx::NodeProto& node, GeluView v) { gelus_[node.output(0)] = std::move(v); }
+
   // The value of tensor `name` when it is known at load, else nullptr.
   const Constant* find_constant(const std::string& name) const;
   // Records the node's first output as the known value c (a folded node: onnx_fold.cpp).
@@ -157,6 +169,7 @@ class Importer {
   std::map<std::string, std::string> producer_;  // tensor name -> the layer writing it (or "input")
   std::size_t folded_values_ = 0;                // values of every define_constant() so far
   std::map<std::string, ShuffleView> views_;     // tensor name -> the channel shuffle it is part of
+  std::map<std::string, GeluView> gelus_;        // tensor name -> the GELU it is part of
   std::map<std::string, Dims> shapes_;           // layer name (or "input") -> its output's shape
   std::set<std::string> names_;
 };

@@ -4,8 +4,9 @@
 // the double-precision reference check the GPU's formula too.
 //
 // A NaN x gives NaN for every op (PyTorch's behaviour): fminf and fmaxf would return the bound, so
-// the clamps pass NaN through. expf and IEEE division, no fast math: the tests' bounds assume
-// expf's documented error (CUDA: 2 ulp) and a correctly rounded quotient.
+// the clamps pass NaN through. expf, erff and IEEE division, no fast math: the tests' bounds assume
+// expf's and erff's documented errors (CUDA: 2 ulp each; glibc: less) and a correctly rounded
+// quotient.
 #pragma once
 
 #if !defined(__CUDACC_RTC__)  // NVRTC has the math functions built in, and no <math.h>
@@ -35,6 +36,9 @@ INFER_HOST_DEVICE inline float pointwise_value(PointwiseOp op, float a, float b,
     case PointwiseOp::HardSwish: return x != x ? x : x * pointwise_clamp(a * x + b, 0.0f, 1.0f);
     case PointwiseOp::Silu: return x / (1.0f + expf(-x));
     case PointwiseOp::LeakyRelu: return x < 0.0f ? a * x : x;  // a = alpha; NaN < 0 is false: NaN
+    // GELU, the exact form (PyTorch's nn.GELU()): x Phi(x) = x (1 + erf(x / sqrt 2)) / 2. Like the
+    // Div, Erf, Add, Mul, Mul that PyTorch exports for it, -inf gives NaN (-inf times 0).
+    case PointwiseOp::Gelu: return 0.5f * x * (1.0f + erff(x * 0.70710678118654752f));
   }
   return x;  // not reached: every op returns above
 }

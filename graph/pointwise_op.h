@@ -17,7 +17,8 @@
   P(X, HardSigmoid, "hardsigmoid", "alpha", 1.0f / 6.0f, "beta", 0.5f, Finite)                \
   P(X, HardSwish, "hardswish", "", 1.0f / 6.0f, "", 0.5f, Any)                                \
   P(X, Silu, "silu", "", 0.0f, "", 0.0f, Any)                                                 \
-  P(X, LeakyRelu, "leaky_relu", "alpha", 0.01f, "", 0.0f, Finite)
+  P(X, LeakyRelu, "leaky_relu", "alpha", 0.01f, "", 0.0f, Finite)                             \
+  P(X, Gelu, "gelu", "", 0.0f, "", 0.0f, Any)
 
 namespace infer {
 

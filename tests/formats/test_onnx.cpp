@@ -491,6 +491,45 @@ TEST(Onnx, AReshapeTransposeReshapeIsAChannelShuffle) {
   }
 }
 
+// PyTorch's exact nn.GELU below opset 20 (torch.onnx.export's five nodes, ConvNeXt's): one gelu
+// layer, in either operand order of the Add and the Muls, within the reference's derived bound of
+// x Phi(x) on inputs spread over [-6, 6] (where erf bends; beyond, GELU is 0 or x).
+TEST(Onnx, PyTorchsGeluChainIsOneGeluLayer) {
+  Random rng;
+  SCOPED_TRACE(rng.trace());
+  const Dims in{3, 4, 5};
+  const int batch = 2;
+  for (long long opset : {13LL, 17LL}) {
+    for (bool swapped : {false, true}) {
+      SCOPED_TRACE("opset " + std::to_string(opset) + (swapped ? ", operands swapped" : ""));
+      OnnxBuilder b(in, opset);
+      b.weight("sqrt2", {}, {1.41421356f});
+      b.weight("one", {}, {1.0f});
+      b.weight("half", {}, {0.5f});
+      auto pair = [&](const std::string& a, const std::string& c) {
+        return swapped ? std::vector<std::string>{c, a} : std::vector<std::string>{a, c};
+      };
+      b.node("Div", "div", {"x", "sqrt2"}, "d");
+      b.node("Erf", "erf", {"d"}, "e");
+      b.node("Add", "add", pair("e", "one"), "a");
+      b.node("Mul", "mul", pair("x", "a"), "m");
+      b.node("Mul", "half_of", pair("m", "half"), "y");
+      b.output("y");
+      TempDir dir;
+      b.save(dir / "m.onnx");
+      const LoadedModel model = load_model(dir / "m.onnx");
+      ASSERT_EQ(model.network.layers().size(), 1u);
+      ASSERT_EQ(model.network.layers()[0].kind, LayerKind::Gelu);
+      std::vector<float> x = rng.vector(static_cast<std::size_t>(batch) * in.size());
+      for (float& v : x) v *= 6.0f;
+      std::vector<float> y(x.size());
+      make_cpu_backend(model.network, batch)->forward(x.data(), batch, y.data(), 1);
+      const ReferenceTensor want = reference_forward(model.network, x, batch, 1, false).back();
+      expect_close(y, want.value, reference_tolerance(want), "gelu");
+    }
+  }
+}
+
 // ShuffleNet V2's x.chunk(2, dim=1) and a Slice of the channels: channel_slice layers, here checked
 // against the channels they must copy (a Split into halves joined in swapped order; a Slice of [2, 5)
 // with ends past C clamped as ONNX clamps them).
@@ -628,6 +667,36 @@ TEST(Onnx, UnsupportedConstructsAreRefusedNamingTheNode) {
   };
   const std::vector<Case> cases = {
       {"an unknown op", one("Tanh"), "node 'the_node' (Tanh): op Tanh is not supported (infer imports: Conv,"},
+      {"an Erf alone", one("Erf"),
+       "node 'the_node' (Erf): infer computes Erf only within PyTorch's GELU: Div(x, sqrt 2)"},
+      {"a Div by another number",
+       [](OnnxBuilder& b) {
+         b.weight("three", {}, {3.0f});
+         b.node("Div", "d", {"x", "three"}, "y");
+         b.output("y");
+       },
+       "node 'd' (Div): divides by 3; infer divides only by sqrt 2, as the first node of PyTorch's GELU"},
+      {"a GELU's partial result read by another op",
+       [](OnnxBuilder& b) {
+         b.weight("sqrt2", {}, {1.41421356f});
+         b.node("Div", "d", {"x", "sqrt2"}, "h");
+         b.node("Relu", "r", {"h"}, "y");
+         b.output("y");
+       },
+       "node 'r' (Relu): input 'h' is step 1 of a GELU of 'input'; infer reads such a value only as the rest of"},
+      {"a GELU whose last Mul is not by one half",
+       [](OnnxBuilder& b) {
+         b.weight("sqrt2", {}, {1.41421356f});
+         b.weight("one", {}, {1.0f});
+         b.weight("third", {}, {1.0f / 3.0f});
+         b.node("Div", "d", {"x", "sqrt2"}, "h");
+         b.node("Erf", "e", {"h"}, "e");
+         b.node("Add", "a", {"e", "one"}, "a");
+         b.node("Mul", "m", {"x", "a"}, "m");
+         b.node("Mul", "third_of", {"m", "third"}, "y");
+         b.output("y");
+       },
+       "node 'third_of' (Mul): input 'm' is step 4 of a GELU of 'input'"},
       {"auto_pad SAME_UPPER on an average excluding the padding",
        [](OnnxBuilder& b) {
          auto* n = b.node("AveragePool", "pool", {"x"}, "y");
@@ -915,8 +984,10 @@ std::vector<float> floats(const onnx::TensorProto& t) {
 // the built models above and the torchvision models cover them.
 // ReduceMean's cases reduce rank-3 tensors or other axes than H and W; Transpose's transpose a graph
 // input, not a channel shuffle's view; Slice's and Split's cut rank-1 to rank-3 tensors or other axes.
-const std::set<std::string> kNoSingleNodeCase = {"Dropout", "Identity",   "Constant",  "Reshape", "Add",  "Mul",
-                                                 "Concat",  "ReduceMean", "Transpose", "Slice",   "Split"};
+// Div and Erf are read only within PyTorch's GELU chain (their cases divide tensors, or take erf alone).
+const std::set<std::string> kNoSingleNodeCase = {"Dropout", "Identity", "Constant",   "Reshape",   "Add",
+                                                 "Mul",     "Concat",   "ReduceMean", "Transpose", "Slice",
+                                                 "Split",   "Div",      "Erf"};
 
 // The "ONNX models" section of docs/model-format.md lists every op the import reads (its **Ops:**
 // item), so that a new reader in onnx_ops.cpp is documented before the suite passes.

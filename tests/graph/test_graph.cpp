@@ -452,6 +452,7 @@ std::vector<OpCase> op_cases() {
       {"hardsigmoid, ONNX default", {3, 5, 6}, {make_layer("h", LayerKind::HardSigmoid, PointwiseAttrs{0.2f, 0.5f})}},
       {"hardswish", {3, 5, 6}, {plain_layer("h", LayerKind::HardSwish)}},
       {"leaky relu", {3, 5, 6}, {make_layer("l", LayerKind::LeakyRelu, PointwiseAttrs{0.2f, 0.0f})}},
+      {"gelu", {3, 5, 6}, {plain_layer("g", LayerKind::Gelu)}},
       {"upsample 3x2", {3, 5, 6}, {make_layer("u", LayerKind::Upsample, UpsampleAttrs{3, 2})}},
       {"adaptive avgpool 5x6 to 3x4 (windows of 2 and 3, overlapping)",
        {3, 5, 6},

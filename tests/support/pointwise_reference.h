@@ -17,7 +17,12 @@
 // becomes 0. hardsigmoid: the product and the sum rounded, u (|a x| + |a x + b|) <= u (2 |a x| + |b|).
 // hardswish: that times |x|, plus the final product's u |y|. The clamps are exact.
 // Maximum slopes: sigmoid 1/4; silu 1.0998 (at x = 2.40); hardswish max(1, |b|, |2 - b|) for a > 0
-// (its slope is 2 a x + b on the ramp, 0 and 1 outside).
+// (its slope is 2 a x + b on the ramp, 0 and 1 outside); gelu 1.1289 (Phi(x) + x phi(x) at x = sqrt 2).
+// gelu, 0.5f * x * (1 + erff(x * c)) with c = float(1 / sqrt 2): the argument x c within 2u of
+// x / sqrt 2 (c's rounding and the product's) moves erf by at most (2 / sqrt pi) max|z exp(-z^2)| 2u
+// = 0.968u; erff's own error is 2 ulp of a value below 1, at most 2u; 1 + erf rounds by at most 2u:
+// the bracket within 5u. Times 0.5 x (exact above the subnormals, t), then the product's rounding:
+// 2.5u |x| + u |y|.
 #pragma once
 
 #include <algorithm>
@@ -96,6 +101,13 @@ inline PointwiseReference pointwise_reference(PointwiseOp op, PointwiseAttrs p) 
               [=](double x, double margin) {
                 return std::fabs(x) <= margin ? lipschitz : x > 0.0 ? 1.0 : std::fabs(a);
               }};
+    }
+    case PointwiseOp::Gelu: {
+      const auto phi = [](double x) { return std::exp(-0.5 * x * x) / std::sqrt(2.0 * M_PI); };
+      const auto cdf = [](double x) { return 0.5 * std::erfc(-x / std::sqrt(2.0)); };
+      return {default_pointwise_attrs(op), [=](double x) { return x * cdf(x); }, 1.129,
+              [](double x, double y) { return u * (2.5 * x + y) + kTiny; },
+              [=](double x, double) { return std::fabs(cdf(x) + x * phi(x)); }};
     }
   }
   throw std::logic_error("pointwise_reference: an op without a case");

@@ -27,7 +27,8 @@ Written per model, under OUTDIR:
     NAME.torch.bin     PyTorch's outputs on them, the same layout
 "residual" is not torchvision's: it is the module of the trial that tools/train/infer_model.py's old exporter
 wrote silently as another network (a forward() that adds a skip connection), here through the
-documented route, torch.onnx.export.
+documented route, torch.onnx.export. Nor is "gelu_cnn": two convolutions with nn.GELU() after each,
+PyTorch's export of GELU (five nodes) as ConvNeXt has it.
 and OUTDIR/conformance.json: the models, sizes, counts and the versions of torch, torchvision and
 onnxruntime, and the SHA-256 of this script. When that file already records the same request, the
 same versions and this script, nothing is redone (CTest's fixture runs the script before each test
@@ -39,7 +40,7 @@ import json
 import os
 import sys
 
-DEFAULT_MODELS = "residual,resnet18,mobilenet_v2,mobilenet_v3_small,efficientnet_b0,squeezenet1_0,shufflenet_v2_x0_5,mnasnet0_5"
+DEFAULT_MODELS = "residual,gelu_cnn,resnet18,mobilenet_v2,mobilenet_v3_small,efficientnet_b0,squeezenet1_0,shufflenet_v2_x0_5,mnasnet0_5"
 MEAN = (0.485, 0.456, 0.406)
 STD = (0.229, 0.224, 0.225)
 
@@ -66,11 +67,24 @@ def residual_module(torch):
     return Residual()
 
 
+def gelu_module(torch):
+    """A small CNN with PyTorch's exact GELU as its activation (ConvNeXt's, exported below opset 20
+    as Div, Erf, Add, Mul, Mul)."""
+    nn = torch.nn
+    return nn.Sequential(nn.Conv2d(3, 16, 3, 2, 1), nn.BatchNorm2d(16), nn.GELU(),
+                         nn.Conv2d(16, 32, 3, 2, 1), nn.BatchNorm2d(32), nn.GELU(),
+                         nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(32, 10))
+
+
+# The modules that are not torchvision's, by name.
+OWN_MODULES = {"residual": residual_module, "gelu_cnn": gelu_module}
+
+
 def build(torch, torchvision, name):
-    """The module `name`: the trial's residual model, a torchvision classifier, or a segmentation
-    model whose forward returns its 'out' map alone."""
-    if name == "residual":
-        return residual_module(torch)
+    """The module `name`: one of OWN_MODULES, a torchvision classifier, or a segmentation model
+    whose forward returns its 'out' map alone."""
+    if name in OWN_MODULES:
+        return OWN_MODULES[name](torch)
     if name in ("googlenet", "inception_v3"):  # the auxiliary heads train only; they do not run in eval
         return getattr(torchvision.models, name)(weights=None, aux_logits=False, init_weights=True)
     if hasattr(torchvision.models, name):
