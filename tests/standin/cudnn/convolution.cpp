@@ -166,7 +166,7 @@ void compute_convolution(const ConvProblem& p, const ConvOperands& ops, std::vec
   const std::size_t plane_in = static_cast<std::size_t>(in_h) * in_w;
   const std::size_t plane_out = static_cast<std::size_t>(p.out_h) * ow_count;
   const std::size_t taps = static_cast<std::size_t>(c_group) * rows * cols;  // one filter's values
-  out.resize(static_cast<std::size_t>(n_count) * k_total * plane_out);  // every element is written below
+  out.resize(static_cast<std::size_t>(n_count) * k_total * plane_out);       // every element is written below
 
   // As an implicit GEMM does it: the input values under each filter tap, for a block of output
   // positions, gathered into rows (zero where the tap falls in the padding), then every filter's
