@@ -307,6 +307,15 @@ ParsedLayer parse_layer(const std::string& file, const toml::table& t, std::size
       layer.attrs = UpsampleAttrs{h, w};
       break;
     }
+    case LayerKind::Resize: {
+      named.require("size");
+      const auto [h, w] = named.pair("size", {1, 1}, 1);
+      if (named.find("mode") && named.string("mode") != "bilinear") {  // the one mode so far, named for the reader
+        named.fail(named.find("mode"), "key 'mode' must be \"bilinear\", found \"" + named.string("mode") + "\"");
+      }
+      layer.attrs = ResizeAttrs{h, w, named.boolean("align_corners", false)};
+      break;
+    }
     case LayerKind::ChannelShuffle:
       named.require("groups");
       layer.attrs = ChannelShuffleAttrs{named.int_value("groups", 1, 1)};

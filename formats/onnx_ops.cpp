@@ -7,6 +7,8 @@
 #include <limits>
 #include <string>
 #include <string_view>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "formats/onnx_reader.h"
@@ -177,9 +179,9 @@ void pool(Importer& m, const onnx::NodeProto& node) {
   m.add_layer(node, max ? LayerKind::MaxPool : LayerKind::AvgPool, a, {from});
 }
 
-// The scales of a Resize by `sizes` (F.interpolate(size=...), often folded from the input's shape):
-// output over input on each axis, the batch's 1 whatever N is.
-std::vector<float> size_scales(Importer& m, const onnx::NodeProto& node, const std::string& x) {
+// The output height and width of a Resize by `sizes` (F.interpolate(size=...), often folded from the
+// input's shape), its batch the input's whatever N is.
+std::pair<long long, long long> resize_sizes(Importer& m, const onnx::NodeProto& node, const std::string& x) {
   const Constant& sizes = m.value(node, 3);
   const Dims in = m.shape_of(x);
   if (sizes.is_float || sizes.ints.size() != 4) m.fail(node, "sizes must be 4 integers [N, C, H, W]");
@@ -190,6 +192,13 @@ std::vector<float> size_scales(Importer& m, const onnx::NodeProto& node, const s
   if (!sizes.symbols.empty() && sizes.symbols[0] == Constant::kDependsOnBatch)
     m.fail(node, "the batch size of the output is computed; infer keeps the batch as it is");
   if (sizes.ints[1] != in.c) m.fail(node, "sizes change the channels");
+  return {sizes.ints[2], sizes.ints[3]};
+}
+
+// The scales of a Resize by `sizes`: output over input on each axis, the batch's 1.
+std::vector<float> size_scales(Importer& m, const onnx::NodeProto& node, const std::string& x) {
+  const auto [out_h, out_w] = resize_sizes(m, node, x);
+  const Dims in = m.shape_of(x);
   auto scale = [&](long long out, int length, const char* axis) {
     if (out < 1 || out > 1'000'000 || out % length != 0) {
       m.fail(node, std::string("the output ") + axis + " " + std::to_string(out) +
@@ -197,22 +206,73 @@ std::vector<float> size_scales(Importer& m, const onnx::NodeProto& node, const s
     }
     return static_cast<float>(out / length);
   };
-  return {1.0f, 1.0f, scale(sizes.ints[2], in.h, "height"), scale(sizes.ints[3], in.w, "width")};
+  return {1.0f, 1.0f, scale(out_h, in.h, "height"), scale(out_w, in.w, "width")};
 }
 
-// Resize (opset 10+) and Upsample (7 to 9) in nearest mode by whole scales on H and W: infer's
-// upsample, out[y] = in[floor(y / s)]. ONNX computes the source index from a coordinate
-// transformation and a rounding mode; each pair is accepted only where it gives exactly that
-// index for every output row and column of this input (asymmetric with floor, as
-// torch.onnx.export writes F.interpolate; half_pixel with either rounding; and others at some
-// scales), checked here index by index. Sizes instead of scales, linear and cubic modes, and
-// tf_crop_and_resize are refused.
+// Resize (opset 11+) in linear mode: infer's resize layer, bilinear to the output size. Its
+// coordinates are half_pixel's (and pytorch_half_pixel's but for an output of length 1, where
+// that one samples the first row and PyTorch itself the middle) or align_corners'. By sizes, or by
+// scales whose output (floor(length x scale)) is exactly length x scale: ONNX places the samples by
+// the scale given, infer by output over input, the same only then.
+void resize_linear(Importer& m, const onnx::NodeProto& node, const std::string& x) {
+  if (m.opset() < 11) {
+    m.fail(node,
+           "mode 'linear' before opset 11 (asymmetric coordinates) is not supported; export at opset 11 or later");
+  }
+  const std::string transform = string_attr(node, "coordinate_transformation_mode", "half_pixel");
+  if (transform != "half_pixel" && transform != "pytorch_half_pixel" && transform != "align_corners") {
+    m.fail(node, "coordinate_transformation_mode '" + transform +
+                     "' with mode 'linear' is not supported (half_pixel, pytorch_half_pixel or align_corners)");
+  }
+  const Dims in = m.shape_of(x);
+  long long out_h = 0, out_w = 0;
+  std::vector<float> scales;
+  if (node.input_size() > 2 && !node.input(2).empty()) scales = m.constant(node, 2).floats;
+  if (!scales.empty()) {
+    if (scales.size() != 4 || scales[0] != 1.0f || scales[1] != 1.0f) {
+      m.fail(node, "scales must be 4 values [1, 1, scale_h, scale_w]");
+    }
+    auto length = [&](float s, int from, const char* axis) {
+      const double out = static_cast<double>(from) * s;
+      if (!(out >= 1.0 && out <= 1'000'000.0) || out != std::floor(out)) {
+        m.fail(node, std::string("the ") + axis + " scale " + value_string(s) + " of " + std::to_string(from) +
+                         " is not a whole output length; export with F.interpolate(size=...)");
+      }
+      return static_cast<long long>(out);
+    };
+    out_h = length(scales[2], in.h, "height");
+    out_w = length(scales[3], in.w, "width");
+  } else if (node.input_size() > 3 && !node.input(3).empty()) {
+    std::tie(out_h, out_w) = resize_sizes(m, node, x);
+  } else {
+    m.fail(node, "neither scales nor sizes are given");
+  }
+  if (out_h < 1 || out_h > 1'000'000 || out_w < 1 || out_w > 1'000'000) {
+    m.fail(node, "the output " + std::to_string(out_h) + "x" + std::to_string(out_w) + " is out of range");
+  }
+  if (transform == "pytorch_half_pixel" && (out_h == 1 || out_w == 1)) {
+    m.fail(node,
+           "pytorch_half_pixel to an output of length 1 samples the first row or column (ONNX), where "
+           "PyTorch samples the middle; infer does as PyTorch: not supported");
+  }
+  m.add_layer(node, LayerKind::Resize,
+              ResizeAttrs{static_cast<int>(out_h), static_cast<int>(out_w), transform == "align_corners"}, {x});
+}
+
+// Resize (opset 10+) and Upsample (7 to 9) in nearest mode by whole scales on H and W (given as
+// scales, or as sizes that are whole multiples): infer's upsample, out[y] = in[floor(y / s)]. ONNX
+// computes the source index from a coordinate transformation and a rounding mode; each pair is
+// accepted only where it gives exactly that index for every output row and column of this input
+// (asymmetric with floor, as torch.onnx.export writes F.interpolate; half_pixel with either
+// rounding; and others at some scales), checked here index by index. Linear mode from opset 11:
+// resize_linear; cubic mode and tf_crop_and_resize are refused.
 void resize(Importer& m, const onnx::NodeProto& node) {
   const bool upsample = node.op_type() == "Upsample";
   const std::string x = m.source(node, 0);
   if (m.rank(x) != 4) m.fail(node, "infer resizes [N, C, H, W] tensors; the input has rank 2");
   const std::string mode = string_attr(node, "mode", "nearest");
-  if (mode != "nearest") m.fail(node, "mode '" + mode + "' is not supported (nearest only)");
+  if (mode == "linear" && !upsample) return resize_linear(m, node, x);
+  if (mode != "nearest") m.fail(node, "mode '" + mode + "' is not supported (nearest, and linear from opset 11)");
   // Before opset 11 (and in Upsample): asymmetric, the source index truncated.
   const bool v11 = !upsample && m.opset() >= 11;
   const std::string transform = v11 ? string_attr(node, "coordinate_transformation_mode", "half_pixel") : "asymmetric";

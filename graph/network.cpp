@@ -218,6 +218,12 @@ Dims single_output_dims(const Layer& layer, const Dims& in) {
       }
       return Dims{in.c, static_cast<int>(h), static_cast<int>(w)};
     }
+    case LayerKind::Resize: {
+      const ResizeAttrs& a = layer.resize();
+      require_positive(layer, "output height", a.out_h);
+      require_positive(layer, "output width", a.out_w);
+      return Dims{in.c, a.out_h, a.out_w};
+    }
     case LayerKind::AdaptiveAvgPool: {
       const AdaptivePoolAttrs& a = layer.adaptive();
       require_positive(layer, "output height", a.out_h);
@@ -328,6 +334,7 @@ bool attrs_fit(const Layer& layer) {
     case LayerKind::AdaptiveAvgPool: return std::holds_alternative<AdaptivePoolAttrs>(layer.attrs);
     case LayerKind::ChannelShuffle: return std::holds_alternative<ChannelShuffleAttrs>(layer.attrs);
     case LayerKind::ChannelSlice: return std::holds_alternative<ChannelSliceAttrs>(layer.attrs);
+    case LayerKind::Resize: return std::holds_alternative<ResizeAttrs>(layer.attrs);
   }
   return false;
 }

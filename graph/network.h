@@ -119,6 +119,17 @@ struct ChannelSliceAttrs {
   int end = 0;
 };
 
+// Resize: bilinear interpolation to out_h x out_w (ONNX Resize in linear mode, PyTorch's
+// F.interpolate(mode="bilinear")); graph/resize_formula.h has the formula, for every backend.
+// Output row y samples input row (y + 1/2) H / out_h - 1/2 (half-pixel centres; below 0: 0), or
+// y (H - 1) / (out_h - 1) with align_corners (0 when out_h = 1), and mixes the two rows around it by
+// their distance; the last row stands in for the one past it. Columns likewise.
+struct ResizeAttrs {
+  int out_h = 1;
+  int out_w = 1;
+  bool align_corners = false;
+};
+
 // The two parameters of a pointwise op (ops.h, INFER_POINTWISE_OPS; the formulas are in
 // pointwise_formula.h): clip's min and max (ReLU6 is 0, 6; an infinite bound is none), hardsigmoid's
 // alpha and beta (PyTorch's are 1/6 and 1/2; ONNX's default alpha is 0.2), hardswish's fixed 1/6
@@ -139,7 +150,7 @@ std::string pointwise_params_problem(PointwiseOp op, const PointwiseAttrs& p);
 
 using LayerAttrs =
     std::variant<std::monostate, Conv2dAttrs, Pool2dAttrs, BatchNormAttrs, LinearAttrs, AddAttrs, UpsampleAttrs,
-                 PadAttrs, AdaptivePoolAttrs, ChannelShuffleAttrs, ChannelSliceAttrs, PointwiseAttrs>;
+                 PadAttrs, AdaptivePoolAttrs, ChannelShuffleAttrs, ChannelSliceAttrs, PointwiseAttrs, ResizeAttrs>;
 
 // Parameters of a layer. Which vectors are used depends on the kind:
 //   Conv2d / Linear: weight, bias (empty when the layer has no bias)
@@ -180,6 +191,7 @@ struct Layer {
   const ChannelShuffleAttrs& channel_shuffle() const { return std::get<ChannelShuffleAttrs>(attrs); }
   const ChannelSliceAttrs& channel_slice() const { return std::get<ChannelSliceAttrs>(attrs); }
   const PointwiseAttrs& pointwise() const { return std::get<PointwiseAttrs>(attrs); }
+  const ResizeAttrs& resize() const { return std::get<ResizeAttrs>(attrs); }
 };
 
 // What the network expects at its input and what its outputs mean.

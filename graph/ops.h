@@ -39,7 +39,8 @@
   X(Pad, "pad", One)                          \
   X(AdaptiveAvgPool, "adaptive_avgpool", One) \
   X(ChannelShuffle, "channel_shuffle", One)   \
-  X(ChannelSlice, "channel_slice", One)
+  X(ChannelSlice, "channel_slice", One)       \
+  X(Resize, "resize", One)
 
 // Every op, as rows X(Kind, "name", inputs).
 #define INFER_POINTWISE_AS_OP(X, kind, name, key_a, a, key_b, b, rule) X(kind, name, One)
@@ -68,7 +69,8 @@
   case ::infer::LayerKind::Pad:             \
   case ::infer::LayerKind::AdaptiveAvgPool: \
   case ::infer::LayerKind::ChannelShuffle:  \
-  case ::infer::LayerKind::ChannelSlice: INFER_CASE_POINTWISE_OPS
+  case ::infer::LayerKind::ChannelSlice:    \
+  case ::infer::LayerKind::Resize: INFER_CASE_POINTWISE_OPS
 
 namespace infer {
 

@@ -19,7 +19,8 @@
 //   concat            concat along the channels; upsample: resampling_forward, nearest
 //   channel_shuffle   shuffle_forward along the channels, group size C / groups
 //   flatten           a reorder to plain NCHW, then the same memory seen as [C*H*W, 1, 1]
-//   the rest          (pad, channel_slice, hardsigmoid, an adaptive average pooling that does not
+//   the rest          (pad, channel_slice, resize (bilinear: oneDNN's linear resampling has no
+//                     align_corners), hardsigmoid, an adaptive average pooling that does not
 //                     divide, an average pooling that counts padding but whose ceil-mode window
 //                     overhangs, a convolution padded by its kernel's extent or more):
 //                     the own plain kernel (ops.h), between reorders to and from plain NCHW
@@ -286,7 +287,8 @@ std::size_t OnednnProgram::plan_layer(std::size_t i) {
       plan_plain(i);
       return i + 1;
     case LayerKind::Pad:
-    case LayerKind::ChannelSlice: plan_plain(i); return i + 1;
+    case LayerKind::ChannelSlice:
+    case LayerKind::Resize: plan_plain(i); return i + 1;
   }
   throw std::logic_error("onednn program: unknown layer kind");
 }
@@ -532,6 +534,7 @@ void OnednnProgram::plan_plain(std::size_t i) {
       case LayerKind::Conv2d: conv2d_forward(layer, in, m, out, scratch); return;
       case LayerKind::Pad: pad_forward(layer, in, m, out); return;
       case LayerKind::ChannelSlice: channel_slice_forward(layer, in, m, out); return;
+      case LayerKind::Resize: resize_forward(layer, in, m, out); return;
       case LayerKind::AvgPool: avgpool_forward(layer, in, m, out); return;
       case LayerKind::AdaptiveAvgPool: adaptive_avgpool_forward(layer, in, m, out); return;
       default: pointwise_forward(layer, in, m, out); return;

@@ -26,6 +26,8 @@ void pad_forward(const Layer& layer, const float* in, int n, float* out);
 void channel_shuffle_forward(const Layer& layer, const float* in, int n, float* out);
 // Output channel c is input channel begin + c, c < end - begin (channel_slice.cpp).
 void channel_slice_forward(const Layer& layer, const float* in, int n, float* out);
+// Bilinear resize by graph/resize_formula.h (resize.cpp).
+void resize_forward(const Layer& layer, const float* in, int n, float* out);
 
 // Every pointwise op (ops.h INFER_POINTWISE_OPS) by its formula (pointwise_formula.h).
 void pointwise_forward(const Layer& layer, const float* in, int n, float* out);

@@ -134,6 +134,14 @@ LaunchStatus pointwise(const Kernels& kernels, int op, float a, float b, DeviceI
   return kernels.pointwise(op, a, b, x.get(), y.get(), count, half, stream);
 }
 
+LaunchStatus resize_bilinear(const Kernels& kernels, DeviceIn x, DeviceOut y, int n, int c, int in_h, int in_w,
+                             int out_h, int out_w, bool align_corners, bool half, bool nhwc, cudaStream_t stream) {
+  const std::size_t element = half ? 2 : sizeof(float);
+  require_fits("resize_bilinear", "x", elements(n, c, in_h, in_w) * element, x.bytes());
+  require_fits("resize_bilinear", "y", elements(n, c, out_h, out_w) * element, y.bytes());
+  return kernels.resize_bilinear(x.get(), y.get(), n, c, in_h, in_w, out_h, out_w, align_corners, half, nhwc, stream);
+}
+
 LaunchStatus select_top_k(const Kernels& kernels, DeviceIn scores, int n, int classes, int k, DeviceOut classes_out,
                           DeviceOut scores_out, cudaStream_t stream) {
   require_fits("select_top_k", "scores", elements(n, classes, 1, 1) * sizeof(float), scores.bytes());

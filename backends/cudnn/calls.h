@@ -103,6 +103,9 @@ LaunchStatus convert_half_nhwc_to_float_nchw(const Kernels& kernels, DeviceIn in
                                              int w, cudaStream_t stream);
 LaunchStatus pointwise(const Kernels& kernels, int op, float a, float b, DeviceIn x, DeviceOut y, std::size_t count,
                        bool half, cudaStream_t stream);
+// x: n x c x in_h x in_w elements, y: n x c x out_h x out_w (half: 2 bytes each, float: 4).
+LaunchStatus resize_bilinear(const Kernels& kernels, DeviceIn x, DeviceOut y, int n, int c, int in_h, int in_w,
+                             int out_h, int out_w, bool align_corners, bool half, bool nhwc, cudaStream_t stream);
 // scores: n x classes floats; classes_out (ints) and scores_out (floats): n x k each.
 LaunchStatus select_top_k(const Kernels& kernels, DeviceIn scores, int n, int classes, int k, DeviceOut classes_out,
                           DeviceOut scores_out, cudaStream_t stream);

@@ -1,5 +1,5 @@
 // The backend's own kernels (kernels/*.cuh: top-k selection, the fp16 layout conversions, the
-// pointwise ops), ready to launch on the device that was current when the object was made. How
+// pointwise ops, the bilinear resize), ready to launch on the device that was current when the object was made. How
 // they reach the GPU depends on the CUDA major this module is built for (INFER_CUDA_MAJOR):
 //
 //   13  kernels_runtime.cu. nvcc compiled them into the module (SASS for sm_90, PTX for compute_75)
@@ -62,6 +62,12 @@ class Kernels {
   // half, rounded to nearest even on store). x == y is allowed. NaN in gives NaN out for every op.
   LaunchStatus pointwise(int op, float a, float b, const void* x, void* y, std::size_t count, bool half,
                          cudaStream_t stream) const;
+
+  // Bilinear resize (graph/resize_formula.h) of n x c planes of in_h x in_w to out_h x out_w,
+  // computed in float: x and y hold floats, or IEEE half values when `half` (rounded to nearest
+  // even on store), NCHW or, when `nhwc`, NHWC. x and y must not overlap.
+  LaunchStatus resize_bilinear(const void* x, void* y, int n, int c, int in_h, int in_w, int out_h, int out_w,
+                               bool align_corners, bool half, bool nhwc, cudaStream_t stream) const;
 
   // top_k.h: for each of n samples of `classes` float scores (scores_in, n x classes), the k best
   // into classes_out and scores_out (n x k each). The limits of check_top_k_limits must hold.

@@ -17,10 +17,11 @@ namespace infer::cudnn {
 namespace {
 
 // The order of Module::functions.
-enum Function { kTopK, kFloatToHalf, kHalfToFloat, kPointwise };
+enum Function { kTopK, kFloatToHalf, kHalfToFloat, kPointwise, kResize };
 constexpr std::array<const char*, kKernelCount> kFunctionNames = {
     "infer::cudnn::kernels::top_k_kernel", "infer::cudnn::kernels::float_nchw_to_half_nhwc",
-    "infer::cudnn::kernels::half_nhwc_to_float_nchw", "infer::cudnn::kernels::pointwise_kernel"};
+    "infer::cudnn::kernels::half_nhwc_to_float_nchw", "infer::cudnn::kernels::pointwise_kernel",
+    "infer::cudnn::kernels::resize_bilinear_kernel"};
 
 struct LibraryCloser {
   void operator()(void* handle) const { dlclose(handle); }
@@ -134,6 +135,16 @@ LaunchStatus Kernels::pointwise(int op, float a, float b, const void* x, void* y
   int half_flag = half ? 1 : 0;
   void* args[] = {&op, &a, &b, &x, &y, &count, &half_flag};
   return module_->run(kPointwise, element_blocks(count), kElementThreads, stream, args);
+}
+
+LaunchStatus Kernels::resize_bilinear(const void* x, void* y, int n, int c, int in_h, int in_w, int out_h, int out_w,
+                                      bool align_corners, bool half, bool nhwc, cudaStream_t stream) const {
+  const std::size_t total = static_cast<std::size_t>(n) * c * out_h * out_w;
+  if (total == 0) return LaunchStatus{};
+  // resize.cuh's flag bits (that header is device code; these are its values)
+  int flags = (align_corners ? 1 : 0) | (half ? 2 : 0) | (nhwc ? 4 : 0);
+  void* args[] = {&x, &y, &n, &c, &in_h, &in_w, &out_h, &out_w, &flags};
+  return module_->run(kResize, element_blocks(total), kElementThreads, stream, args);
 }
 
 LaunchStatus Kernels::top_k(const float* scores_in, int n, int classes, int k, int* classes_out, float* scores_out,

@@ -3,6 +3,7 @@
 
 #include "backends/cudnn/kernels/convert.cuh"
 #include "backends/cudnn/kernels/pointwise.cuh"
+#include "backends/cudnn/kernels/resize.cuh"
 #include "backends/cudnn/kernels/top_k.cuh"
 #include "graph/ops.h"
 
@@ -51,6 +52,18 @@ LaunchStatus Kernels::pointwise(int op, float a, float b, const void* x, void* y
   if (count == 0) return LaunchStatus{};
   (void)cudaGetLastError();
   kernels::pointwise_kernel<<<element_blocks(count), kElementThreads, 0, stream>>>(op, a, b, x, y, count, half ? 1 : 0);
+  return status_of_launch();
+}
+
+LaunchStatus Kernels::resize_bilinear(const void* x, void* y, int n, int c, int in_h, int in_w, int out_h, int out_w,
+                                     bool align_corners, bool half, bool nhwc, cudaStream_t stream) const {
+  const std::size_t total = static_cast<std::size_t>(n) * c * out_h * out_w;
+  if (total == 0) return LaunchStatus{};
+  const int flags = (align_corners ? kernels::kResizeAlignCorners : 0) | (half ? kernels::kResizeHalf : 0) |
+                    (nhwc ? kernels::kResizeNhwc : 0);
+  (void)cudaGetLastError();
+  kernels::resize_bilinear_kernel<<<element_blocks(total), kElementThreads, 0, stream>>>(x, y, n, c, in_h, in_w, out_h,
+                                                                                         out_w, flags);
   return status_of_launch();
 }
 

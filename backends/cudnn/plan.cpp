@@ -71,6 +71,7 @@ const char* step_kind_name(StepKind kind) {
     case StepKind::Binary: return "binary";
     case StepKind::Concat: return "concat";
     case StepKind::Pointwise: return "pointwise";
+    case StepKind::Resize: return "resize";
     case StepKind::Upsample: return "upsample";
     case StepKind::Pad: return "pad";
     case StepKind::ChannelShuffle: return "channel_shuffle";
@@ -141,6 +142,7 @@ Plan::Plan(const Network& network, int max_batch, const PlanOptions& options)
       case LayerKind::Upsample: plan_upsample(i); break;
       case LayerKind::ChannelShuffle: plan_channel_shuffle(i); break;
       case LayerKind::ChannelSlice: plan_channel_slice(i); break;
+      case LayerKind::Resize: plan_resize(i); break;
       case LayerKind::Pad:
         plan_pad(i);
         break;
@@ -485,6 +487,18 @@ void Plan::plan_pointwise(std::size_t index) {
   step.pointwise_op = static_cast<int>(pointwise_op(layer.kind));
   step.pointwise_a = layer.pointwise().a;
   step.pointwise_b = layer.pointwise().b;
+  activations_[index + 1].buffer = new_buffer(layer.out, x.type);
+  set_output_type(index, x.type, x.format);
+  steps_.push_back(std::move(step));
+}
+
+// Bilinear resize: one kernel (kernels.h) with the CPU's formula (resize_formula.h), in the input's
+// type and layout. cuDNN's legacy API has no resize (its spatial transformer samples with zeros
+// outside the input, where a resize repeats the edge).
+void Plan::plan_resize(std::size_t index) {
+  const Layer& layer = network_->layers()[index];
+  const Activation& x = input_of(index);
+  Step step = layer_step(index, StepKind::Resize);
   activations_[index + 1].buffer = new_buffer(layer.out, x.type);
   set_output_type(index, x.type, x.format);
   steps_.push_back(std::move(step));

@@ -107,6 +107,15 @@ void Executor::run_step(std::size_t step_index, std::size_t layer_count, bool ca
           transform_tensor(handle, TensorIn(step.slice_in.get(), in(step.input()).from(step.slice_in_offset_bytes)),
                            tensor_out(step.output())));
       return;
+    case StepKind::Resize: {
+      const Activation& x = plan_.activations()[step.input()];
+      const Activation& y = plan_.activations()[step.output()];
+      INFER_KERNEL_CHECK(layer_context(layer),
+                         resize_bilinear(kernels_, in(step.input()), out(step.output()), plan_.batch(), x.dims.c,
+                                         x.dims.h, x.dims.w, y.dims.h, y.dims.w, layer.resize().align_corners,
+                                         y.type == CUDNN_DATA_HALF, y.format == CUDNN_TENSOR_NHWC, stream_.get()));
+      return;
+    }
     case StepKind::Pointwise: {
       const Activation& y = plan_.activations()[step.output()];
       const std::size_t count = static_cast<std::size_t>(plan_.batch()) * y.dims.size();

@@ -530,6 +530,53 @@ TEST(Onnx, PyTorchsGeluChainIsOneGeluLayer) {
   }
 }
 
+// Resize in linear mode (F.interpolate(mode="bilinear"), torchvision's segmentation heads): one
+// resize layer with the output size and the coordinate mode, by sizes or by whole-length scales,
+// within the reference's derived bound of the exact bilinear values.
+TEST(Onnx, ALinearResizeIsABilinearResizeLayer) {
+  Random rng;
+  SCOPED_TRACE(rng.trace());
+  const Dims in{3, 4, 5};
+  const int batch = 2;
+  struct Case {
+    long long opset;
+    const char* transform;
+    bool by_sizes;
+    int out_h, out_w;
+  };
+  for (const Case& c : {Case{13, "pytorch_half_pixel", true, 9, 11}, Case{17, "half_pixel", false, 8, 15},
+                        Case{17, "align_corners", false, 12, 5}, Case{11, "half_pixel", true, 3, 2}}) {
+    SCOPED_TRACE(std::string(c.transform) + " to " + std::to_string(c.out_h) + "x" + std::to_string(c.out_w));
+    OnnxBuilder b(in, c.opset);
+    std::vector<std::string> inputs{"x", "", ""};
+    if (c.by_sizes) {
+      b.ints("sizes", {1, in.c, c.out_h, c.out_w});
+      inputs.push_back("sizes");
+    } else {
+      b.weight("scales", {4}, {1.0f, 1.0f, static_cast<float>(c.out_h) / in.h, static_cast<float>(c.out_w) / in.w});
+      inputs[2] = "scales";
+    }
+    auto* n = b.node("Resize", "up", inputs, "y");
+    OnnxBuilder::attr_s(n, "mode", "linear");
+    OnnxBuilder::attr_s(n, "coordinate_transformation_mode", c.transform);
+    b.output("y");
+    TempDir dir;
+    b.save(dir / "m.onnx");
+    const LoadedModel model = load_model(dir / "m.onnx");
+    ASSERT_EQ(model.network.layers().size(), 1u);
+    const Layer& layer = model.network.layers()[0];
+    ASSERT_EQ(layer.kind, LayerKind::Resize);
+    EXPECT_EQ(layer.resize().out_h, c.out_h);
+    EXPECT_EQ(layer.resize().out_w, c.out_w);
+    EXPECT_EQ(layer.resize().align_corners, std::string(c.transform) == "align_corners");
+    const std::vector<float> x = rng.vector(static_cast<std::size_t>(batch) * in.size());
+    std::vector<float> y(static_cast<std::size_t>(batch) * layer.out.size());
+    make_cpu_backend(model.network, batch)->forward(x.data(), batch, y.data(), 1);
+    const ReferenceTensor want = reference_forward(model.network, x, batch, 1, false).back();
+    expect_close(y, want.value, reference_tolerance(want), "resize");
+  }
+}
+
 // ShuffleNet V2's x.chunk(2, dim=1) and a Slice of the channels: channel_slice layers, here checked
 // against the channels they must copy (a Split into halves joined in swapped order; a Slice of [2, 5)
 // with ends past C clamped as ONNX clamps them).
@@ -818,13 +865,38 @@ TEST(Onnx, UnsupportedConstructsAreRefusedNamingTheNode) {
          b.output("y");
        },
        "node 'up' (Resize): the height scale 1.5 is not a whole number >= 1"},
-      {"a linear Resize",
+      {"a cubic Resize",
        [](OnnxBuilder& b) {
          b.weight("scales", {4}, {1.0f, 1.0f, 2.0f, 2.0f});
+         OnnxBuilder::attr_s(b.node("Resize", "up", {"x", "", "scales"}, "y"), "mode", "cubic");
+         b.output("y");
+       },
+       "node 'up' (Resize): mode 'cubic' is not supported (nearest, and linear from opset 11)"},
+      {"a linear Resize with asymmetric coordinates",
+       [](OnnxBuilder& b) {
+         b.weight("scales", {4}, {1.0f, 1.0f, 2.0f, 2.0f});
+         auto* n = b.node("Resize", "up", {"x", "", "scales"}, "y");
+         OnnxBuilder::attr_s(n, "mode", "linear");
+         OnnxBuilder::attr_s(n, "coordinate_transformation_mode", "asymmetric");
+         b.output("y");
+       },
+       "node 'up' (Resize): coordinate_transformation_mode 'asymmetric' with mode 'linear' is not supported"},
+      {"a linear Resize by a scale that gives a fractional length",
+       [](OnnxBuilder& b) {  // the input is 2x4x4: 4 x 1.3 = 5.2 rows
+         b.weight("scales", {4}, {1.0f, 1.0f, 1.3f, 2.0f});
          OnnxBuilder::attr_s(b.node("Resize", "up", {"x", "", "scales"}, "y"), "mode", "linear");
          b.output("y");
        },
-       "node 'up' (Resize): mode 'linear' is not supported (nearest only)"},
+       "node 'up' (Resize): the height scale 1.3 of 4 is not a whole output length"},
+      {"a linear Resize, pytorch_half_pixel, to one row",
+       [](OnnxBuilder& b) {
+         b.ints("sizes", {1, 2, 1, 8});
+         auto* n = b.node("Resize", "up", {"x", "", "", "sizes"}, "y");
+         OnnxBuilder::attr_s(n, "mode", "linear");
+         OnnxBuilder::attr_s(n, "coordinate_transformation_mode", "pytorch_half_pixel");
+         b.output("y");
+       },
+       "node 'up' (Resize): pytorch_half_pixel to an output of length 1 samples the first row or column (ONNX)"},
       {"a rounding that reads another row",  // asymmetric: y / 3 rounded, 2/3 -> row 1, not floor's 0
        [](OnnxBuilder& b) {
          b.weight("scales", {4}, {1.0f, 1.0f, 3.0f, 1.0f});

@@ -176,6 +176,33 @@ TEST_F(GraphFile, AnUpsampleReadsItsScale) {
   EXPECT_EQ(load_model(dir_ / "graph.toml").network.layers()[6].out, (Dims{6, 5, 5})) << "scale = 1: both sides";
 }
 
+// A resize reads its size and align_corners (mode, when given, must be "bilinear") and runs as
+// the reference says.
+TEST_F(GraphFile, AResizeReadsItsSizeAndAlignCorners) {
+  SCOPED_TRACE(rng_.trace());
+  for (const std::string& extra : {std::string("align_corners = true\n"), std::string("mode = \"bilinear\"\n")}) {
+    // Up to 7x12, then back to 5x5 (one integer: both sides) for the linear layer after it.
+    write(edited("name = \"flat\"", "name = \"up\"\ntype = \"resize\"\nsize = [7, 12]\n" + extra +
+                                        "\n[[layers]]\nname = \"down\"\ntype = \"resize\"\nsize = 5\n"
+                                        "\n[[layers]]\nname = \"flat\""));
+    const LoadedModel m = load_model(dir_ / "graph.toml");
+    const Layer& up = m.network.layers()[6];
+    ASSERT_EQ(up.name, "up");
+    EXPECT_EQ(up.resize().align_corners, extra.rfind("align_corners", 0) == 0);
+    EXPECT_EQ(up.out, (Dims{6, 7, 12}));
+    EXPECT_EQ(m.network.layers()[7].out, (Dims{6, 5, 5}));
+    EXPECT_FALSE(m.network.layers()[7].resize().align_corners);
+    const int n = 2;
+    const std::vector<float> input = rng_.vector(static_cast<std::size_t>(n) * m.network.input().dims.size());
+    const std::vector<ReferenceTensor> ref = reference_forward(m.network, input, n, 8, cpu_winograd());
+    for (std::size_t count : {7, 8}) {
+      std::vector<float> got(ref[count].value.size(), std::numeric_limits<float>::quiet_NaN());
+      make_cpu_backend(m.network, n)->forward(input.data(), n, got.data(), count);
+      expect_close(got, ref[count].value, reference_tolerance(ref[count]), "layers [0, " + std::to_string(count) + ")");
+    }
+  }
+}
+
 // A channel shuffle reads its groups, keeps the shape and runs as the reference says.
 TEST_F(GraphFile, AChannelShuffleReadsItsGroups) {
   SCOPED_TRACE(rng_.trace());
@@ -323,6 +350,16 @@ TEST_F(GraphFile, EveryWrongGraphIsRefusedNamingTheLayer) {
        edited("name = \"flat\"",
               "name = \"s\"\ntype = \"channel_slice\"\nbegin = 3\nend = 3\n\n[[layers]]\nname = \"flat\""),
        "layer 's' (channel_slice): begin = 3 must be less than end = 3"},
+      {"a resize without a size",
+       edited("name = \"flat\"", "name = \"r\"\ntype = \"resize\"\n\n[[layers]]\nname = \"flat\""),
+       "missing key 'size'"},
+      {"a resize to 0 rows",
+       edited("name = \"flat\"", "name = \"r\"\ntype = \"resize\"\nsize = [0, 4]\n\n[[layers]]\nname = \"flat\""),
+       "key 'size' has 0, out of range [1, 1000000]"},
+      {"a resize in another mode",
+       edited("name = \"flat\"",
+              "name = \"r\"\ntype = \"resize\"\nsize = 4\nmode = \"nearest\"\n\n[[layers]]\nname = \"flat\""),
+       "key 'mode' must be \"bilinear\", found \"nearest\""},
       {"an upsample by 0",
        edited("name = \"flat\"", "name = \"up\"\ntype = \"upsample\"\nscale = [0, 2]\n\n[[layers]]\nname = \"flat\""),
        "key 'scale' has 0, out of range [1, 1000000]"},
@@ -454,6 +491,15 @@ std::vector<OpCase> op_cases() {
       {"leaky relu", {3, 5, 6}, {make_layer("l", LayerKind::LeakyRelu, PointwiseAttrs{0.2f, 0.0f})}},
       {"gelu", {3, 5, 6}, {plain_layer("g", LayerKind::Gelu)}},
       {"upsample 3x2", {3, 5, 6}, {make_layer("u", LayerKind::Upsample, UpsampleAttrs{3, 2})}},
+      {"resize 5x6 to 11x13, half-pixel", {3, 5, 6}, {make_layer("r", LayerKind::Resize, ResizeAttrs{11, 13, false})}},
+      {"resize 5x6 to 11x13, align_corners",
+       {3, 5, 6},
+       {make_layer("r", LayerKind::Resize, ResizeAttrs{11, 13, true})}},
+      {"resize 5x6 down to 2x4, half-pixel", {3, 5, 6}, {make_layer("r", LayerKind::Resize, ResizeAttrs{2, 4, false})}},
+      {"resize 5x6 to 1x1, align_corners", {3, 5, 6}, {make_layer("r", LayerKind::Resize, ResizeAttrs{1, 1, true})}},
+      {"resize 1x1 to 4x3 after a conv",
+       {3, 1, 1},
+       {conv_layer("c", 4, 1), make_layer("r", LayerKind::Resize, ResizeAttrs{4, 3, false})}},
       {"adaptive avgpool 5x6 to 3x4 (windows of 2 and 3, overlapping)",
        {3, 5, 6},
        {make_layer("a", LayerKind::AdaptiveAvgPool, AdaptivePoolAttrs{3, 4})}},

@@ -6,6 +6,7 @@
 
 #include "backends/cudnn/kernels/convert.cuh"
 #include "backends/cudnn/kernels/pointwise.cuh"
+#include "backends/cudnn/kernels/resize.cuh"
 #include "backends/cudnn/kernels/top_k.cuh"
 
 namespace standin::emulated {
@@ -33,6 +34,12 @@ void top_k_kernel(dim3 grid, dim3 block, const float* scores_in, int classes, in
 void pointwise_kernel(dim3 grid, dim3 block, int op, float a, float b, const void* x, void* y, std::size_t count,
                       int half) {
   run_grid("pointwise_kernel", grid, block, false, [=] { kernels::pointwise_kernel(op, a, b, x, y, count, half); });
+}
+
+void resize_bilinear_kernel(dim3 grid, dim3 block, const void* x, void* y, int n, int c, int in_h, int in_w, int out_h,
+                            int out_w, int flags) {
+  run_grid("resize_bilinear_kernel", grid, block, false,
+           [=] { kernels::resize_bilinear_kernel(x, y, n, c, in_h, in_w, out_h, out_w, flags); });
 }
 
 }  // namespace standin::emulated

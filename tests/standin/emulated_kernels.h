@@ -16,5 +16,7 @@ void top_k_kernel(dim3 grid, dim3 block, const float* scores_in, int classes, in
                   float* scores_out);
 void pointwise_kernel(dim3 grid, dim3 block, int op, float a, float b, const void* x, void* y, std::size_t count,
                       int half);
+void resize_bilinear_kernel(dim3 grid, dim3 block, const void* x, void* y, int n, int c, int in_h, int in_w, int out_h,
+                            int out_w, int flags);
 
 }  // namespace standin::emulated

@@ -116,6 +116,30 @@ cudaError_t pointwise_kernel(dim3 grid, dim3 block, Args args, cudaStream_t stre
   }));
 }
 
+// kernels.h (resize_bilinear): n x c planes of in_h x in_w resized to out_h x out_w; flags: 1
+// align_corners, 2 half values (else floats), 4 NHWC (else NCHW). A 1-D grid of 256-thread blocks,
+// grid-stride loop. Parameters (const void* x, void* y, int n, int c, int in_h, int in_w, int out_h,
+// int out_w, int flags); a size below 1 or another flag bit: cudaErrorInvalidValue.
+cudaError_t resize_bilinear_kernel(dim3 grid, dim3 block, Args args, cudaStream_t stream) {
+  const auto* x = arg<const void*>(args, 0);
+  auto* y = arg<void*>(args, 1);
+  const int n = arg<int>(args, 2), c = arg<int>(args, 3), in_h = arg<int>(args, 4), in_w = arg<int>(args, 5);
+  const int out_h = arg<int>(args, 6), out_w = arg<int>(args, 7), flags = arg<int>(args, 8);
+  if (block.x != 256 || block.y != 1 || block.z != 1 || grid.y != 1 || grid.z != 1) {
+    standin::fail("resize_bilinear_kernel", "launched with block (" + std::to_string(block.x) + ", " +
+                                                std::to_string(block.y) + ", " + std::to_string(block.z) +
+                                                "); kernels.h: a 1-D grid of 256-thread blocks");
+  }
+  if (n < 1 || c < 1 || in_h < 1 || in_w < 1 || out_h < 1 || out_w < 1 || (flags & ~7) != 0) {
+    return cudaErrorInvalidValue;
+  }
+  const std::size_t element = (flags & 2) ? 2 : 4, planes = static_cast<std::size_t>(n) * c;
+  const std::size_t in_bytes = planes * in_h * in_w * element, out_bytes = planes * out_h * out_w * element;
+  return static_cast<cudaError_t>(
+      enqueue(stream, "resize_bilinear_kernel", {{x, in_bytes, "x"}, {y, out_bytes, "y"}},
+              [=] { emulated::resize_bilinear_kernel(grid, block, x, y, n, c, in_h, in_w, out_h, out_w, flags); }));
+}
+
 struct Known {
   const char* suffix;  // the end of the mangled device name: name length, name, parameter list
   HostKernel run;
@@ -125,6 +149,7 @@ constexpr Known kKnown[] = {
     {"23half_nhwc_to_float_nchwEPK6__halfPfmiii", half_nhwc_to_float_nchw},
     {"12top_k_kernelEPKfiiPiPf", top_k_kernel},
     {"16pointwise_kernelEiffPKvPvmi", pointwise_kernel},
+    {"22resize_bilinear_kernelEPKvPviiiiiii", resize_bilinear_kernel},
 };
 
 struct Kernel {

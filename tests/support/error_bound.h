@@ -32,6 +32,9 @@
 //                                                a slice selects the bound of its channels)
 //     add                 sum + store (each input's error is within C times its magnitude; the
 //                         magnitude network adds the magnitudes)
+//     resize              8 sum + store (a convex combination: errors average as magnitudes do;
+//                         its taps are exact, resize_formula.h, and each of its two levels rounds
+//                         w, 1 - w, two products and their sum, relative to sum w |v|)
 //   Graphs: C sums every layer's c, more than any path through the graph has. Mul and the smooth
 //   activations are not modelled (rounding_error_bound throws); reference.h bounds them in float32.
 //   A final softmax: |dy_i| <= y_i (|dx_i| + sum_j y_j |dx_j|) <= 2 max_j e_j, plus its own
@@ -205,6 +208,10 @@ inline std::vector<double> rounding_error_bound(const Network& net, const std::v
         a += r.tiny;
         break;
       }
+      case LayerKind::Resize:  // (1 - w) a + w b, twice: w, 1 - w, two products, a sum, per level
+        c += 8.0 * r.sum + r.store;
+        a += r.tiny;
+        break;
       case LayerKind::Softmax: throw std::invalid_argument("rounding_error_bound: layers after a softmax");
       case LayerKind::Add:  // both inputs' errors (each within C M of its own magnitude) and one rounding
         c += r.sum + r.store;

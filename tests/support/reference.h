@@ -17,6 +17,10 @@
 //   add                      E_a + E_b + u |y|                               then a fused ReLU: 1-Lipschitz
 //   mul                      |b| E_a + |a| E_b + E_a E_b + u |y|
 //   pointwise ops            L E + r(|x|, |y|)                              L and r from pointwise_reference.h
+//   resize (bilinear)        sum w E + 8 u sum w|v| + 6 u (H + W) max|v|    w: the four weights (exact); per level
+//     w, 1 - w, two products, a sum; the last term is what a coordinate computed in float moves a value
+//     (PyTorch's and ONNX Runtime's: 3 roundings of a value below H, times a slope below 2 max|v|):
+//     infer's taps are exact (resize_formula.h), but the conformance tests hold the peers to this bound
 //   softmax (C channels)     2 max E + (C + 6) u                            |dy_i| <= y_i (|dx_i| + sum y_j |dx_j|)
 // Second-order terms (products of errors) are ignored except in mul; the comparison adds 2^-20 of
 // the bound for them. Exact only for the float32 backends: reduced precisions use error_bound.h.
@@ -296,6 +300,50 @@ inline ReferenceTensor layer(const Layer& l, const std::vector<const ReferenceTe
               out.variance[to] = in.variance[from];
             }
         break;
+      case LayerKind::Resize: {
+        const ResizeAttrs& a = l.resize();
+        // The exact taps of resize_formula.h: the coordinate num / den, i0, i1 and w1 in double.
+        struct Tap {
+          int i0, i1;
+          double w1;
+        };
+        auto tap = [&](int i, int from, int to) {
+          long long num = 0, den = 1;
+          if (a.align_corners) {
+            if (to > 1) num = static_cast<long long>(i) * (from - 1), den = to - 1;
+          } else {
+            num = std::max(0LL, (2LL * i + 1) * from - to), den = 2LL * to;
+          }
+          const long long i0 = num / den;
+          if (i0 >= from - 1) return Tap{from - 1, from - 1, 0.0};
+          return Tap{static_cast<int>(i0), static_cast<int>(i0) + 1,
+                     static_cast<double>(num - i0 * den) / static_cast<double>(den)};
+        };
+        for (int c = 0; c < d.c; ++c)
+          for (int y = 0; y < d.h; ++y) {
+            const Tap ty = tap(y, di.h, d.h);
+            for (int x = 0; x < d.w; ++x) {
+              const Tap tx = tap(x, di.w, d.w);
+              double value = 0.0, e = 0.0, var = 0.0, magnitude = 0.0, largest = 0.0;
+              for (int r = 0; r < 2; ++r)
+                for (int s = 0; s < 2; ++s) {
+                  const double w = (r ? ty.w1 : 1.0 - ty.w1) * (s ? tx.w1 : 1.0 - tx.w1);
+                  const std::size_t at = idx(di, b, c, r ? ty.i1 : ty.i0, s ? tx.i1 : tx.i0);
+                  value += w * in.value[at];
+                  e += w * in.bound[at];
+                  var += w * w * in.variance[at];
+                  magnitude += w * std::fabs(in.value[at]);
+                  largest = std::max(largest, std::fabs(in.value[at]));
+                }
+              const double own = 8.0 * u * magnitude + 6.0 * u * (di.h + di.w) * largest;
+              const std::size_t to = idx(d, b, c, y, x);
+              out.value[to] = value;
+              out.bound[to] = e + own;
+              out.variance[to] = var + own * own;
+            }
+          }
+        break;
+      }
       case LayerKind::AdaptiveAvgPool: {  // PyTorch's windows: [floor(i H / out), ceil((i + 1) H / out))
         const AdaptivePoolAttrs& a = l.adaptive();
         for (int c = 0; c < d.c; ++c)

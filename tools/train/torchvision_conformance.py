@@ -40,7 +40,7 @@ import json
 import os
 import sys
 
-DEFAULT_MODELS = "residual,gelu_cnn,resnet18,mobilenet_v2,mobilenet_v3_small,efficientnet_b0,squeezenet1_0,shufflenet_v2_x0_5,mnasnet0_5"
+DEFAULT_MODELS = "residual,gelu_cnn,resnet18,mobilenet_v2,mobilenet_v3_small,efficientnet_b0,squeezenet1_0,shufflenet_v2_x0_5,mnasnet0_5,lraspp_mobilenet_v3_large"
 MEAN = (0.485, 0.456, 0.406)
 STD = (0.229, 0.224, 0.225)
 

@@ -3,4 +3,5 @@
 // backend compiles the same headers with nvcc instead (kernels_runtime.cu).
 #include "backends/cudnn/kernels/convert.cuh"
 #include "backends/cudnn/kernels/pointwise.cuh"
+#include "backends/cudnn/kernels/resize.cuh"
 #include "backends/cudnn/kernels/top_k.cuh"

@@ -496,6 +496,36 @@ TEST(CpuOps, ChannelSliceCopiesTheChannelsFromBeginToEnd) {
   }
 }
 
+// Bilinear resize on values where every weight and sum is exact in float: [[0, 1], [2, 3]] (value
+// 2 row + column) to 4x4 with half-pixel centres samples rows and columns 0, 1/4, 3/4, 1 (the
+// first clamped at 0, the last past the end); align_corners to 3x3 samples 0, 1/2, 1; to 1x1 the
+// middle (1/2, 1/2) or, with align_corners, the first.
+TEST(CpuOps, BilinearResizeSamplesWhereItsDefinitionSays) {
+  Random rng;
+  SCOPED_TRACE(rng.trace());
+  const std::vector<float> x{0, 1, 2, 3};
+  auto grid = [](std::vector<float> at) {  // value 2 r + c at every (r, c) of at x at
+    std::vector<float> out;
+    for (float r : at)
+      for (float c : at) out.push_back(2 * r + c);
+    return out;
+  };
+  struct Case {
+    int out;
+    bool align;
+    std::vector<float> want;
+  };
+  for (const Case& c : {Case{4, false, grid({0, 0.25f, 0.75f, 1})}, Case{3, true, grid({0, 0.5f, 1})},
+                        Case{1, false, grid({0.5f})}, Case{1, true, grid({0})}}) {
+    const Network net =
+        random_network(rng, {1, 2, 2}, {make_layer("r", LayerKind::Resize, ResizeAttrs{c.out, c.out, c.align})});
+    for (CpuKernels kernels : kKernelSets) {
+      EXPECT_EQ(run_cpu(net, x, 1, CpuOptions{kernels}), c.want)
+          << kernel_set_name(kernels) << ", to " << c.out << "x" << c.out << (c.align ? ", align_corners" : "");
+    }
+  }
+}
+
 // --- fused chains as the backends run them (oneDNN: batch-norm folded, ReLU as a post-op) ---------
 // Each reference below is the naive double computation of the same chain; where the backend feeds
 // a float result into the next layer, the error bound of that input is carried into the next bound.

@@ -589,6 +589,9 @@ TEST(CudnnPlan, PrecisionDecidesTypesLayoutsAndMath) {
                 EXPECT_NE(acts[step.output()].buffer, acts[step.input()].buffer);
                 break;
               }
+              case StepKind::Resize:  // the kernel reads and writes the input's type and layout
+                EXPECT_EQ(acts[step.output()].format, acts[step.input()].format);
+                [[fallthrough]];
               case StepKind::Pointwise:
                 EXPECT_EQ(acts[step.output()].type, acts[step.input()].type);
                 EXPECT_NE(acts[step.output()].buffer, acts[step.input()].buffer);

@@ -129,6 +129,8 @@ double max_abs(const std::vector<float>& v) {
 //      relu, max pooling, flatten, upsample, pad, channel shuffle, channel slice: exact, L = 1 (a
 //                   shuffle permutes the errors: their largest is unchanged; a slice selects some:
 //                   their largest is no larger); concat: the largest of its inputs' errors
+//      resize       a convex combination with the same taps on both sides (resize_formula.h): L = 1,
+//                   r = 2 x 8 u max|x| (per level: w, 1 - w, two products, a sum)
 //      add          e_a + e_b + 2 u max|y|;  mul: max|b| e_a + max|a| e_b + e_a e_b + 2 u max|y|
 //      pointwise    L e plus both sides' rounding at max|x|, max|y| (pointwise_reference.h)
 // Graphs: carried per activation, each layer from the activations it reads. max|x| per activation
@@ -171,6 +173,7 @@ double error_bound(const Network& net, Backend& cpu, const std::vector<float>& i
         break;
       }
       case LayerKind::Softmax: e = 2.0 * e + 2.0 * (l.in.c + 6) * u; break;
+      case LayerKind::Resize: e += 2.0 * 8.0 * u * x_max; break;  // the same taps on both sides
       case LayerKind::Add: e += errors[l.sources[1]] + 2.0 * u * y_max; break;
       case LayerKind::Mul: {
         const double e2 = errors[l.sources[1]], x2 = maxima[l.sources[1]];
@@ -305,6 +308,12 @@ TEST_F(GpuBackend, EveryOpAloneMatchesCpu) {
       {"hardsigmoid", {3, 5, 6}, {make_layer("h", LayerKind::HardSigmoid, PointwiseAttrs{0.2f, 0.5f})}},
       {"hardswish", {3, 5, 6}, {plain_layer("h", LayerKind::HardSwish)}},
       {"upsample 3x2", {3, 5, 6}, {conv_layer("c", 4, 1), make_layer("u", LayerKind::Upsample, UpsampleAttrs{3, 2})}},
+      {"resize 5x6 to 11x13 after a conv",
+       {3, 5, 6},
+       {conv_layer("c", 4, 1), make_layer("r", LayerKind::Resize, ResizeAttrs{11, 13, false})}},
+      {"resize 5x6 down to 3x4, align_corners",
+       {3, 5, 6},
+       {make_layer("r", LayerKind::Resize, ResizeAttrs{3, 4, true})}},
       {"adaptive avgpool 6x9 to 3x3",
        {3, 6, 9},
        {make_layer("a", LayerKind::AdaptiveAvgPool, AdaptivePoolAttrs{3, 3})}},
@@ -796,6 +805,13 @@ TEST_F(GpuBackend, EveryPrecisionMatchesCpuWithinItsDerivedBound) {
                                           {conv_layer("c", 7, 3, 1, 1),
                                            make_layer("slice", LayerKind::ChannelSlice, ChannelSliceAttrs{1, 6}),
                                            conv_layer("mix", 4, 1)}),
+                    p);
+    // A bilinear resize between convolutions (a segmentation head's upsampling): half NHWC in fp16.
+    check_precision(rng_,
+                    scaled_random_network(
+                        rng_, {3, 5, 6},
+                        {conv_layer("c", 6, 3, 1, 1),
+                         make_layer("resize", LayerKind::Resize, ResizeAttrs{9, 13, false}), conv_layer("mix", 4, 1)}),
                     p);
   }
 }
