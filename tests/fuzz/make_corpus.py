@@ -177,8 +177,8 @@ def models():
                       '[[layers]]\nname = "pool"\ntype = "avgpool"\nkernel = [3, 3]\nstride = 2\n'
                       'padding = 1\ncount_include_pad = false\n'))
     # Format version 2: a graph with every op of several inputs, the pointwise ops, dropout and
-    # identity (tests/graph/test_graph.cpp reads the same structure), a -inf pad, upsample and adaptive
-    # pooling.
+    # identity (tests/graph/test_graph.cpp reads the same structure), a -inf pad, upsample, a bilinear
+    # resize and adaptive pooling.
     graph = tiny_toml(after_relu=(
         '\n[[layers]]\nname = "drop"\ntype = "dropout"\np = 0.1\n'
         '\n[[layers]]\nname = "sum"\ntype = "add"\ninputs = ["drop", "conv"]\nrelu = true\n'
@@ -191,9 +191,11 @@ def models():
         '\n[[layers]]\nname = "hg"\ntype = "hardsigmoid"\nalpha = 0.2\n'
         '\n[[layers]]\nname = "si"\ntype = "silu"\n'
         '\n[[layers]]\nname = "lr"\ntype = "leaky_relu"\nalpha = 0.1\n'
+        '\n[[layers]]\nname = "ge"\ntype = "gelu"\n'
         '\n[[layers]]\nname = "p"\ntype = "pad"\npads = [1, 0, 0, 1]\nvalue = -inf\n'
         '\n[[layers]]\nname = "mp"\ntype = "maxpool"\nkernel = 2\nstride = 1\n'
         '\n[[layers]]\nname = "up"\ntype = "upsample"\nscale = [2, 3]\n'
+        '\n[[layers]]\nname = "rs"\ntype = "resize"\nsize = [7, 5]\nalign_corners = true\n'
         '\n[[layers]]\nname = "ad"\ntype = "adaptive_avgpool"\noutput = [4, 4]\n'))
     out("fuzz_model_toml", "graph.toml", edited(graph, "format_version = 1", "format_version = 2"))
 
