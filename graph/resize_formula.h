@@ -27,9 +27,13 @@ struct ResizeTap {
 INFER_HOST_DEVICE inline ResizeTap resize_tap(int i, int in, int out, bool align_corners) {
   long long num = 0, den = 1;  // the source coordinate, num / den >= 0
   if (align_corners) {
-    if (out > 1) num = static_cast<long long>(i) * (in - 1), den = out - 1;
+    if (out > 1) {
+      num = static_cast<long long>(i) * (in - 1);
+      den = out - 1;
+    }
   } else {
-    num = (2LL * i + 1) * in - out, den = 2LL * out;
+    num = (2LL * i + 1) * in - out;
+    den = 2LL * out;
     if (num < 0) num = 0;
   }
   const long long i0 = num / den;

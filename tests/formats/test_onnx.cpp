@@ -553,7 +553,9 @@ TEST(Onnx, ALinearResizeIsABilinearResizeLayer) {
       b.ints("sizes", {1, in.c, c.out_h, c.out_w});
       inputs.push_back("sizes");
     } else {
-      b.weight("scales", {4}, {1.0f, 1.0f, static_cast<float>(c.out_h) / in.h, static_cast<float>(c.out_w) / in.w});
+      b.weight("scales", {4},
+               {1.0f, 1.0f, static_cast<float>(c.out_h) / static_cast<float>(in.h),
+                static_cast<float>(c.out_w) / static_cast<float>(in.w)});
       inputs[2] = "scales";
     }
     auto* n = b.node("Resize", "up", inputs, "y");

@@ -310,9 +310,13 @@ inline ReferenceTensor layer(const Layer& l, const std::vector<const ReferenceTe
         auto tap = [&](int i, int from, int to) {
           long long num = 0, den = 1;
           if (a.align_corners) {
-            if (to > 1) num = static_cast<long long>(i) * (from - 1), den = to - 1;
+            if (to > 1) {
+              num = static_cast<long long>(i) * (from - 1);
+              den = to - 1;
+            }
           } else {
-            num = std::max(0LL, (2LL * i + 1) * from - to), den = 2LL * to;
+            num = std::max(0LL, (2LL * i + 1) * from - to);
+            den = 2LL * to;
           }
           const long long i0 = num / den;
           if (i0 >= from - 1) return Tap{from - 1, from - 1, 0.0};

@@ -24,12 +24,18 @@ __global__ void resize_bilinear_kernel(const void* x, void* y, int n, int c, int
     // The output element's sample, channel, row and column, in its layout.
     size_t rest = i;
     int ch = 0;
-    if (nhwc) ch = static_cast<int>(rest % c), rest /= c;
+    if (nhwc) {
+      ch = static_cast<int>(rest % c);
+      rest /= c;
+    }
     const int ox = static_cast<int>(rest % out_w);
     rest /= out_w;
     const int oy = static_cast<int>(rest % out_h);
     rest /= out_h;
-    if (!nhwc) ch = static_cast<int>(rest % c), rest /= c;
+    if (!nhwc) {
+      ch = static_cast<int>(rest % c);
+      rest /= c;
+    }
     const size_t b = rest;
     // Input element (row, column) of this sample and channel.
     const auto at = [&](int row, int col) {
