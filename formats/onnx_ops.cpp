@@ -270,6 +270,12 @@ void resize(Importer& m, const onnx::NodeProto& node) {
   const bool upsample = node.op_type() == "Upsample";
   const std::string x = m.source(node, 0);
   if (m.rank(x) != 4) m.fail(node, "infer resizes [N, C, H, W] tensors; the input has rank 2");
+  // Resize-18's attributes change the result (a wider filter, another output shape, other axes): a
+  // file of opset 17 or less that carries them is refused rather than read without them.
+  for (const char* later : {"antialias", "keep_aspect_ratio_policy", "axes"}) {
+    if (attribute(node, later) != nullptr)
+      m.fail(node, std::string("attribute '") + later + "' (Resize-18) is not supported");
+  }
   const std::string mode = string_attr(node, "mode", "nearest");
   if (mode == "linear" && !upsample) return resize_linear(m, node, x);
   if (mode != "nearest") m.fail(node, "mode '" + mode + "' is not supported (nearest, and linear from opset 11)");

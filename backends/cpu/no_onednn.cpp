@@ -31,6 +31,7 @@ int onednn_threads() { return 1; }
 bool openmp_threads_chosen() { return false; }
 void use_openmp_threads_here(int) {}
 int openmp_processors() { return 1; }
+int last_onednn_pass_threads() { return 0; }
 }  // namespace cpu
 
 }  // namespace infer

@@ -82,6 +82,20 @@ bool all_finite(const float* v, std::size_t n) {
   return true;
 }
 
+thread_local int t_last_pass_threads = 0;  // cpu::last_onednn_pass_threads()
+
+// The calling thread's OpenMP count, put back when this goes (the per-pass choice sets it).
+class OpenmpCountKept {
+ public:
+  OpenmpCountKept() : count_(cpu::onednn_threads()) {}
+  ~OpenmpCountKept() { cpu::use_openmp_threads_here(count_); }
+  OpenmpCountKept(const OpenmpCountKept&) = delete;
+  OpenmpCountKept& operator=(const OpenmpCountKept&) = delete;
+
+ private:
+  int count_;
+};
+
 class OnednnBackend final : public Backend {
  public:
   OnednnBackend(const Network& network, int max_batch, bool winograd)
@@ -106,6 +120,7 @@ class OnednnBackend final : public Backend {
 
   void forward(const float* input, int n, float* output, std::size_t layer_count) override {
     check_forward_arguments(n, layer_count);
+    const OpenmpCountKept kept;   // a pass at one thread leaves the caller's own OpenMP code as it was
     cpu::apply_openmp_threads();  // this thread may not be the one that set the count
     const std::size_t in_size = network_.input().dims.size();
     const std::size_t out_size = network_.layers()[layer_count - 1].out.size();
@@ -131,9 +146,12 @@ class OnednnBackend final : public Backend {
   bool run_program(const float* x, int m, float* y, std::size_t count) {
     const int many = adaptive_threads();
     if (many == 0) {
-      OnednnProgram* p = program(m, count, 0);
-      if (p != nullptr) p->run(x, y);
-      return p != nullptr;
+      const int threads = cpu::onednn_threads();  // the chosen count, applied by forward()
+      OnednnProgram* p = program(m, count, threads);
+      if (p == nullptr) return false;
+      p->run(x, y);
+      t_last_pass_threads = threads;
+      return true;
     }
     ThreadChoice& choice = choices_.try_emplace(std::make_pair(m, count), many).first->second;
     const int threads = choice.next();
@@ -143,13 +161,15 @@ class OnednnBackend final : public Backend {
     const auto start = std::chrono::steady_clock::now();
     p->run(x, y);
     choice.record(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    t_last_pass_threads = threads;
     return true;
   }
 
-  // The program for m samples, `count` layers and `threads` OpenMP threads (0: the count set for
-  // the process), built on the calling thread at its current count; null when oneDNN declined to
-  // create one of its primitives (a shape or parameter outside what its implementations take):
-  // the plain kernels, which run every network the validator accepts, then run those passes.
+  // The program for m samples, `count` layers and `threads` OpenMP threads, the calling thread's
+  // count (a program built at another count is another program: a later Classifier may change the
+  // process's count); null when oneDNN declined to create one of its primitives (a shape or
+  // parameter outside what its implementations take): the plain kernels, which run every network
+  // the validator accepts, then run those passes.
   OnednnProgram* program(int m, std::size_t count, int threads) {
     const auto key = std::make_tuple(m, count, threads);
     auto it = programs_.find(key);
@@ -189,6 +209,8 @@ std::string cpu_libraries() {
 }
 
 bool onednn_available() { return true; }
+
+int cpu::last_onednn_pass_threads() { return t_last_pass_threads; }
 
 std::unique_ptr<Backend> make_onednn_backend(const Network& network, int max_batch, bool winograd) {
   return std::make_unique<OnednnBackend>(network, max_batch, winograd);

@@ -30,6 +30,10 @@ int onednn_threads();
 bool openmp_threads_chosen();
 // Sets the calling thread's OpenMP count alone, n >= 1 (the oneDNN backend's choice for one pass).
 void use_openmp_threads_here(int n);
+// The OpenMP count of the calling thread's last oneDNN pass (0 before any): what the per-pass choice
+// ran, for logs and tests (a pass puts the thread's own count back when it ends).
+int last_onednn_pass_threads();
+
 // The processors OpenMP may run on (omp_get_num_procs: the affinity mask's), or 1 without OpenMP:
 // "every core" for that choice.
 int openmp_processors();

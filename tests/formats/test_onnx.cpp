@@ -874,6 +874,15 @@ TEST(Onnx, UnsupportedConstructsAreRefusedNamingTheNode) {
          b.output("y");
        },
        "node 'up' (Resize): mode 'cubic' is not supported (nearest, and linear from opset 11)"},
+      {"an antialiased Resize (an attribute of opset 18 in an older file)",
+       [](OnnxBuilder& b) {
+         b.weight("scales", {4}, {1.0f, 1.0f, 0.5f, 0.5f});
+         auto* n = b.node("Resize", "down", {"x", "", "scales"}, "y");
+         OnnxBuilder::attr_s(n, "mode", "linear");
+         OnnxBuilder::attr(n, "antialias", 1LL);
+         b.output("y");
+       },
+       "node 'down' (Resize): attribute 'antialias' (Resize-18) is not supported"},
       {"a linear Resize with asymmetric coordinates",
        [](OnnxBuilder& b) {
          b.weight("scales", {4}, {1.0f, 1.0f, 2.0f, 2.0f});

@@ -33,8 +33,12 @@
 //     add                 sum + store (each input's error is within C times its magnitude; the
 //                         magnitude network adds the magnitudes)
 //     resize              8 sum + store (a convex combination: errors average as magnitudes do;
-//                         its taps are exact, resize_formula.h, and each of its two levels rounds
-//                         w, 1 - w, two products and their sum, relative to sum w |v|)
+//                         each of its two levels rounds two products and their sum, relative to
+//                         sum w |v|. Its weights, w and 1 - w from the rounded w, are off by up to
+//                         u w |v0| absolute, not relative to sum w |v|; every backend computes the
+//                         same w and 1 - w from the same exact taps (resize_formula.h), so that
+//                         part is common to both sides of a comparison of backends, which this
+//                         bound is for, and cancels)
 //   Graphs: C sums every layer's c, more than any path through the graph has. Mul and the smooth
 //   activations are not modelled (rounding_error_bound throws); reference.h bounds them in float32.
 //   A final softmax: |dy_i| <= y_i (|dx_i| + sum_j y_j |dx_j|) <= 2 max_j e_j, plus its own

@@ -20,7 +20,9 @@
 //   resize (bilinear)        sum w E + 8 u sum w|v| + 6 u (H + W) max|v|    w: the four weights (exact); per level
 //     w, 1 - w, two products, a sum; the last term is what a coordinate computed in float moves a value
 //     (PyTorch's and ONNX Runtime's: 3 roundings of a value below H, times a slope below 2 max|v|):
-//     infer's taps are exact (resize_formula.h), but the conformance tests hold the peers to this bound
+//     infer's taps are exact (resize_formula.h), but the conformance tests hold the peers to this bound;
+//     it also covers infer's weights, w and 1 - w from the rounded w, off by u max|v| per level
+//     absolute (6 u (H + W) >= 12 u)
 //   softmax (C channels)     2 max E + (C + 6) u                            |dy_i| <= y_i (|dx_i| + sum y_j |dx_j|)
 // Second-order terms (products of errors) are ignored except in mul; the comparison adds 2^-20 of
 // the bound for them. Exact only for the float32 backends: reduced precisions use error_bound.h.

@@ -36,13 +36,15 @@ TEST(CpuThreads, WithoutAChosenCountPassesRunAtEveryCoreAndAtOneAndEachMatchesTh
   auto backend = make_cpu_backend(net, 1);
   EXPECT_NE(backend->description().find(" or 1, whichever runs faster now"), std::string::npos)
       << backend->description();
-  std::set<int> counts;  // the calling thread's OpenMP count after each pass: the one it ran at
+  std::set<int> counts;  // the OpenMP count of each pass
   const std::size_t count = net.layers().size();
   for (std::uint64_t pass = 0; pass < cpu::ThreadChoice::kFirstProbe + 4; ++pass) {
     const std::vector<float> input = rng.vector(net.input().dims.size());
     std::vector<float> out(net.output_dims().size(), std::numeric_limits<float>::quiet_NaN());
+    const int before = cpu::onednn_threads();
     backend->forward(input.data(), 1, out.data());
-    counts.insert(cpu::onednn_threads());
+    counts.insert(cpu::last_onednn_pass_threads());
+    EXPECT_EQ(cpu::onednn_threads(), before) << "a pass left the calling thread at another OpenMP count";
     const test::ReferenceTensor want = test::reference_forward(net, input, 1, count, false).back();
     test::expect_close(out, want.value, test::reference_tolerance(want), "pass " + std::to_string(pass));
   }
@@ -64,7 +66,7 @@ TEST(CpuThreads, TheCountSetHoldsOnEveryThreadThatRunsTheBackend) {
     const std::vector<float> in = rng.vector(2 * 72);
     std::vector<float> out(2 * 108);
     backend->forward(in.data(), 2, out.data());
-    seen = cpu::onednn_threads();
+    seen = cpu::last_onednn_pass_threads();  // the count the pass ran at
   }).join();
   cpu::set_threads(fresh);
   EXPECT_EQ(seen, wanted) << "oneDNN ran with OpenMP's default on a thread that did not set the count";
