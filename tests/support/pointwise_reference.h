@@ -103,7 +103,8 @@ inline PointwiseReference pointwise_reference(PointwiseOp op, PointwiseAttrs p) 
               }};
     }
     case PointwiseOp::Gelu: {
-      const auto phi = [](double x) { return std::exp(-0.5 * x * x) / std::sqrt(2.0 * M_PI); };
+      constexpr double kSqrt2Pi = 2.5066282746310002;  // sqrt(2 pi); M_PI is POSIX, not C++ (mingw lacks it)
+      const auto phi = [=](double x) { return std::exp(-0.5 * x * x) / kSqrt2Pi; };
       const auto cdf = [](double x) { return 0.5 * std::erfc(-x / std::sqrt(2.0)); };
       return {default_pointwise_attrs(op), [=](double x) { return x * cdf(x); }, 1.129,
               [](double x, double y) { return u * (2.5 * x + y) + kTiny; },
