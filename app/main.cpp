@@ -1,5 +1,6 @@
 // infer: classify images with a small CNN. The only place that prints to the user and picks the
 // exit code (see exit_codes.h); everything below app/ throws typed errors.
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -40,6 +41,16 @@ void print_notice(const Options& o, const Notice& n) {
   std::cerr << "infer: notice: " << printable_utf8(line) << '\n';
 }
 
+// --batch, but no more than the images when the inputs name only images (a folder's count is known
+// only later): a run of one image plans, allocates and builds for one, not for 64.
+int batch_for_inputs(const Options& o) {
+  std::error_code ec;
+  for (const std::string& input : o.inputs) {
+    if (fs::is_directory(arg_path(input), ec)) return o.batch;
+  }
+  return o.inputs.empty() ? o.batch : static_cast<int>(std::min(o.inputs.size(), static_cast<std::size_t>(o.batch)));
+}
+
 // The command line as the Classifier's options: the run's start-up check, model, batch and device.
 ClassifierOptions classifier_options(const Options& o) {
   ClassifierOptions c;
@@ -47,7 +58,7 @@ ClassifierOptions classifier_options(const Options& o) {
   c.device = o.cuda_major != 0 && o.device == Device::Auto ? Device::Gpu : o.device;
   c.cuda_major = o.cuda_major;
   c.precision = o.precision;
-  c.max_batch = o.batch;
+  c.max_batch = batch_for_inputs(o);
   c.max_memory = o.max_memory;
   c.verify = !o.no_verify;
   c.manifest = arg_path(o.manifest);

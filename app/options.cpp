@@ -119,7 +119,10 @@ ParseResult parse_options(int argc, char** argv) {
                "A model that does not end with a softmax prints its raw scores; this prints probabilities "
                "(a softmax over its outputs) instead");
   cli.add_option("--top-k", o.top_k, "Classes to print per image")->check(CLI::Range(1, 1000))->default_val(3);
-  cli.add_option("--batch", o.batch, "Images per forward pass")->check(CLI::Range(1, 4096))->default_val(64);
+  cli.add_option("--batch", o.batch,
+                 "Images per forward pass (at most the images named, when the inputs are only files)")
+      ->check(CLI::Range(1, 4096))
+      ->default_val(64);
   cli.add_option("--threads", o.threads,
                  "CPU threads (default: every core or one, whichever ran the recent batches faster, so that "
                  "another job on a core does not stall every batch; one for a single image; OMP_NUM_THREADS "

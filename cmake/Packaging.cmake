@@ -33,6 +33,9 @@ set(CPACK_DEBIAN_RUNTIME_DESCRIPTION "Image classification with CNNs, and a chec
 # its dependency from dpkg-shlibdeps as on any Debian library.
 set(CPACK_DEBIAN_RUNTIME_PACKAGE_GENERATE_SHLIBS ON)
 set(CPACK_DEBIAN_PACKAGE_GENERATE_SHLIBS_POLICY "=")
+# OpenBLAS is opened at run time (backends/cpu/gemm/gemm_openblas.cpp), so dpkg-shlibdeps, which reads
+# the files' NEEDED entries, does not see it: named here, as its shlibs file names it.
+set(CPACK_DEBIAN_RUNTIME_PACKAGE_DEPENDS "libopenblas0")
 set(CPACK_DEBIAN_RUNTIME_PACKAGE_SUGGESTS "infer-gpu-cu13 (= ${PROJECT_VERSION}) | infer-gpu-cu12 (= ${PROJECT_VERSION}), infer-dev (= ${PROJECT_VERSION})")
 
 set(CPACK_DEBIAN_DEV_PACKAGE_NAME infer-dev)

@@ -96,8 +96,8 @@ void conv(Importer& m, const onnx::NodeProto& node) {
   a.groups = static_cast<int>(group);
   a.bias = node.input_size() > 2 && !node.input(2).empty();
   Layer& layer = m.add_layer(node, LayerKind::Conv2d, a, {from});
-  layer.params.weight = m.take(node, w);
-  if (a.bias) layer.params.bias = m.take(node, m.constant(node, 2));
+  layer.params.weight = m.take(node, 1);
+  if (a.bias) layer.params.bias = m.take(node, 2);
 }
 
 void batchnorm(Importer& m, const onnx::NodeProto& node) {
@@ -108,10 +108,10 @@ void batchnorm(Importer& m, const onnx::NodeProto& node) {
   if (int_attr(node, "spatial", 1) != 1) m.fail(node, "spatial = 0 (statistics per element) is not supported");
   const std::string x = m.source(node, 0);
   Layer& layer = m.add_layer(node, LayerKind::BatchNorm, BatchNormAttrs{float_attr(node, "epsilon", 1e-5f)}, {x});
-  layer.params.weight = m.take(node, m.constant(node, 1));
-  layer.params.bias = m.take(node, m.constant(node, 2));
-  layer.params.running_mean = m.take(node, m.constant(node, 3));
-  layer.params.running_var = m.take(node, m.constant(node, 4));
+  layer.params.weight = m.take(node, 1);
+  layer.params.bias = m.take(node, 2);
+  layer.params.running_mean = m.take(node, 3);
+  layer.params.running_var = m.take(node, 4);
 }
 
 // Gemm: Y = alpha A B' + beta C with B' = B or B transposed: a linear layer when alpha = beta = 1
@@ -132,9 +132,9 @@ void gemm(Importer& m, const onnx::NodeProto& node) {
   LinearAttrs a{static_cast<int>(out), node.input_size() > 2 && !node.input(2).empty()};
   Layer& layer = m.add_layer(node, LayerKind::Linear, a, {x});
   if (trans_b) {
-    layer.params.weight = m.take(node, b);
+    layer.params.weight = m.take(node, 1);
   } else {
-    m.take(node, b);  // counted; transposed below
+    m.count_parameters(node, b);  // transposed below
     layer.params.weight.resize(b.floats.size());
     for (std::size_t i = 0; i < in; ++i)
       for (std::size_t o = 0; o < out; ++o) layer.params.weight[o * in + i] = b.floats[i * out + o];
@@ -144,7 +144,7 @@ void gemm(Importer& m, const onnx::NodeProto& node) {
     if (c.floats.size() == 1) {  // broadcast: one bias for every output
       layer.params.bias.assign(out, c.floats[0]);
     } else if (c.floats.size() == out) {
-      layer.params.bias = m.take(node, c);
+      layer.params.bias = m.take(node, 2);
     } else {
       m.fail(node, "C must hold one bias per output (" + std::to_string(out) + ") or one for all, found " +
                        std::to_string(c.floats.size()) + " values");

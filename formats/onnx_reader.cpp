@@ -1,10 +1,18 @@
 #include "formats/onnx_reader.h"
 
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
+
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <exception>
+#include <functional>
+#include <iterator>
 
 #include "graph/model_error.h"
+#include "platform/huge_pages.h"
 #include "platform/input_file.h"
+#include "platform/parallel_jobs.h"
 
 namespace infer {
 
@@ -13,7 +21,69 @@ namespace {
 
 // protobuf refuses messages over 2 GiB; a model that large keeps its weights as external data,
 // which is not read.
-constexpr std::uint64_t kMaxOnnxBytes = (std::uint64_t{2} << 30) - 1;  // ParseFromArray takes an int size
+constexpr std::uint64_t kMaxOnnxBytes = (std::uint64_t{2} << 30) - 1;  // protobuf counts bytes in an int
+
+// The file as protobuf's input stream, read a block at a time into the parsed message: no copy of
+// the whole file first. It ends at the size the file had when opened. A read that fails (the file
+// shrank) is kept, not thrown through protobuf, and rethrown by rethrow_failure().
+class FileStream : public google::protobuf::io::CopyingInputStream {
+ public:
+  explicit FileStream(const InputFile& file) : file_(file) {}
+
+  int Read(void* buffer, int size) override {
+    const std::uint64_t count = std::min<std::uint64_t>(static_cast<std::uint64_t>(size), file_.size() - offset_);
+    try {
+      file_.read_at(offset_, buffer, static_cast<std::size_t>(count));
+    } catch (...) {
+      failure_ = std::current_exception();
+      return -1;
+    }
+    offset_ += count;
+    return static_cast<int>(count);
+  }
+
+  void rethrow_failure() const {
+    if (failure_) std::rethrow_exception(failure_);
+  }
+
+ private:
+  const InputFile& file_;
+  std::uint64_t offset_ = 0;
+  std::exception_ptr failure_;
+};
+
+// Little-endian T values in bytes, as an iterator (memcpy per value: any alignment), so that a
+// vector is built from them in one pass instead of zeroed and then overwritten.
+template <typename T>
+class BytesAs {
+ public:
+  using iterator_category = std::random_access_iterator_tag;
+  using value_type = T;
+  using difference_type = std::ptrdiff_t;
+  using pointer = const T*;
+  using reference = T;
+
+  explicit BytesAs(const char* p) : p_(p) {}
+  T operator*() const {
+    T v;
+    std::memcpy(&v, p_, sizeof v);
+    return v;
+  }
+  BytesAs& operator++() { return *this += 1; }
+  BytesAs& operator--() { return *this += -1; }
+  BytesAs& operator+=(difference_type n) {
+    p_ += n * static_cast<difference_type>(sizeof(T));
+    return *this;
+  }
+  difference_type operator-(const BytesAs& other) const {
+    return (p_ - other.p_) / static_cast<difference_type>(sizeof(T));
+  }
+  bool operator==(const BytesAs& other) const { return p_ == other.p_; }
+  bool operator!=(const BytesAs& other) const { return p_ != other.p_; }
+
+ private:
+  const char* p_;
+};
 
 }  // namespace
 
@@ -21,11 +91,23 @@ OnnxModel Importer::run() {
   read_opset();
   const onnx::GraphProto& g = model_.graph();
   result_.name = g.name().empty() ? "onnx-model" : g.name();
-  for (const onnx::TensorProto& t : g.initializer()) {
-    constants_[t.name()] = std::make_shared<const Constant>(tensor(t, "initializer '" + t.name() + "'"));
+  // The initializers' values converted on every processor (most of an import's time is the kernel
+  // mapping the memory they fill); a refusal names the first bad one, as one thread would.
+  const auto& initializers = g.initializer();
+  std::vector<Constant> converted(static_cast<std::size_t>(initializers.size()));
+  std::vector<std::function<void()>> jobs;
+  for (int i = 0; i < initializers.size(); ++i) {
+    jobs.push_back([this, &converted, &initializers, i] {
+      const onnx::TensorProto& t = initializers[i];
+      converted[static_cast<std::size_t>(i)] = tensor(t, "initializer '" + t.name() + "'");
+    });
+  }
+  run_jobs(jobs, parallel_job_threads());
+  for (int i = 0; i < initializers.size(); ++i) {
+    constants_[initializers[i].name()] = std::make_shared<Constant>(std::move(converted[static_cast<std::size_t>(i)]));
   }
   for (const onnx::NodeProto& node : g.node()) {
-    for (const std::string& name : node.input()) read_.insert(name);
+    for (const std::string& name : node.input()) ++reads_[name];
   }
   read_input();
   for (const onnx::NodeProto& node : g.node()) convert(*this, node);
@@ -66,8 +148,8 @@ std::vector<T> Importer::values(const onnx::TensorProto& t, const Repeated& type
     if (raw.size() != count * sizeof(T)) {
       fail(what + " has " + std::to_string(raw.size()) + " bytes of data for " + std::to_string(count) + " " + noun);
     }
-    v.resize(count);
-    std::memcpy(v.data(), raw.data(), raw.size());
+    reserve_large(v, count);
+    v.assign(BytesAs<T>(raw.data()), BytesAs<T>(raw.data() + raw.size()));
   } else {
     if (static_cast<std::size_t>(typed.size()) != count) {
       fail(what + " has " + std::to_string(typed.size()) + " values for " + std::to_string(count));
@@ -202,13 +284,22 @@ const Constant& Importer::constant(const onnx::NodeProto& node, int index) {
   return c;
 }
 
-std::vector<float> Importer::take(const onnx::NodeProto& node, const Constant& c) {
+void Importer::count_parameters(const onnx::NodeProto& node, const Constant& c) {
   parameters_ += c.floats.size();
   if (parameters_ > max_parameters_) {
     fail(node, "the layers so far hold " + std::to_string(parameters_) +
                    " parameter values, more than four times what the file stores; weights shared by many nodes are "
                    "not supported");
   }
+}
+
+std::vector<float> Importer::take(const onnx::NodeProto& node, int index) {
+  const Constant& c = constant(node, index);
+  count_parameters(node, c);
+  const std::string& name = node.input(index);
+  std::shared_ptr<Constant>& owned = constants_.at(name);
+  // Moved when this node is its one reader and no other name shares it (passthrough); else copied.
+  if (reads_.at(name) == 1 && owned.use_count() == 1) return std::move(owned->floats);
   return c.floats;
 }
 
@@ -258,7 +349,7 @@ void Importer::map_output(const onnx::NodeProto& node, int index, const std::str
 
 void Importer::no_extra_outputs(const onnx::NodeProto& node, int used) {
   for (int i = used; i < node.output_size(); ++i) {
-    if (!node.output(i).empty() && read_.count(node.output(i))) {
+    if (!node.output(i).empty() && is_read(node.output(i))) {
       fail(node, "output " + std::to_string(i) + " ('" + node.output(i) +
                      "') is read by another node; infer computes the first output only");
     }
@@ -268,8 +359,7 @@ void Importer::no_extra_outputs(const onnx::NodeProto& node, int used) {
 void Importer::read_constant(const onnx::NodeProto& node) {
   const onnx::AttributeProto* value = attribute(node, "value");
   if (!value || !value->has_t()) fail(node, "only a tensor 'value' is supported");
-  constants_[node.output(0)] =
-      std::make_shared<const Constant>(tensor(value->t(), "constant '" + node.output(0) + "'"));
+  constants_[node.output(0)] = std::make_shared<Constant>(tensor(value->t(), "constant '" + node.output(0) + "'"));
 }
 
 void Importer::passthrough(const onnx::NodeProto& node) {
@@ -304,7 +394,7 @@ void Importer::define_constant(const onnx::NodeProto& node, Constant c) {
     fail(node, "the values folded at load total more than " + std::to_string(kMaxFoldedTotal) +
                    "; shape arithmetic holds a few");
   }
-  constants_[node.output(0)] = std::make_shared<const Constant>(std::move(c));
+  constants_[node.output(0)] = std::make_shared<Constant>(std::move(c));
 }
 
 const onnx::AttributeProto* attribute(const onnx::NodeProto& node, const std::string& name) {
@@ -338,13 +428,16 @@ std::string string_attr(const onnx::NodeProto& node, const std::string& name, co
 
 OnnxModel read_onnx(const std::filesystem::path& path) {
   const std::string file = path.u8string();
-  const std::vector<unsigned char> bytes = read_input_file(path, onnx_import::kMaxOnnxBytes, "an ONNX model");
+  const InputFile in(path);
+  in.check_size(onnx_import::kMaxOnnxBytes, "an ONNX model");
   onnx::ModelProto model;
-  if (!model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
-    throw InputError(file, "not a valid ONNX model (the protobuf message does not parse)");
-  }
+  onnx_import::FileStream stream(in);
+  google::protobuf::io::CopyingInputStreamAdaptor blocks(&stream, 1 << 20);
+  const bool parsed = model.ParseFromZeroCopyStream(&blocks);
+  stream.rethrow_failure();  // a parse of what a shrunken file still held may succeed
+  if (!parsed) throw InputError(file, "not a valid ONNX model (the protobuf message does not parse)");
   if (!model.has_graph()) throw InputError(file, "the ONNX model has no graph");
-  return onnx_import::Importer(file, model, bytes.size()).run();
+  return onnx_import::Importer(file, model, static_cast<std::size_t>(in.size())).run();
 }
 
 }  // namespace infer

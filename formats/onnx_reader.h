@@ -98,9 +98,12 @@ class Importer {
   // readers that handle the symbols (a Reshape's shape, a Resize's sizes).
   const Constant& value(const onnx::NodeProto& node, int index);
 
-  // Copies a constant's values into a layer, refusing a model whose layers would hold far more values
+  // Counts a constant's values as a layer's, refusing a model whose layers would hold far more values
   // than its file (one weight read by thousands of nodes).
-  std::vector<float> take(const onnx::NodeProto& node, const Constant& c);
+  void count_parameters(const onnx::NodeProto& node, const Constant& c);
+  // The values of the node's input `index` (a known constant, as constant()) for its layer, counted:
+  // moved out of the constant when this node is its only reader, else copied.
+  std::vector<float> take(const onnx::NodeProto& node, int index);
 
   // [h, w] from a 2-element attribute, or the fallback; anything else is refused.
   std::pair<int, int> pair_attr(const onnx::NodeProto& node, const std::string& name,
@@ -116,7 +119,7 @@ class Importer {
   // or of nothing when `layer` is empty.
   void map_output(const onnx::NodeProto& node, int index, const std::string& layer);
   // Whether some node reads tensor `name` (every output but an unread one needs a layer).
-  bool is_read(const std::string& name) const { return read_.count(name) > 0; }
+  bool is_read(const std::string& name) const { return reads_.count(name) > 0; }
 
   // Refuses the node if another node reads one of its outputs from index `used` on.
   void no_extra_outputs(const onnx::NodeProto& node, int used);
@@ -161,8 +164,8 @@ class Importer {
   std::string file_;
   const onnx::ModelProto& model_;
   OnnxModel result_;
-  std::map<std::string, std::shared_ptr<const Constant>> constants_;  // initializers and Constant outputs, by name
-  std::set<std::string> read_;                                        // every tensor name some node reads
+  std::map<std::string, std::shared_ptr<Constant>> constants_;  // initializers and Constant outputs, by name
+  std::map<std::string, int> reads_;                            // tensor name -> how many node inputs read it
   std::map<std::string, int> ranks_;             // layer name (or "input") -> its output's rank (2 or 4)
   std::size_t parameters_ = 0;                   // values copied into layers so far
   std::size_t max_parameters_ = 0;               // 4 x the file's bytes / 4: weights shared a few times at most

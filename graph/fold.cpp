@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "platform/huge_pages.h"
+
 namespace infer {
 
 BatchNormAffine batchnorm_affine(const Layer& batchnorm) {
@@ -34,6 +36,7 @@ FoldedParams fold_batchnorm(const Layer& producer, const Layer& batchnorm) {
   const std::vector<float>& b = producer.params.bias;
   const std::size_t per_channel = channels ? w.size() / channels : 0;
   FoldedParams f;
+  reserve_large(f.weight, w.size());
   f.weight.resize(w.size());
   f.bias.resize(channels);
   for (std::size_t k = 0; k < channels; ++k) {

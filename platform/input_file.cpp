@@ -24,13 +24,17 @@ InputFile::InputFile(InputFile&& other) noexcept
   other.handle_ = -1;
 }
 
-std::vector<unsigned char> InputFile::read_all(std::uint64_t max_bytes, std::string_view what) const {
+void InputFile::check_size(std::uint64_t max_bytes, std::string_view what) const {
   if (size_ > max_bytes) {
     // Exact byte counts where the rounded sizes read the same ("4.0 KiB, over the limit of 4.0 KiB").
     std::string size = format_bytes(size_), limit = format_bytes(max_bytes);
     if (size == limit) size = std::to_string(size_) + " bytes", limit = std::to_string(max_bytes) + " bytes";
     throw InputError(name_, "file is " + size + ", over the limit of " + limit + " for " + std::string(what));
   }
+}
+
+std::vector<unsigned char> InputFile::read_all(std::uint64_t max_bytes, std::string_view what) const {
+  check_size(max_bytes, what);
   // Exactly the size fstat gave: a file that grows meanwhile is read as it was when opened.
   std::vector<unsigned char> bytes(static_cast<std::size_t>(size_));
   read_at(0, bytes.data(), bytes.size());

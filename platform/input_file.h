@@ -33,10 +33,11 @@ class InputFile {
   // The size when the file was opened.
   std::uint64_t size() const { return size_; }
 
+  // Refuses (InputError naming the file) a file over max_bytes; `what` names the kind of file ("an image").
+  void check_size(std::uint64_t max_bytes, std::string_view what) const;
   // Reads `count` bytes at `offset`. Throws InputError if the file ends first (it shrank).
   void read_at(std::uint64_t offset, void* out, std::size_t count) const;
-  // The whole file, refused before any byte is read when it is over max_bytes; `what` names the
-  // kind of file in that message ("an image").
+  // The whole file, refused (check_size) before any byte is read when it is over max_bytes.
   std::vector<unsigned char> read_all(std::uint64_t max_bytes, std::string_view what) const;
 
  private:

@@ -33,6 +33,7 @@
 
 #include "backends/cpu/cpu_backend.h"
 #include "backends/cpu/gemm/gemm.h"
+#include "backends/cpu/memory_plan.h"
 #include "backends/cpu/onednn_program.h"
 #include "backends/cpu/thread_choice.h"
 #include "backends/cpu/threads.h"
@@ -104,7 +105,7 @@ class OnednnBackend final : public Backend {
         winograd_(winograd),
         engine_(dnnl::engine::kind::cpu, 0),
         stream_(engine_),
-        storage_(engine_) {
+        storage_(engine_, activation_bytes(network, std::min(max_batch, kChunk))) {
     if (max_batch < 1) throw std::invalid_argument("max_batch must be at least 1");
     chunk_ = std::min(max_batch, kChunk);
   }
@@ -140,6 +141,12 @@ class OnednnBackend final : public Backend {
   // Samples per program run: enough for oneDNN's threads to split the work, few enough for a
   // chunk's activations to stay in the caches (measured: 16 beat 8 and 64 on the shipped model).
   static constexpr int kChunk = 2 * kCpuChunk;
+
+  // The memory plan's bound on a program's activations for a chunk of m samples (the storage's slab).
+  static std::size_t activation_bytes(const Network& network, int m) {
+    const std::uint64_t bytes = plan_memory(network).sample_bytes * static_cast<std::uint64_t>(std::max(m, 1));
+    return static_cast<std::size_t>(std::min<std::uint64_t>(bytes, std::uint64_t{1} << 40));
+  }
 
   // Runs the program for m samples and `count` layers, at the chosen thread count or at the one
   // the per-pass choice picks (timing the pass for it); false when there is no program.

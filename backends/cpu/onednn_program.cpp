@@ -33,9 +33,12 @@
 #include <optional>
 #include <stdexcept>
 
-#include "graph/fold.h"
 #include "backends/cpu/cpu_backend.h"
 #include "backends/cpu/ops.h"
+#include "backends/cpu/threads.h"
+#include "graph/fold.h"
+#include "platform/huge_pages.h"
+#include "platform/parallel_jobs.h"
 
 namespace infer::cpu {
 namespace {
@@ -99,31 +102,62 @@ bool eltwise_of(const Layer& layer, algorithm& alg, float& alpha, float& beta) {
 
 }  // namespace
 
-OnednnStorage::Buffer OnednnStorage::grow(Buffer& b, std::size_t bytes) {
-  if (b.bytes < bytes || !b.data) {
-    const std::size_t rounded = (std::max<std::size_t>(bytes, 1) + 63) / 64 * 64;
-    void* p = std::aligned_alloc(64, rounded);
-    if (p == nullptr) throw std::bad_alloc();
-    b.data = std::shared_ptr<void>(p, std::free);
-    b.bytes = rounded;
+namespace {
+
+// `bytes` (at least 1), 64-byte aligned and uninitialised; a large one offered to huge pages.
+OnednnStorage::Buffer exact_buffer(std::size_t bytes) {
+  const std::size_t rounded = (std::max<std::size_t>(bytes, 1) + 63) / 64 * 64;
+  void* p = std::aligned_alloc(64, rounded);
+  if (p == nullptr) throw std::bad_alloc();
+  if (rounded >= kLargeBufferBytes) prefer_huge_pages(p, rounded);
+  return {std::shared_ptr<void>(p, std::free), rounded};
+}
+
+}  // namespace
+
+OnednnStorage::Buffer OnednnStorage::activation(std::size_t bytes) {
+  if (!slab_ && slab_bytes_ > 0) {
+    try {
+      slab_ = exact_buffer(slab_bytes_).data;
+    } catch (const std::bad_alloc&) {
+      slab_bytes_ = 0;  // the plan's bound is more than the system gives at once: buffer by buffer
+    }
   }
+  const std::size_t rounded = (std::max<std::size_t>(bytes, 1) + 63) / 64 * 64;
+  if (!slab_ || slab_used_ + rounded > slab_bytes_) return exact_buffer(bytes);
+  void* at = static_cast<char*>(slab_.get()) + slab_used_;
+  slab_used_ += rounded;
+  return {std::shared_ptr<void>(slab_, at), rounded};  // owns a share of the slab
+}
+
+OnednnStorage::Buffer OnednnStorage::grow(Buffer& b, std::size_t bytes) {
+  if (b.bytes < bytes || !b.data) b = exact_buffer(bytes);
   return b;
 }
 
-OnednnStorage::Buffer OnednnStorage::buffer(Key key, std::size_t bytes) { return grow(buffers_[key], bytes); }
+memory OnednnStorage::new_constant(const memory::desc& desc) {
+  const Buffer b = exact_buffer(desc.get_size());
+  constant_buffers_[b.data.get()] = b.data;
+  return memory(desc, engine_, b.data.get());
+}
 
-memory OnednnStorage::constant(std::size_t layer, int arg, const std::vector<float>& values, const memory::desc& given,
-                               const memory::desc& wanted, dnnl::stream& stream) {
-  std::vector<memory>& kept = constants_[{layer, arg}];
-  for (const memory& m : kept) {
-    if (m.get_desc() == wanted) return m;
+OnednnStorage::Buffer OnednnStorage::buffer(Key key, std::size_t bytes) {
+  Buffer& b = buffers_[key];
+  if (b.bytes < bytes || !b.data) b = activation(bytes);
+  return b;
+}
+
+std::optional<memory> OnednnStorage::find_constant(std::size_t layer, int arg, const memory::desc& desc) const {
+  const auto kept = constants_.find({layer, arg});
+  if (kept == constants_.end()) return std::nullopt;
+  for (const memory& m : kept->second) {
+    if (m.get_desc() == desc) return m;
   }
-  memory src(given, engine_, const_cast<float*>(values.data()));  // read only: the reorder's source
-  memory dst(wanted, engine_);
-  dnnl::reorder(src, dst).execute(stream, src, dst);
-  stream.wait();
-  kept.push_back(dst);
-  return dst;
+  return std::nullopt;
+}
+
+void OnednnStorage::keep_constant(std::size_t layer, int arg, const memory& m) {
+  constants_[{layer, arg}].push_back(m);
 }
 
 memory::dims convolution_weight_dims(const Layer& layer) {
@@ -143,12 +177,25 @@ dnnl::convolution_forward::desc convolution_desc(const Layer& layer, int m, algo
 
 OnednnProgram::OnednnProgram(const Network& network, OnednnStorage& storage, dnnl::stream& stream, int m,
                              std::size_t count, bool winograd)
-    : network_(network), storage_(storage), stream_(stream), m_(m), count_(count), winograd_(winograd) {
+    : network_(network),
+      storage_(storage),
+      stream_(stream),
+      m_(m),
+      count_(count),
+      winograd_(winograd),
+      threads_(onednn_threads()) {
   const std::vector<Layer>& layers = network.layers();
   acts_.resize(count + 1);
   input_ = allocate(0, plain(m, network.input().dims));
   acts_[0] = input_;
   for (std::size_t i = 0; i < count;) i = plan_layer(i);
+  // Each thread creates primitives at the pass's OpenMP count, as this one planned them (oneDNN
+  // sizes some of a primitive's per-thread work when it creates it).
+  const int threads = threads_;
+  run_jobs(jobs_, parallel_job_threads(), [threads] { use_openmp_threads_here(threads); });
+  jobs_.clear();
+  for (const auto& [layer, arg, filled] : new_constants_) storage_.keep_constant(layer, arg, filled);
+  new_constants_.clear();
   output_ = memory(plain(m, layers[count - 1].out), storage.engine(), DNNL_MEMORY_NONE);
   if (acts_[count].get_desc() == output_.get_desc()) {
     copy_out_ = true;
@@ -180,25 +227,38 @@ memory OnednnProgram::allocate(std::size_t a, const memory::desc& desc) {
   return memory(desc, storage_.engine(), b.data.get());
 }
 
-void OnednnProgram::add_call(const dnnl::primitive& p, const memory::desc& scratchpad, Args args) {
+void OnednnProgram::add_call(const dnnl::primitive_desc_base& pd, Args args) {
+  const memory::desc scratchpad = pd.scratchpad_desc();
   const OnednnStorage::Buffer pad = storage_.scratchpad(scratchpad.get_size());
   held_.push_back(pad.data);
   args[DNNL_ARG_SCRATCHPAD] = memory(scratchpad, storage_.engine(), pad.data.get());
-  steps_.push_back([this, p, args = std::move(args)] { p.execute(stream_, args); });
+  const std::size_t slot = primitives_.size();
+  primitives_.emplace_back();
+  jobs_.push_back([this, slot, pd] { primitives_[slot] = dnnl::primitive(pd.get()); });
+  steps_.push_back([this, slot, args = std::move(args)] { primitives_[slot].execute(stream_, args); });
 }
 
-void OnednnProgram::add_primitive(std::size_t i, const dnnl::primitive& p, const memory::desc& scratchpad, Args args,
-                                  const memory::desc& dst) {
-  acts_[i + 1] = allocate(i + 1, dst);
+void OnednnProgram::add_primitive(std::size_t i, const dnnl::primitive_desc_base& pd, Args args) {
+  acts_[i + 1] = allocate(i + 1, pd.dst_desc());
   args[DNNL_ARG_DST] = acts_[i + 1];
-  add_call(p, scratchpad, std::move(args));
+  add_call(pd, std::move(args));
+}
+
+memory OnednnProgram::constant(std::size_t i, int arg, const memory::desc& wanted, bool& fill) {
+  if (const std::optional<memory> kept = storage_.find_constant(i, arg, wanted)) {
+    fill = false;
+    return *kept;
+  }
+  fill = true;
+  const memory made = storage_.new_constant(wanted);
+  new_constants_.emplace_back(i, arg, made);
+  return made;
 }
 
 memory OnednnProgram::in_layout(std::size_t a, const memory& from, const memory::desc& desc) {
   if (from.get_desc() == desc) return from;
   memory to = allocate(a, desc);
-  const dnnl::reorder r(from, to);
-  steps_.push_back([this, r, src = from, to]() mutable { r.execute(stream_, src, to); });
+  add_call(dnnl::reorder::primitive_desc(from, to, attributes()), {{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, to}});
   return to;
 }
 
@@ -241,7 +301,7 @@ std::size_t OnednnProgram::plan_layer(std::size_t i) {
     case LayerKind::AdaptiveAvgPool: plan_pooling(i); return i + 1;
     case LayerKind::Softmax: {
       const dnnl::softmax_forward::primitive_desc pd({kInference, source(i).get_desc(), 1}, attributes(), engine);
-      add_primitive(i, dnnl::softmax_forward(pd), pd.scratchpad_desc(), {{DNNL_ARG_SRC, source(i)}}, pd.dst_desc());
+      add_primitive(i, pd, {{DNNL_ARG_SRC, source(i)}});
       return i + 1;
     }
     case LayerKind::Flatten: plan_flatten(i); return i + 1;
@@ -255,13 +315,13 @@ std::size_t OnednnProgram::plan_layer(std::size_t i) {
         args[DNNL_ARG_MULTIPLE_SRC + static_cast<int>(k)] = source(i, k);
       }
       const dnnl::concat::primitive_desc pd(1, srcs, engine, attributes());
-      add_primitive(i, dnnl::concat(pd), pd.scratchpad_desc(), std::move(args), pd.dst_desc());
+      add_primitive(i, pd, std::move(args));
       return i + 1;
     }
     case LayerKind::Upsample: {
       const dnnl::resampling_forward::primitive_desc pd(
           {kInference, algorithm::resampling_nearest, source(i).get_desc(), any(m_, layer.out)}, attributes(), engine);
-      add_primitive(i, dnnl::resampling_forward(pd), pd.scratchpad_desc(), {{DNNL_ARG_SRC, source(i)}}, pd.dst_desc());
+      add_primitive(i, pd, {{DNNL_ARG_SRC, source(i)}});
       return i + 1;
     }
     case LayerKind::ChannelShuffle: {
@@ -269,7 +329,7 @@ std::size_t OnednnProgram::plan_layer(std::size_t i) {
       // [groups, k] to [k, groups], is its shuffle with G = k = C / groups.
       const int k = layer.in.c / layer.channel_shuffle().groups;
       const dnnl::shuffle_forward::primitive_desc pd({kInference, source(i).get_desc(), 1, k}, engine, attributes());
-      add_primitive(i, dnnl::shuffle_forward(pd), pd.scratchpad_desc(), {{DNNL_ARG_SRC, source(i)}}, pd.dst_desc());
+      add_primitive(i, pd, {{DNNL_ARG_SRC, source(i)}});
       return i + 1;
     }
     case LayerKind::Relu:
@@ -277,7 +337,7 @@ std::size_t OnednnProgram::plan_layer(std::size_t i) {
       if (eltwise_of(layer, alg, alpha, beta)) {
         const dnnl::eltwise_forward::primitive_desc pd({kInference, alg, source(i).get_desc(), alpha, beta},
                                                        attributes(), engine);
-        add_primitive(i, dnnl::eltwise_forward(pd), pd.scratchpad_desc(), {{DNNL_ARG_SRC, source(i)}}, pd.dst_desc());
+        add_primitive(i, pd, {{DNNL_ARG_SRC, source(i)}});
         return i + 1;
       }
       if (layer.kind == LayerKind::HardSigmoid) {
@@ -325,9 +385,7 @@ std::size_t OnednnProgram::plan_convolution(std::size_t i) {
     fuse_act = true;
     ++last;
   }
-  FoldedParams p = fold ? fold_batchnorm(layer, layers[i + 1]) : FoldedParams{layer.params.weight, layer.params.bias};
   const int k = layer.out.c;
-  if (p.bias.empty()) p.bias.assign(static_cast<std::size_t>(k), 0.0f);
   const dnnl::primitive_attr attr = fuse_act ? attributes(&act, act_alpha, act_beta) : attributes();
   const memory::desc bias_md({k}, kF32, Tag::x);
   const memory& x = source(i);
@@ -346,13 +404,13 @@ std::size_t OnednnProgram::plan_convolution(std::size_t i) {
     const memory flat = in_layout(a, x, memory::desc({m_, c, 1, 1}, kF32, Tag::nchw));
     const memory src =
         in_layout(a, memory(memory::desc({m_, c}, kF32, Tag::nc), engine, flat.get_data_handle()), pd.src_desc());
-    const memory w =
-        storage_.constant(i, w_key, p.weight, memory::desc({k, c}, kF32, Tag::oi), pd.weights_desc(), stream_);
-    const memory b = storage_.constant(i, b_key, p.bias, bias_md, bias_md, stream_);
+    bool fill_w = false, fill_b = false;
+    const memory w = constant(i, w_key, pd.weights_desc(), fill_w);
+    const memory b = constant(i, b_key, bias_md, fill_b);
+    fill_weights(i, fold, memory::desc({k, c}, kF32, Tag::oi), w, fill_w, b, fill_b);
     // The output [m, k] (nc) is [m, k, 1, 1] (nchw): the same bytes.
     const memory dst = allocate(last + 1, pd.dst_desc());
-    add_call(dnnl::inner_product_forward(pd), pd.scratchpad_desc(),
-             {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, w}, {DNNL_ARG_BIAS, b}, {DNNL_ARG_DST, dst}});
+    add_call(pd, {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, w}, {DNNL_ARG_BIAS, b}, {DNNL_ARG_DST, dst}});
     acts_[last + 1] = memory(plain(m_, layer.out), engine, dst.get_data_handle());
   } else {
     const int g = layer.conv().groups;
@@ -387,15 +445,43 @@ std::size_t OnednnProgram::plan_convolution(std::size_t i) {
       last = add - 1;
     }
     const memory src = in_layout(layer.sources[0], x, pd.src_desc());
-    const memory w = storage_.constant(i, w_key, p.weight, memory::desc(w_dims, kF32, g == 1 ? Tag::oihw : Tag::goihw),
-                                       pd.weights_desc(), stream_);
-    const memory b = storage_.constant(i, b_key, p.bias, bias_md, bias_md, stream_);
+    bool fill_w = false, fill_b = false;
+    const memory w = constant(i, w_key, pd.weights_desc(), fill_w);
+    const memory b = constant(i, b_key, bias_md, fill_b);
+    fill_weights(i, fold, memory::desc(w_dims, kF32, g == 1 ? Tag::oihw : Tag::goihw), w, fill_w, b, fill_b);
     acts_[last + 1] = sum ? acts_[zi] : allocate(last + 1, pd.dst_desc());
-    add_call(dnnl::convolution_forward(pd), pd.scratchpad_desc(),
-             {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, w}, {DNNL_ARG_BIAS, b}, {DNNL_ARG_DST, acts_[last + 1]}});
+    add_call(pd, {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, w}, {DNNL_ARG_BIAS, b}, {DNNL_ARG_DST, acts_[last + 1]}});
   }
   for (std::size_t j = i + 1; j <= last; ++j) acts_[j] = acts_[last + 1];  // fused: nothing else reads them
   return last + 1;
+}
+
+void OnednnProgram::fill_weights(std::size_t i, bool fold, const memory::desc& w_given, const memory& w, bool fill_w,
+                                 const memory& b, bool fill_b) {
+  if (!fill_w && !fill_b) return;
+  jobs_.push_back([this, i, fold, w_given, w, fill_w, b, fill_b] {
+    const std::vector<Layer>& layers = network_.layers();
+    const Layer& layer = layers[i];
+    const auto k = static_cast<std::size_t>(layer.out.c);
+    const FoldedParams folded = fold ? fold_batchnorm(layer, layers[i + 1]) : FoldedParams{};
+    const std::vector<float>& weight = fold ? folded.weight : layer.params.weight;
+    const std::vector<float>& bias = fold ? folded.bias : layer.params.bias;
+    dnnl::stream stream(storage_.engine());  // this thread's: a stream is not shared between threads
+    if (fill_w) {
+      memory given(w_given, storage_.engine(), const_cast<float*>(weight.data()));  // the reorder only reads it
+      memory to = w;
+      dnnl::reorder(given, to).execute(stream, given, to);
+      stream.wait();
+    }
+    if (fill_b) {
+      float* to = static_cast<float*>(b.get_data_handle());
+      if (bias.empty()) {
+        std::fill(to, to + k, 0.0f);
+      } else {
+        std::copy(bias.begin(), bias.end(), to);
+      }
+    }
+  });
 }
 
 void OnednnProgram::plan_batchnorm(std::size_t i) {
@@ -412,8 +498,10 @@ void OnednnProgram::plan_batchnorm(std::size_t i) {
                                                               {DNNL_ARG_VARIANCE, &layer.params.running_var},
                                                               {DNNL_ARG_SCALE, &layer.params.weight},
                                                               {DNNL_ARG_SHIFT, &layer.params.bias}};
-  for (const auto& [arg, values] : params) args[arg] = storage_.constant(i, arg, *values, c_md, c_md, stream_);
-  add_primitive(i, dnnl::batch_normalization_forward(pd), pd.scratchpad_desc(), std::move(args), pd.dst_desc());
+  // Read where they are: the network outlives its programs, and the primitive only reads them.
+  for (const auto& [arg, values] : params)
+    args[arg] = memory(c_md, storage_.engine(), const_cast<float*>(values->data()));
+  add_primitive(i, pd, std::move(args));
 }
 
 void OnednnProgram::plan_pooling(std::size_t i) {
@@ -451,7 +539,7 @@ void OnednnProgram::plan_pooling(std::size_t i) {
                                                   {a.pad_h, a.pad_w},
                                                   {pr_h, pr_w}},
                                                  attributes(), storage_.engine());
-  add_primitive(i, dnnl::pooling_forward(pd), pd.scratchpad_desc(), {{DNNL_ARG_SRC, source(i)}}, pd.dst_desc());
+  add_primitive(i, pd, {{DNNL_ARG_SRC, source(i)}});
 }
 
 void OnednnProgram::plan_flatten(std::size_t i) {
@@ -490,8 +578,7 @@ std::size_t OnednnProgram::plan_binary(std::size_t i) {
   const dnnl::binary::primitive_desc pd({alg, a.get_desc(), b.get_desc(), a.get_desc()},
                                         fuse_act ? attributes(&act, act_alpha, act_beta) : attributes(),
                                         storage_.engine());
-  add_primitive(last, dnnl::binary(pd), pd.scratchpad_desc(), {{DNNL_ARG_SRC_0, a}, {DNNL_ARG_SRC_1, b}},
-                pd.dst_desc());
+  add_primitive(last, pd, {{DNNL_ARG_SRC_0, a}, {DNNL_ARG_SRC_1, b}});
   if (last != i) acts_[i + 1] = acts_[last + 1];  // fused: nothing else reads it
   return last + 1;
 }
@@ -505,12 +592,10 @@ void OnednnProgram::plan_hard_sigmoid(std::size_t i) {
   const dnnl::engine& engine = storage_.engine();
   const dnnl::eltwise_forward::primitive_desc linear(
       {kInference, algorithm::eltwise_linear, source(i).get_desc(), p.a, p.b}, attributes(), engine);
-  add_primitive(i, dnnl::eltwise_forward(linear), linear.scratchpad_desc(), {{DNNL_ARG_SRC, source(i)}},
-                linear.dst_desc());
+  add_primitive(i, linear, {{DNNL_ARG_SRC, source(i)}});
   const dnnl::eltwise_forward::primitive_desc clip({kInference, algorithm::eltwise_clip, linear.dst_desc(), 0.0f, 1.0f},
                                                    attributes(), engine);
-  add_call(dnnl::eltwise_forward(clip), clip.scratchpad_desc(),
-           {{DNNL_ARG_SRC, acts_[i + 1]}, {DNNL_ARG_DST, acts_[i + 1]}});
+  add_call(clip, {{DNNL_ARG_SRC, acts_[i + 1]}, {DNNL_ARG_DST, acts_[i + 1]}});
 }
 
 // The own plain kernel between reorders (ops.h): the input to plain NCHW, the output plain NCHW.

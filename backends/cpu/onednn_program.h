@@ -9,10 +9,13 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <tuple>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
 #include "graph/network.h"
+#include "platform/huge_pages.h"
 
 namespace infer::cpu {
 
@@ -33,7 +36,8 @@ dnnl::convolution_forward::desc convolution_desc(const Layer& layer, int m, dnnl
 // gets a new one; the programs built before keep theirs alive (shared ownership).
 class OnednnStorage {
  public:
-  explicit OnednnStorage(const dnnl::engine& engine) : engine_(engine) {}
+  // slab_bytes: what the activations of the largest program may take (the memory plan's bound).
+  OnednnStorage(const dnnl::engine& engine, std::size_t slab_bytes) : engine_(engine), slab_bytes_(slab_bytes) {}
 
   using Key = std::pair<std::size_t, int>;  // (activation index, copy number)
   struct Buffer {
@@ -44,26 +48,39 @@ class OnednnStorage {
   Buffer buffer(Key key, std::size_t bytes);
   // The scratchpad, at least `bytes`.
   Buffer scratchpad(std::size_t bytes) { return grow(scratchpad_, bytes); }
-  // Layer `layer`'s parameter `arg` in the layout `wanted`, reordered once from `values` (in the
-  // plain layout `given`) and reused by every program that wants the same layout.
-  dnnl::memory constant(std::size_t layer, int arg, const std::vector<float>& values, const dnnl::memory::desc& given,
-                        const dnnl::memory::desc& wanted, dnnl::stream& stream);
+  // Layer `layer`'s parameter `arg` in the layout `desc`, as a program before this one filled it
+  // (keep_constant); nothing when none did. Programs reuse the constants of every layout they share.
+  std::optional<dnnl::memory> find_constant(std::size_t layer, int arg, const dnnl::memory::desc& desc) const;
+  // A new constant's memory (as buffer()'s) and, once filled, the storage's.
+  dnnl::memory new_constant(const dnnl::memory::desc& desc);
+  void keep_constant(std::size_t layer, int arg, const dnnl::memory& m);
 
   const dnnl::engine& engine() const { return engine_; }
 
  private:
+  // The activations' buffers are parts of one slab, allocated at the first and offered to huge pages
+  // (platform/huge_pages.h), so that the kernel maps a first pass's activations in a few faults
+  // rather than one per 4 KiB page (measured: half of MobileNetV3's first pass at batch 1). Its size
+  // is the memory plan's, so the plan still bounds what is allocated; past it, each buffer is
+  // allocated on its own, as every constant and the scratchpad are.
+  Buffer activation(std::size_t bytes);
   Buffer grow(Buffer& b, std::size_t bytes);
 
   dnnl::engine engine_;
   std::map<Key, Buffer> buffers_;
   Buffer scratchpad_;
   std::map<std::pair<std::size_t, int>, std::vector<dnnl::memory>> constants_;
+  std::map<const void*, std::shared_ptr<void>> constant_buffers_;  // new_constant()'s, by address
+  std::shared_ptr<void> slab_;                                     // the slab allocate() takes from
+  std::size_t slab_bytes_ = 0, slab_used_ = 0;
 };
 
 class OnednnProgram {
  public:
-  // Builds every primitive (oneDNN JIT-compiles them) and takes its buffers from `storage`.
-  // Throws dnnl::error when oneDNN cannot create one.
+  // Builds every primitive (oneDNN JIT-compiles them) and takes its buffers from `storage`: the
+  // layers are planned in order (each primitive's descriptor, its buffers), then the primitives are
+  // created and the weights reordered on every processor (platform/parallel_jobs.h). Throws dnnl::error when
+  // oneDNN cannot create one.
   // winograd: convolutions of winograd_shape() (cpu_backend.h) as oneDNN's Winograd algorithm
   // where it takes them (the direct algorithm where it declines).
   OnednnProgram(const Network& network, OnednnStorage& storage, dnnl::stream& stream, int m, std::size_t count,
@@ -86,11 +103,17 @@ class OnednnProgram {
   const dnnl::memory& source(std::size_t i, std::size_t k = 0) const;
   // A new memory of `desc` for activation a (its next copy).
   dnnl::memory allocate(std::size_t a, const dnnl::memory::desc& desc);
-  // Runs `p` with `args`, its scratchpad added, writing `dst` as layer i's output.
-  void add_primitive(std::size_t i, const dnnl::primitive& p, const dnnl::memory::desc& scratchpad,
-                     std::unordered_map<int, dnnl::memory> args, const dnnl::memory::desc& dst);
-  void add_call(const dnnl::primitive& p, const dnnl::memory::desc& scratchpad,
-                std::unordered_map<int, dnnl::memory> args);
+  // Runs the primitive of `pd` (created by a build job) with `args`, its scratchpad added, writing
+  // pd's destination as layer i's output.
+  void add_primitive(std::size_t i, const dnnl::primitive_desc_base& pd, std::unordered_map<int, dnnl::memory> args);
+  void add_call(const dnnl::primitive_desc_base& pd, std::unordered_map<int, dnnl::memory> args);
+  // Layer i's parameter `arg` in the layout `wanted`: the storage's, or a new memory, then `fill` is
+  // set: a build job must fill it, and the storage keeps it once the program is built.
+  dnnl::memory constant(std::size_t i, int arg, const dnnl::memory::desc& wanted, bool& fill);
+  // Fills the new constants w and b of the convolution or inner product at i (from its weights in
+  // the plain layout `w_given`), with the batch-norm at i + 1 folded in when `fold`: a build job.
+  void fill_weights(std::size_t i, bool fold, const dnnl::memory::desc& w_given, const dnnl::memory& w, bool fill_w,
+                    const dnnl::memory& b, bool fill_b);
   // Activation a's memory `from` in the layout `desc`: itself, or a copy reordered at run time.
   dnnl::memory in_layout(std::size_t a, const dnnl::memory& from, const dnnl::memory::desc& desc);
 
@@ -106,6 +129,10 @@ class OnednnProgram {
   std::map<std::size_t, int> copies_;  // per activation, the buffers taken so far
   std::vector<std::shared_ptr<void>> held_;
   std::vector<std::function<void()>> steps_;
+  std::vector<dnnl::primitive> primitives_;  // what steps_ run, one per add_call, made by the build jobs
+  std::vector<std::function<void()>> jobs_;  // the build's work after the planning (emptied when done)
+  std::vector<std::tuple<std::size_t, int, dnnl::memory>> new_constants_;  // for the storage, once filled
+  int threads_ = 1;                                                        // the pass's OpenMP count
   dnnl::reorder output_reorder_;
   bool copy_out_ = false;
 };

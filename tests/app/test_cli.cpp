@@ -579,6 +579,18 @@ TEST(Cli, ThreadsSetTheCpuBackendsThreadCount) {
   EXPECT_EQ(infer({"--threads", "0", kSamples}).exit_code, 2);
 }
 
+// OpenBLAS is opened when the plain kernels first need it (gemm_openblas.cpp), not at start-up: a
+// run on oneDNN's kernels never loads it. The dynamic loader's log (LD_DEBUG=libs) names every
+// library it loads, dlopen's too: --version, which describes OpenBLAS, shows that it would be seen.
+TEST(Cli, ARunOnOneDnnDoesNotLoadOpenBlas) {
+  const ProcessResult version = run_process(infer_exe(), {"--version"}, {"LD_DEBUG=libs"});
+  ASSERT_EQ(version.exit_code, 0) << version.err;
+  EXPECT_NE(version.err.find("libopenblas"), std::string::npos) << "the loader's log does not show OpenBLAS opened";
+  const ProcessResult run = run_process(infer_exe(), {"--device", "cpu", kSamples + "/bag.png"}, {"LD_DEBUG=libs"});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_EQ(run.err.find("libopenblas"), std::string::npos) << "a run on oneDNN loaded OpenBLAS";
+}
+
 TEST(Cli, VersionNamesBuildAndModel) {
   const ProcessResult r = infer({"--version"});
   EXPECT_EQ(r.exit_code, 0);

@@ -161,6 +161,26 @@ TEST_F(MemoryLimit, ABatchOverTheLimitIsMadeSmaller) {
   EXPECT_EQ(small.out, whole.out);
 }
 
+// The inputs, when they are only image files, bound the batch: a limit that holds 2 samples but not
+// --batch 64 says nothing for 1 or 2 images (nothing is planned for 64), and runs batches of 2 for a
+// folder (whose count is known only later), saying so.
+TEST_F(MemoryLimit, NamedImagesBoundTheBatch) {
+  SCOPED_TRACE(rng_.trace());
+  write_model(kTinyToml, tiny_tensors(rng_));
+  const MemoryPlan plan = plan_memory(load_model(model()).network);
+  const std::string limit = std::to_string(plan.bytes(2));
+  const ProcessResult one = infer({"--batch", "64", "--max-memory", limit});
+  EXPECT_EQ(one.exit_code, 0) << one.err;
+  EXPECT_EQ(one.err, "");
+  const ProcessResult two = infer({"--batch", "64", "--max-memory", limit, kImage});
+  EXPECT_EQ(two.exit_code, 0) << two.err;
+  EXPECT_EQ(two.err, "");
+  EXPECT_EQ(two.out_lines().size(), 2u);
+  const ProcessResult folder = infer({"--batch", "64", "--max-memory", limit}, kSamples);
+  EXPECT_EQ(folder.exit_code, 0) << folder.err;
+  EXPECT_NE(folder.err.find("running batches of 2"), std::string::npos) << folder.err;
+}
+
 TEST_F(MemoryLimit, SizesItAccepts) {
   SCOPED_TRACE(rng_.trace());
   write_model(kTinyToml, tiny_tensors(rng_));

@@ -530,6 +530,38 @@ TEST(Onnx, PyTorchsGeluChainIsOneGeluLayer) {
   }
 }
 
+// A weight goes to its layer whole however many nodes read it: moved out of the import when one node
+// reads it, copied when several do, directly or through an Identity (exporters write one for a
+// weight shared by two modules).
+TEST(Onnx, AWeightReadByManyNodesReachesEachWhole) {
+  Random rng;
+  SCOPED_TRACE(rng.trace());
+  const Dims in{2, 5, 5};
+  const std::vector<float> w = rng.vector(2 * 2 * 3 * 3), w2 = rng.vector(2 * 2 * 1 * 1), bias = rng.vector(2);
+  OnnxBuilder b(in);
+  b.weight("w", {2, 2, 3, 3}, w);
+  b.weight("w2", {2, 2, 1, 1}, w2);
+  b.weight("bias", {2}, bias);
+  b.node("Identity", "alias", {"w"}, "w_alias");
+  OnnxBuilder::attr(b.node("Conv", "first", {"x", "w", "bias"}, "c1"), "pads", {1, 1, 1, 1});
+  OnnxBuilder::attr(b.node("Conv", "second", {"c1", "w_alias"}, "c2"), "pads", {1, 1, 1, 1});
+  OnnxBuilder::attr(b.node("Conv", "third", {"c2", "w", "bias"}, "c3"), "pads", {1, 1, 1, 1});
+  b.node("Conv", "once", {"c3", "w2"}, "y");
+  b.output("y");
+  TempDir dir;
+  b.save(dir / "m.onnx");
+  const LoadedModel model = load_model(dir / "m.onnx");
+  const std::vector<Layer>& layers = model.network.layers();
+  ASSERT_EQ(layers.size(), 4u);
+  for (std::size_t i = 0; i < 3; ++i) {
+    SCOPED_TRACE(layers[i].name);
+    EXPECT_EQ(layers[i].params.weight, w);
+  }
+  EXPECT_EQ(layers[0].params.bias, bias);
+  EXPECT_EQ(layers[2].params.bias, bias);
+  EXPECT_EQ(layers[3].params.weight, w2);
+}
+
 // Resize in linear mode (F.interpolate(mode="bilinear"), torchvision's segmentation heads): one
 // resize layer with the output size and the coordinate mode, by sizes or by whole-length scales,
 // within the reference's derived bound of the exact bilinear values.

@@ -88,23 +88,31 @@ while ((added)); do
 done
 
 # The libraries to carry: what the binaries resolve to here, by soname, less the system's own and
-# NVIDIA's. ldd lists the whole closure (libopenblas's libgfortran too).
+# NVIDIA's. ldd lists the whole closure of what they link.
 # infer serve's: cpp-httplib (with OpenSSL and brotli) and gRPC (with protobuf, abseil, re2, c-ares).
 keep='^lib(openblas|gfortran|quadmath|dnnl|gomp|OpenCL|tomlplusplus|crypto|protobuf-lite|cpp-httplib|ssl|brotli(common|dec|enc)|grpc(\+\+)?|gpr|upb|absl_[a-z0-9_]+|protobuf|cares|address_sorting|re2)\.so'
 # never carried: the target's own (glibc, libstdc++, libgcc_s, zlib: in every Ubuntu and Debian base
 # system) and NVIDIA's (the driver, CUDA and the wheels there; the CPU stand-in in a rehearsal).
 never='^(libc|libstdc\+\+|libm|libgcc_s|libdl|libpthread|librt|libz|ld-linux.*|linux-vdso|libcudart|libcudnn.*|libcuda|libnvidia-ml|libcublas.*)\.so'
 declare -A wanted=()
-for f in "$bundle"/bin/* "$bundle"/lib/libinfer_cudnn_cu*.so; do
-  [[ -e "$f" ]] || continue
+collect() {  # collect FILE: the libraries FILE needs, into wanted
   while read -r soname arrow path _; do
     [[ "$arrow" == "=>" && -f "$path" ]] || continue
     if [[ "$soname" =~ $keep ]]; then wanted[$soname]="$path"
     elif [[ ! "$soname" =~ $never && "$path" != "$build"/* ]]; then
-      die "$f needs $soname ($path): neither carried nor known to be on the target; add it to gpu-bundle.sh"
+      die "$1 needs $soname ($path): neither carried nor known to be on the target; add it to gpu-bundle.sh"
     fi
-  done < <(ldd "$f" 2>/dev/null)
+  done < <(ldd "$1" 2>/dev/null)
+}
+for f in "$bundle"/bin/* "$bundle"/lib/libinfer_cudnn_cu*.so; do
+  [[ -e "$f" ]] && collect "$f"
 done
+# OpenBLAS is opened at run time (backends/cpu/gemm/gemm_openblas.cpp), so no ldd lists it: found as
+# the dynamic loader finds it, and carried with what it needs (libgfortran, libquadmath).
+openblas="$(ldconfig -p | awk '$1 == "libopenblas.so.0" && /x86-64/ {print $NF; exit}')"
+[[ -n "$openblas" ]] || die "libopenblas.so.0 is not installed (ldconfig -p); the plain kernels open it"
+wanted[libopenblas.so.0]="$openblas"
+collect "$openblas"
 # set_runpath FILE RUNPATH. patchelf 0.14 (bookworm) overwrites the old RUNPATH string with 'X's
 # when it sets a new one, and the linker stores a symbol name that is a suffix of that string in
 # it: "read" inside ".../openblas-pthread" became "XXXX", and infer-bench failed to start on the
