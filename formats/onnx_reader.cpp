@@ -8,6 +8,7 @@
 #include <exception>
 #include <functional>
 #include <iterator>
+#include <stdexcept>
 
 #include "graph/model_error.h"
 #include "platform/huge_pages.h"
@@ -23,17 +24,25 @@ namespace {
 // which is not read.
 constexpr std::uint64_t kMaxOnnxBytes = (std::uint64_t{2} << 30) - 1;  // protobuf counts bytes in an int
 
-// The file as protobuf's input stream, read a block at a time into the parsed message: no copy of
-// the whole file first. It ends at the size the file had when opened. A read that fails (the file
-// shrank) is kept, not thrown through protobuf, and rethrown by rethrow_failure().
+// The file as protobuf's input stream, read a block at a time into the parsed message (no copy of
+// the whole file first): its pieces in order (onnx_framing.h: the file less the initializers'
+// raw_data), or the whole file as it was when opened. A read that fails (the file shrank) is kept,
+// not thrown through protobuf, and rethrown by rethrow_failure().
 class FileStream : public google::protobuf::io::CopyingInputStream {
  public:
-  explicit FileStream(const InputFile& file) : file_(file) {}
+  FileStream(const InputFile& file, std::vector<OnnxFraming::Piece> pieces) : file_(file), pieces_(std::move(pieces)) {}
 
   int Read(void* buffer, int size) override {
-    const std::uint64_t count = std::min<std::uint64_t>(static_cast<std::uint64_t>(size), file_.size() - offset_);
+    while (piece_ < pieces_.size() && offset_ == piece_size(pieces_[piece_])) ++piece_, offset_ = 0;
+    if (piece_ == pieces_.size()) return 0;
+    const OnnxFraming::Piece& p = pieces_[piece_];
+    const std::uint64_t count = std::min<std::uint64_t>(static_cast<std::uint64_t>(size), piece_size(p) - offset_);
     try {
-      file_.read_at(offset_, buffer, static_cast<std::size_t>(count));
+      if (p.bytes.empty()) {
+        file_.read_at(p.file.offset + offset_, buffer, static_cast<std::size_t>(count));
+      } else {
+        std::memcpy(buffer, p.bytes.data() + offset_, static_cast<std::size_t>(count));
+      }
     } catch (...) {
       failure_ = std::current_exception();
       return -1;
@@ -47,8 +56,14 @@ class FileStream : public google::protobuf::io::CopyingInputStream {
   }
 
  private:
+  static std::uint64_t piece_size(const OnnxFraming::Piece& p) {
+    return p.bytes.empty() ? p.file.size : p.bytes.size();
+  }
+
   const InputFile& file_;
-  std::uint64_t offset_ = 0;
+  std::vector<OnnxFraming::Piece> pieces_;
+  std::size_t piece_ = 0;
+  std::uint64_t offset_ = 0;  // within pieces_[piece_]
   std::exception_ptr failure_;
 };
 
@@ -94,12 +109,17 @@ OnnxModel Importer::run() {
   // The initializers' values converted on every processor (most of an import's time is the kernel
   // mapping the memory they fill); a refusal names the first bad one, as one thread would.
   const auto& initializers = g.initializer();
+  if (raw_data_ && raw_data_->size() != static_cast<std::size_t>(initializers.size())) {
+    throw std::logic_error("onnx import: the framing found another number of initializers than protobuf");
+  }
   std::vector<Constant> converted(static_cast<std::size_t>(initializers.size()));
   std::vector<std::function<void()>> jobs;
   for (int i = 0; i < initializers.size(); ++i) {
     jobs.push_back([this, &converted, &initializers, i] {
       const onnx::TensorProto& t = initializers[i];
-      converted[static_cast<std::size_t>(i)] = tensor(t, "initializer '" + t.name() + "'");
+      const auto k = static_cast<std::size_t>(i);
+      const ByteRange* raw = raw_data_ && k < raw_data_->size() && (*raw_data_)[k] ? &*(*raw_data_)[k] : nullptr;
+      converted[k] = tensor(t, "initializer '" + t.name() + "'", raw);
     });
   }
   run_jobs(jobs, parallel_job_threads());
@@ -140,16 +160,22 @@ void Importer::read_opset() {
 // are), else its typed field `typed`; `noun` names them in the message of a size mismatch.
 template <typename T, typename Repeated>
 std::vector<T> Importer::values(const onnx::TensorProto& t, const Repeated& typed, std::size_t count,
-                                const std::string& what, const char* noun) const {
+                                const std::string& what, const char* noun, const ByteRange* file_raw) const {
   static_assert(sizeof(T) == sizeof(*typed.begin()), "the typed field holds T");
   const std::string& raw = t.raw_data();
+  const std::uint64_t raw_size = file_raw ? file_raw->size : raw.size();
   std::vector<T> v;
-  if (!raw.empty()) {
-    if (raw.size() != count * sizeof(T)) {
-      fail(what + " has " + std::to_string(raw.size()) + " bytes of data for " + std::to_string(count) + " " + noun);
+  if (raw_size > 0) {
+    if (raw_size != count * sizeof(T)) {
+      fail(what + " has " + std::to_string(raw_size) + " bytes of data for " + std::to_string(count) + " " + noun);
     }
     reserve_large(v, count);
-    v.assign(BytesAs<T>(raw.data()), BytesAs<T>(raw.data() + raw.size()));
+    if (file_raw) {
+      v.resize(count);
+      (*read_)(file_raw->offset, v.data(), static_cast<std::size_t>(raw_size));  // straight from the file
+    } else {
+      v.assign(BytesAs<T>(raw.data()), BytesAs<T>(raw.data() + raw.size()));
+    }
   } else {
     if (static_cast<std::size_t>(typed.size()) != count) {
       fail(what + " has " + std::to_string(typed.size()) + " values for " + std::to_string(count));
@@ -159,7 +185,7 @@ std::vector<T> Importer::values(const onnx::TensorProto& t, const Repeated& type
   return v;
 }
 
-Constant Importer::tensor(const onnx::TensorProto& t, const std::string& what) const {
+Constant Importer::tensor(const onnx::TensorProto& t, const std::string& what, const ByteRange* file_raw) const {
   if (t.data_location() == onnx::TensorProto::EXTERNAL) {
     fail(what + " is stored outside the file (external data); save the model with its weights inside it");
   }
@@ -174,15 +200,15 @@ Constant Importer::tensor(const onnx::TensorProto& t, const std::string& what) c
     count *= static_cast<std::size_t>(d);
   }
   if (t.data_type() == onnx::TensorProto::FLOAT) {
-    c.floats = values<float>(t, t.float_data(), count, what, "floats");
+    c.floats = values<float>(t, t.float_data(), count, what, "floats", file_raw);
     c.is_float = true;
   } else if (t.data_type() == onnx::TensorProto::INT64) {
-    c.ints = values<long long>(t, t.int64_data(), count, what, "int64 values");
+    c.ints = values<long long>(t, t.int64_data(), count, what, "int64 values", file_raw);
   } else if (t.data_type() == onnx::TensorProto::INT32) {
-    const std::vector<std::int32_t> v = values<std::int32_t>(t, t.int32_data(), count, what, "int32 values");
+    const std::vector<std::int32_t> v = values<std::int32_t>(t, t.int32_data(), count, what, "int32 values", file_raw);
     c.ints.assign(v.begin(), v.end());
   } else if (t.data_type() == onnx::TensorProto::DOUBLE) {
-    const std::vector<double> v = values<double>(t, t.double_data(), count, what, "doubles");
+    const std::vector<double> v = values<double>(t, t.double_data(), count, what, "doubles", file_raw);
     c.floats.assign(v.begin(), v.end());
     c.is_float = true;
   } else {
@@ -427,17 +453,32 @@ std::string string_attr(const onnx::NodeProto& node, const std::string& name, co
 }  // namespace onnx_import
 
 OnnxModel read_onnx(const std::filesystem::path& path) {
+  using onnx_import::OnnxFraming;
   const std::string file = path.u8string();
   const InputFile in(path);
   in.check_size(onnx_import::kMaxOnnxBytes, "an ONNX model");
+  const onnx_import::ReadAt read = [&in](std::uint64_t offset, void* out, std::size_t size) {
+    in.read_at(offset, out, size);
+  };
+  // The initializers' raw_data left out of the parse and read into their tensors (onnx_framing.h),
+  // or, where the framing is not what it reads, the whole file parsed and checked by protobuf.
+  std::optional<OnnxFraming> framing = onnx_import::frame_onnx(read, in.size());
+  std::vector<OnnxFraming::Piece> pieces;
+  if (framing) {
+    pieces = std::move(framing->pieces);
+  } else {
+    pieces.push_back({{0, in.size()}, {}});
+  }
   onnx::ModelProto model;
-  onnx_import::FileStream stream(in);
+  onnx_import::FileStream stream(in, std::move(pieces));
   google::protobuf::io::CopyingInputStreamAdaptor blocks(&stream, 1 << 20);
   const bool parsed = model.ParseFromZeroCopyStream(&blocks);
   stream.rethrow_failure();  // a parse of what a shrunken file still held may succeed
   if (!parsed) throw InputError(file, "not a valid ONNX model (the protobuf message does not parse)");
   if (!model.has_graph()) throw InputError(file, "the ONNX model has no graph");
-  return onnx_import::Importer(file, model, static_cast<std::size_t>(in.size())).run();
+  return onnx_import::Importer(file, model, static_cast<std::size_t>(in.size()), framing ? &framing->raw_data : nullptr,
+                               &read)
+      .run();
 }
 
 }  // namespace infer

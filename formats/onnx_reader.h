@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "formats/onnx_framing.h"
 #include "formats/onnx_model.h"
 #include "graph/network.h"
 
@@ -75,8 +76,11 @@ std::string string_attr(const onnx::NodeProto& node, const std::string& name, co
 // OnnxModel. Not thread-safe; one run() per Importer.
 class Importer {
  public:
-  Importer(std::string file, const onnx::ModelProto& model, std::size_t file_bytes)
-      : file_(std::move(file)), model_(model), max_parameters_(file_bytes) {}
+  // raw_data: where the initializers' raw_data lie in the file (onnx_framing.h), read by `read`,
+  // when the model was parsed without them; null when it was parsed whole.
+  Importer(std::string file, const onnx::ModelProto& model, std::size_t file_bytes,
+           const std::vector<std::optional<ByteRange>>* raw_data = nullptr, const ReadAt* read = nullptr)
+      : file_(std::move(file)), model_(model), raw_data_(raw_data), read_(read), max_parameters_(file_bytes) {}
 
   // Reads the opset, the initializers and the input, converts every node in order (convert) and
   // checks that the graph's one output is the last layer's.
@@ -154,15 +158,18 @@ class Importer {
  private:
   static std::string node_name(const onnx::NodeProto& node);
   void read_opset();
-  Constant tensor(const onnx::TensorProto& t, const std::string& what) const;
+  // `file_raw`: where its raw_data is in the file, for an initializer parsed without it.
+  Constant tensor(const onnx::TensorProto& t, const std::string& what, const ByteRange* file_raw = nullptr) const;
   template <typename T, typename Repeated>
   std::vector<T> values(const onnx::TensorProto& t, const Repeated& typed, std::size_t count, const std::string& what,
-                        const char* noun) const;
+                        const char* noun, const ByteRange* file_raw) const;
   void read_input();
   void read_output();
 
   std::string file_;
   const onnx::ModelProto& model_;
+  const std::vector<std::optional<ByteRange>>* raw_data_;
+  const ReadAt* read_;
   OnnxModel result_;
   std::map<std::string, std::shared_ptr<Constant>> constants_;  // initializers and Constant outputs, by name
   std::map<std::string, int> reads_;                            // tensor name -> how many node inputs read it
