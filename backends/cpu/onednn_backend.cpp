@@ -152,22 +152,16 @@ class OnednnBackend final : public Backend {
   // the per-pass choice picks (timing the pass for it); false when there is no program.
   bool run_program(const float* x, int m, float* y, std::size_t count) {
     const int many = adaptive_threads();
-    if (many == 0) {
-      const int threads = cpu::onednn_threads();  // the chosen count, applied by forward()
-      OnednnProgram* p = program(m, count, threads);
-      if (p == nullptr) return false;
-      p->run(x, y);
-      t_last_pass_threads = threads;
-      return true;
-    }
-    ThreadChoice& choice = choices_.try_emplace(std::make_pair(m, count), many).first->second;
-    const int threads = choice.next();
-    cpu::use_openmp_threads_here(threads);  // before program(): oneDNN splits work by it at creation
+    ThreadChoice* choice = many == 0 ? nullptr : &choices_.try_emplace(std::make_pair(m, count), many).first->second;
+    // The chosen count (applied by forward()), or the per-pass choice's, set before program():
+    // oneDNN splits the work by it when it creates a primitive.
+    const int threads = choice ? choice->next() : cpu::onednn_threads();
+    if (choice) cpu::use_openmp_threads_here(threads);
     OnednnProgram* p = program(m, count, threads);
     if (p == nullptr) return false;
     const auto start = std::chrono::steady_clock::now();
     p->run(x, y);
-    choice.record(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    if (choice) choice->record(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
     t_last_pass_threads = threads;
     return true;
   }

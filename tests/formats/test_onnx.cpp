@@ -112,6 +112,26 @@ class OnnxBuilder {
   onnx::ModelProto model_;
 };
 
+// The built model saved and loaded: one layer of `kind`, which the CPU backend computes within the
+// reference's derived bound on `x` (`batch` samples). Returns the model for the caller's own checks.
+LoadedModel expect_one_layer_within_bound(const OnnxBuilder& b, LayerKind kind, const std::vector<float>& x, int batch,
+                                          const char* what) {
+  TempDir dir;
+  b.save(dir / "m.onnx");
+  LoadedModel model = load_model(dir / "m.onnx");
+  const std::vector<Layer>& layers = model.network.layers();
+  if (layers.size() != 1 || layers[0].kind != kind) {
+    ADD_FAILURE() << what << ": " << layers.size() << " layers, the first "
+                  << (layers.empty() ? "none" : layer_kind_name(layers[0].kind));
+    return model;
+  }
+  std::vector<float> y(static_cast<std::size_t>(batch) * layers[0].out.size());
+  make_cpu_backend(model.network, batch)->forward(x.data(), batch, y.data(), 1);
+  const ReferenceTensor want = reference_forward(model.network, x, batch, 1, false).back();
+  expect_close(y, want.value, reference_tolerance(want), what);
+  return model;
+}
+
 // The same network twice: built directly, and as ONNX (a residual block, a concat, a per-channel
 // scale, pooling, Gemm without transB, softmax); the ONNX one must compute exactly the same.
 TEST(Onnx, AModelLoadsAsTheSameNetworkBuiltDirectly) {
@@ -515,17 +535,9 @@ TEST(Onnx, PyTorchsGeluChainIsOneGeluLayer) {
       b.node("Mul", "mul", pair("x", "a"), "m");
       b.node("Mul", "half_of", pair("m", "half"), "y");
       b.output("y");
-      TempDir dir;
-      b.save(dir / "m.onnx");
-      const LoadedModel model = load_model(dir / "m.onnx");
-      ASSERT_EQ(model.network.layers().size(), 1u);
-      ASSERT_EQ(model.network.layers()[0].kind, LayerKind::Gelu);
       std::vector<float> x = rng.vector(static_cast<std::size_t>(batch) * in.size());
       for (float& v : x) v *= 6.0f;
-      std::vector<float> y(x.size());
-      make_cpu_backend(model.network, batch)->forward(x.data(), batch, y.data(), 1);
-      const ReferenceTensor want = reference_forward(model.network, x, batch, 1, false).back();
-      expect_close(y, want.value, reference_tolerance(want), "gelu");
+      expect_one_layer_within_bound(b, LayerKind::Gelu, x, batch, "gelu");
     }
   }
 }
@@ -594,20 +606,13 @@ TEST(Onnx, ALinearResizeIsABilinearResizeLayer) {
     OnnxBuilder::attr_s(n, "mode", "linear");
     OnnxBuilder::attr_s(n, "coordinate_transformation_mode", c.transform);
     b.output("y");
-    TempDir dir;
-    b.save(dir / "m.onnx");
-    const LoadedModel model = load_model(dir / "m.onnx");
-    ASSERT_EQ(model.network.layers().size(), 1u);
+    const std::vector<float> x = rng.vector(static_cast<std::size_t>(batch) * in.size());
+    const LoadedModel model = expect_one_layer_within_bound(b, LayerKind::Resize, x, batch, "resize");
     const Layer& layer = model.network.layers()[0];
     ASSERT_EQ(layer.kind, LayerKind::Resize);
     EXPECT_EQ(layer.resize().out_h, c.out_h);
     EXPECT_EQ(layer.resize().out_w, c.out_w);
     EXPECT_EQ(layer.resize().align_corners, std::string(c.transform) == "align_corners");
-    const std::vector<float> x = rng.vector(static_cast<std::size_t>(batch) * in.size());
-    std::vector<float> y(static_cast<std::size_t>(batch) * layer.out.size());
-    make_cpu_backend(model.network, batch)->forward(x.data(), batch, y.data(), 1);
-    const ReferenceTensor want = reference_forward(model.network, x, batch, 1, false).back();
-    expect_close(y, want.value, reference_tolerance(want), "resize");
   }
 }
 

@@ -59,7 +59,7 @@
 # infer --version or in the device tag), every result here is a rehearsal of the plumbing on the
 # CPU, NOT a GPU result; the script says so in a banner at the start and in the summary, and does
 # not run the benchmark.
-set -uo pipefail
+set -uo pipefail  # an array that may be empty is expanded as ${a[@]+"${a[@]}"}: bash before 4.4 calls "${a[@]}" of an empty one unbound
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 if [[ $# -ge 1 ]]; then
   root="$(cd "$1" && pwd)" || { echo "gpu-check: no folder $1" >&2; exit 2; }
@@ -153,10 +153,10 @@ print("\n".join(site.getsitepackages() + [site.getusersitepackages()] + sys.path
   done
 }
 libdirs=() tail_libdirs=()
-add_libdir() { local d; for d in "${libdirs[@]}"; do [[ "$d" == "$1" ]] && return; done; libdirs+=("$1"); }
+add_libdir() { local d; for d in ${libdirs[@]+"${libdirs[@]}"}; do [[ "$d" == "$1" ]] && return; done; libdirs+=("$1"); }
 if [[ -n "${INFER_CUDA_LIB_DIRS:-}" ]]; then
   IFS=: read -r -a override <<<"$INFER_CUDA_LIB_DIRS"
-  for d in "${override[@]}"; do [[ -n "$d" ]] && add_libdir "$d"; done
+  for d in ${override[@]+"${override[@]}"}; do [[ -n "$d" ]] && add_libdir "$d"; done
   echo "INFER_CUDA_LIB_DIRS: ${libdirs[*]}"
 fi
 # cuBLAS(Lt) too: cuDNN's sub-libraries load it themselves, through their own paths and the loader's
@@ -186,7 +186,7 @@ done
 if ((${#libdirs[@]} + ${#tail_libdirs[@]})); then
   joined="$(IFS=:; echo "${libdirs[*]}")"
   export LD_LIBRARY_PATH="$joined${LD_LIBRARY_PATH:+${joined:+:}$LD_LIBRARY_PATH}"
-  for d in "${tail_libdirs[@]}"; do LD_LIBRARY_PATH="${LD_LIBRARY_PATH:+$LD_LIBRARY_PATH:}$d"; done
+  for d in ${tail_libdirs[@]+"${tail_libdirs[@]}"}; do LD_LIBRARY_PATH="${LD_LIBRARY_PATH:+$LD_LIBRARY_PATH:}$d"; done
   echo "LD_LIBRARY_PATH=$LD_LIBRARY_PATH"
 fi
 
@@ -255,7 +255,7 @@ fi
 
 section "infer --device gpu on a sample"
 sample="$root/share/infer/samples/ankle-boot.png"
-run_step "sample" 60 sample.log "$bin/infer" "${infer_manifest[@]}" --device gpu "$sample"
+run_step "sample" 60 sample.log "$bin/infer" ${infer_manifest[@]+"${infer_manifest[@]}"} --device gpu "$sample"
 tag="$(grep -o '\[[^]]*\]$' "$logs/sample.log" | tail -n1)"
 grep -qi 'stand-in' "$logs/sample.log" && standin=1
 if ((step_rc == 0)) && grep -q ': Ankle boot 0\.' "$logs/sample.log"; then
@@ -288,7 +288,7 @@ run_suite "GPU vs CPU backend tests" 180 gpu-tests.log "$bin/infer_gpu_tests"
 # build's own test stage runs tf32 and fp16 on the stand-in already (minutes each on the CPU).
 accuracy_filter=()
 ((standin)) && accuracy_filter=(--gtest_filter='*/fp32')
-run_suite "10k accuracy, --device gpu" 180 accuracy.log "$bin/infer_gpu_accuracy_tests" "${accuracy_filter[@]}"
+run_suite "10k accuracy, --device gpu" 180 accuracy.log "$bin/infer_gpu_accuracy_tests" ${accuracy_filter[@]+"${accuracy_filter[@]}"}
 
 # --- torchvision architectures through the ONNX import, on the GPU ---------------------------
 # tests/backends/cudnn/test_gpu_conformance.cpp against ONNX Runtime (the derived bound on one input, top-1 on all),
@@ -320,7 +320,7 @@ if ((conf_ready)); then
   top1() { sed -E 's/.*"top":\[\{"index":([0-9]+),"label":"[^"]*","score":([-0-9.eE+]+).*/\1 \2/' "$1"; }
   for name in $models; do
     for dev in cpu gpu; do
-      run_step "onnx $name $dev" 60 "onnx-$name-$dev.log" "$bin/infer" "${infer_manifest[@]}" --model "$conf_dir/$name.onnx" \
+      run_step "onnx $name $dev" 60 "onnx-$name-$dev.log" "$bin/infer" ${infer_manifest[@]+"${infer_manifest[@]}"} --model "$conf_dir/$name.onnx" \
         --device "$dev" --json --top-k 1 "$samples"
       ((step_rc == 0)) || cli_fail+=" $name/$dev(exit $step_rc)"
       grep '^{' "$logs/onnx-$name-$dev.log" >"$logs/onnx-$name-$dev.json" || true
@@ -385,7 +385,7 @@ cu12_runs=0
 if [[ ! -f "$root/lib/libinfer_cudnn_cu12.so" && ! -f "$bin/libinfer_cudnn_cu12.so" ]]; then
   row "CUDA 12 backend" "MISSING" "libinfer_cudnn_cu12.so is not in this bundle/build"
 else
-  run_step "cu12 sample" 60 cu12-sample.log "${cu12_env[@]}" "$bin/infer" "${infer_manifest[@]}" --cuda 12 "$sample"
+  run_step "cu12 sample" 60 cu12-sample.log ${cu12_env[@]+"${cu12_env[@]}"} "$bin/infer" ${infer_manifest[@]+"${infer_manifest[@]}"} --cuda 12 "$sample"
   if ((step_rc == 0)) && grep -q ': Ankle boot 0\.' "$logs/cu12-sample.log"; then
     cu12_runs=1
     row "infer --cuda 12, a sample" "ok" "Ankle boot $(grep -o '\[[^]]*\]$' "$logs/cu12-sample.log" | tail -n1 | cut -c1-60)"
@@ -403,7 +403,7 @@ if ((cu12_runs)); then
   saved_path="${LD_LIBRARY_PATH-}"
   export INFER_CUDA=12
   ((${#cu12_dirs[@]})) && export LD_LIBRARY_PATH="$cu12_path${saved_path:+:$saved_path}"
-  run_suite "GPU vs CPU tests, CUDA 12" 180 gpu-tests-cu12.log "$bin/infer_gpu_tests" "${filter[@]}"
+  run_suite "GPU vs CPU tests, CUDA 12" 180 gpu-tests-cu12.log "$bin/infer_gpu_tests" ${filter[@]+"${filter[@]}"}
   unset INFER_CUDA
   export LD_LIBRARY_PATH="$saved_path"
 fi
@@ -425,10 +425,10 @@ else
   for major in 13 12; do
     ((major == 12 && !cu12_runs)) && continue
     envs=(env INFER_CUDA=13)
-    ((major == 12)) && envs=("${cu12_env[@]}")
+    ((major == 12)) && envs=(${cu12_env[@]+"${cu12_env[@]}"})
     for p in fp32 tf32 fp16; do
       log="bench-cu$major-$p.json"
-      run_step "bench cu$major $p" 60 "$log" "${envs[@]}" "$bin/infer-bench" --device gpu --precision "$p" \
+      run_step "bench cu$major $p" 60 "$log" ${envs[@]+"${envs[@]}"} "$bin/infer-bench" --device gpu --precision "$p" \
         --batch 1 64 --seconds 1 --json
       if ((step_rc == 0)); then
         echo "| cu$major | $p | $(num "$logs/$log" accuracy) | $(per_batch "$logs/$log" 1) | $(per_batch "$logs/$log" 64) | $(num "$logs/$log" first_result_ms) |" >>"$table"
@@ -440,9 +440,9 @@ else
   if ((cu12_runs)); then
     # The CUDA 12 backend's kernels are PTX the driver compiles at first load: with its cache off
     # (CUDA_CACHE_DISABLE=1) the first result includes that compile, with the cache (second run) not.
-    run_step "cu12 JIT, cache off" 60 jit-off.json "${cu12_env[@]}" CUDA_CACHE_DISABLE=1 "$bin/infer-bench" \
+    run_step "cu12 JIT, cache off" 60 jit-off.json ${cu12_env[@]+"${cu12_env[@]}"} CUDA_CACHE_DISABLE=1 "$bin/infer-bench" \
       --device gpu --batch 1 --seconds 0.2 --json
-    run_step "cu12 JIT, cached" 60 jit-on.json "${cu12_env[@]}" "$bin/infer-bench" --device gpu --batch 1 --seconds 0.2 --json
+    run_step "cu12 JIT, cached" 60 jit-on.json ${cu12_env[@]+"${cu12_env[@]}"} "$bin/infer-bench" --device gpu --batch 1 --seconds 0.2 --json
     echo "CUDA 12 backend, first result: $(num "$logs/jit-off.json" first_result_ms) ms with CUDA_CACHE_DISABLE=1, $(num "$logs/jit-on.json" first_result_ms) ms cached" >>"$table"
   fi
   cat "$table"
@@ -456,7 +456,7 @@ fi
   ((standin)) && banner
   printf '| %-30s | %-12s | %s |\n' "step" "$( ((standin)) && echo "on STAND-IN" || echo "result")" "details"
   printf '|%s|%s|%s|\n' "--------------------------------" "--------------" "----------------------------------"
-  printf '%s\n' "${rows[@]}"
+  printf '%s\n' ${rows[@]+"${rows[@]}"}
   if [[ -s "$logs/conformance-table.txt" ]]; then
     section "torchvision architectures: infer on this GPU vs ONNX Runtime"
     cat "$logs/conformance-table.txt" "$logs/onnx-cli.log" 2>/dev/null
@@ -472,5 +472,5 @@ fi
   ((standin)) && echo "RESULT ON THE CPU STAND-IN: a rehearsal of the bundle, NOT a GPU result."
   echo "logs: $logs"
 } | tee "$logs/summary.txt"
-if printf '%s\n' "${rows[@]}" | grep -qE '\| (FAIL|MISSING|TIMEOUT) '; then finish 1; fi
+if printf '%s\n' ${rows[@]+"${rows[@]}"} | grep -qE '\| (FAIL|MISSING|TIMEOUT) '; then finish 1; fi
 finish 0
