@@ -1,5 +1,9 @@
 // infer: classify images with a small CNN. The only place that prints to the user and picks the
 // exit code (see exit_codes.h); everything below app/ throws typed errors.
+#ifndef _WIN32
+#include <unistd.h>
+#endif
+
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
@@ -20,10 +24,8 @@
 #include "app/version.h"
 #include "infer/classifier.h"
 #include "manifest/writer.h"
+#include "platform/install_layout.h"
 #include "platform/printable.h"
-#ifndef _WIN32
-#include "app/serve.h"
-#endif
 
 namespace infer::app {
 namespace {
@@ -167,6 +169,24 @@ int run(int argc, char** argv) {
   return kExitOk;
 }
 
+#ifndef _WIN32
+// `infer serve ARGS`: infer-serve ARGS, from this executable's folder, in this process (serve_main.cpp
+// says why it is a program of its own). Returns only when it cannot be started.
+int exec_serve(char** argv) {
+  const fs::path self = executable_path();
+  if (self.empty()) {
+    std::cerr << "infer serve: cannot find infer-serve: this program's path is unreadable (" << kExecutablePathSource
+              << ")\n";
+    return kExitInternal;
+  }
+  const std::string serve = (self.parent_path() / "infer-serve").string();
+  argv[1] = const_cast<char*>(serve.c_str());  // its argv[0]; the arguments after "serve" follow
+  execv(serve.c_str(), argv + 1);
+  std::cerr << "infer serve: cannot start " << printable_utf8(serve) << ": " << std::strerror(errno) << '\n';
+  return kExitInternal;
+}
+#endif
+
 // Every mode's output reaches stdout or the run fails: the last buffered bytes are written here,
 // and a write that failed on the way (a full disk, a closed pipe with SIGPIPE ignored) is reported.
 int finish_output(int code) {
@@ -186,12 +206,7 @@ int main_utf8(int argc, char** argv) {
     std::cerr << "infer serve: not in the Windows build yet (docs/windows.md)\n";
     return kExitUsage;
 #else
-    try {
-      return run_serve(argc - 1, argv + 1);
-    } catch (const std::exception& e) {
-      std::cerr << "infer serve: internal error: " << printable_utf8(e.what()) << '\n';
-      return kExitInternal;
-    }
+    return exec_serve(argv);
 #endif
   }
   try {
