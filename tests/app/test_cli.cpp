@@ -591,6 +591,20 @@ TEST(Cli, ARunOnOneDnnDoesNotLoadOpenBlas) {
   EXPECT_EQ(run.err.find("libopenblas"), std::string::npos) << "a run on oneDNN loaded OpenBLAS";
 }
 
+// `infer serve` runs infer-serve from infer's own folder; where it is missing, one line says which
+// file could not be started (exit 1), rather than another program of that name being found.
+TEST(Cli, ServeRunsTheInferServeBesideIt) {
+  const ProcessResult help = infer({"serve", "--help"});
+  EXPECT_EQ(help.exit_code, 0) << help.err;
+  EXPECT_NE(help.out.find("Usage: infer serve"), std::string::npos) << help.out;
+  TempDir dir;
+  const fs::path alone = dir / "infer";
+  fs::copy_file(infer_exe(), alone);
+  const ProcessResult missing = run_process(alone.string(), {"serve", "--help"});
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_EQ(missing.err, "infer serve: cannot start " + (dir / "infer-serve").string() + ": No such file or directory\n");
+}
+
 TEST(Cli, VersionNamesBuildAndModel) {
   const ProcessResult r = infer({"--version"});
   EXPECT_EQ(r.exit_code, 0);
