@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <functional>
 #include <mutex>
 #include <set>
@@ -33,22 +34,30 @@ TEST(ParallelJobs, RunsEveryJobOnce) {
   run_jobs({}, 4);  // nothing to do: returns
 }
 
-// The jobs run on several threads, each prepared first, the caller's among them.
-TEST(ParallelJobs, SpreadsOverPreparedThreads) {
+// The jobs run on several threads at once, each prepared first, the caller's among them: the first
+// two jobs each wait (10 s at most) until the other has started, which one thread could not do.
+TEST(ParallelJobs, RunsJobsAtOnceOnPreparedThreads) {
   std::mutex mutex;
+  std::condition_variable changed;
+  int started = 0;
+  bool met = true;
   std::set<std::thread::id> prepared, ran;
   std::vector<std::function<void()>> jobs;
-  for (int j = 0; j < 64; ++j) {
-    jobs.push_back([&] {
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));  // long enough for the others to start
-      const std::lock_guard<std::mutex> lock(mutex);
+  for (int j = 0; j < 16; ++j) {
+    jobs.push_back([&, j] {
+      std::unique_lock<std::mutex> lock(mutex);
       ran.insert(std::this_thread::get_id());
+      if (j >= 2) return;
+      ++started;
+      changed.notify_all();
+      if (!changed.wait_for(lock, std::chrono::seconds(10), [&] { return started == 2; })) met = false;
     });
   }
   run_jobs(jobs, 3, [&] {
     const std::lock_guard<std::mutex> lock(mutex);
     prepared.insert(std::this_thread::get_id());
   });
+  EXPECT_TRUE(met) << "the first two jobs did not run at the same time";
   EXPECT_EQ(prepared.size(), 3u);
   EXPECT_GE(ran.size(), 2u);
   for (const std::thread::id& id : ran) EXPECT_EQ(prepared.count(id), 1u);
