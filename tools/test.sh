@@ -16,7 +16,7 @@ cd "$build"
 ctest --output-on-failure -j "$(nproc)" -LE gpu "$@"
 
 standin="$build/standin/lib"
-if nvidia-smi -L 2>/dev/null | grep -q '^GPU '; then
+if [[ "$(nvidia-smi -L 2>/dev/null)" == GPU\ * ]]; then
   echo "test.sh: GPU tests on this machine's GPU" >&2
   INFER_REQUIRE_GPU=1 ctest --output-on-failure -j 1 -L gpu "$@"
 elif [[ -f "$standin/libcudnn.so.9" ]]; then

@@ -9,7 +9,7 @@
 #   bench/serve/bench_serve.sh --record   and appended to bench/RESULTS.md
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
-dpkg-query -W -f='${Status}' libb64-0d 2>/dev/null | grep -q "install ok installed" ||
+[[ "$(dpkg-query -W -f='${Status}' libb64-0d 2>/dev/null)" == "install ok installed" ]] ||
   { echo "bench-serve: perf_analyzer needs libb64-0d: apt-get install libb64-0d" >&2; exit 2; }
 serve_py="$("$root/tools/dev/serve-venv.sh")"
 cuda12="${INFER_CUDA12_ROOT:-${INFER_CACHE:-$HOME/.cache/infer}/cuda12}"

@@ -20,8 +20,9 @@
 #           GB with the cuBLAS it loads) cannot travel within the size limit.
 #   share/infer, share/infer-tests   the build's copies: the model, VERSIONS.toml, samples, test data
 #   share/fashion-mnist              the Fashion-MNIST test files (t10k-*.gz)
-#   tools/  gpu-check.sh, bench_peers.py (the benchmark step), torchvision_conformance.py (the ONNX
-#           conformance data, made on the machine), and the tools/ modules they import
+#   tools/  gpu-check.sh and the loader-cache.sh it sources, bench_peers.py (the benchmark step),
+#           torchvision_conformance.py (the ONNX conformance data, made on the machine), and the
+#           tools/ modules they import
 #
 # The binaries find lib/ through their RUNPATH $ORIGIN/../lib (CMakeLists.txt); the bundled
 # libraries get RUNPATH $ORIGIN here (patchelf), because a library's own dependencies
@@ -72,7 +73,7 @@ cp -r "$build/share/infer" "$build/share/infer-tests" "$bundle/share/"
   if cmp -s "$f" "../infer/$f"; then ln -sf "$(realpath --relative-to="$(dirname "$f")" "../infer/$f")" "$f"; fi
 done)
 cp "$data"/t10k-images-idx3-ubyte.gz "$data"/t10k-labels-idx1-ubyte.gz "$bundle/share/fashion-mnist/"
-cp "$root/tools/release/gpu-check.sh" "$root/tools/bench/bench_peers.py" "$root/tools/train/torchvision_conformance.py" "$bundle/tools/"
+cp "$root/tools/release/gpu-check.sh" "$root/tools/release/loader-cache.sh" "$root/tools/bench/bench_peers.py" "$root/tools/train/torchvision_conformance.py" "$bundle/tools/"
 # and the modules of tools/ that those import (`import X`, `from X import`), transitively: a missing
 # one is found only when the step runs on the device (bench_peers.py's isa_cap once was).
 added=1
@@ -110,8 +111,9 @@ for f in "$bundle"/bin/* "$bundle"/lib/libinfer_cudnn_cu*.so; do
 done
 # OpenBLAS is opened at run time (backends/cpu/gemm/gemm_openblas.cpp), so no ldd lists it: found as
 # the dynamic loader finds it, and carried with what it needs (libgfortran, libquadmath).
-openblas="$(ldconfig -p | awk '$1 == "libopenblas.so.0" && /x86-64/ {print $NF; exit}')"
-[[ -n "$openblas" ]] || die "libopenblas.so.0 is not installed (ldconfig -p); the plain kernels open it"
+# shellcheck source=tools/release/loader-cache.sh
+source "$root/tools/release/loader-cache.sh"
+openblas="$(ld_cache_path libopenblas.so.0)" || die "libopenblas.so.0 is not installed (ldconfig -p); the plain kernels open it"
 wanted[libopenblas.so.0]="$openblas"
 collect "$openblas"
 # set_runpath FILE RUNPATH. patchelf 0.14 (bookworm) overwrites the old RUNPATH string with 'X's

@@ -133,8 +133,10 @@ else
   echo "nvidia-smi: not found"
 fi
 
+# shellcheck source=tools/release/loader-cache.sh
+source "$here/loader-cache.sh"   # ld_cache, in_ld_cache: beside this script, in the tree and the bundle
 loader_has() {  # loader_has SONAME: the dynamic loader finds it without LD_LIBRARY_PATH help
-  { command -v ldconfig >/dev/null && ldconfig -p 2>/dev/null | grep -q " $1 "; } ||
+  in_ld_cache "$1" ||
     [[ -e /usr/local/cuda/lib64/$1 ]]   # in libinfer_cudnn_cu13.so's RUNPATH
 }
 site_dirs() {  # candidate site-packages folders, one a line
@@ -161,11 +163,10 @@ if [[ -n "${INFER_CUDA_LIB_DIRS:-}" ]]; then
 fi
 # cuBLAS(Lt) too: cuDNN's sub-libraries load it themselves, through their own paths and the loader's
 # (ldconfig, LD_LIBRARY_PATH), never through libinfer_cudnn_cu13.so's RUNPATH.
-in_ldconfig() { command -v ldconfig >/dev/null && ldconfig -p 2>/dev/null | grep -q " $1 "; }
 for pair in "libcudart.so.13:nvidia/cu13/lib" "libcudnn.so.9:nvidia/cudnn/lib" "libcublasLt.so.13:nvidia/cu13/lib"; do
   soname="${pair%%:*}" sub="${pair#*:}"
   if [[ -n "${INFER_CUDA_LIB_DIRS:-}" ]]; then continue; fi
-  if [[ "$soname" == libcublas* ]]; then in_ldconfig "$soname" && continue
+  if [[ "$soname" == libcublas* ]]; then in_ld_cache "$soname" && continue
   elif loader_has "$soname"; then continue; fi
   found=""
   while IFS= read -r d; do
@@ -410,7 +411,7 @@ fi
 
 section "both backends: accuracy and speed"
 # bench_json FILE KEY: a number from infer-bench --json (one object, "results" per batch).
-num() { grep -oE "\"$2\":[-0-9.eE+]+" "$1" | head -n1 | cut -d: -f2; }
+num() { grep -oE "\"$2\":[-0-9.eE+]+" "$1" | sed -n '1s/^[^:]*://p'; }  # sed reads all: no SIGPIPE
 per_batch() { grep -oE "\"batch\":$2,\"images_per_s\":[-0-9.eE+]+" "$1" | cut -d: -f3; }
 if ((standin)); then
   row "both backends, speed" "skipped" "the CPU stand-in: timing means nothing"
@@ -472,5 +473,5 @@ fi
   ((standin)) && echo "RESULT ON THE CPU STAND-IN: a rehearsal of the bundle, NOT a GPU result."
   echo "logs: $logs"
 } | tee "$logs/summary.txt"
-if printf '%s\n' ${rows[@]+"${rows[@]}"} | grep -qE '\| (FAIL|MISSING|TIMEOUT) '; then finish 1; fi
+for r in ${rows[@]+"${rows[@]}"}; do [[ "$r" =~ \|\ (FAIL|MISSING|TIMEOUT)\  ]] && finish 1; done
 finish 0
