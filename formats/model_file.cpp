@@ -176,6 +176,15 @@ LayerKind parse_kind(TableReader& r, const std::string& type) {
   r.fail(r.find("type"), "unknown layer type '" + type + "' (known: " + known + ")");
 }
 
+// A normalisation's epsilon (batchnorm, layernorm): positive and finite, 1e-5 (PyTorch's) when absent.
+double epsilon(TableReader& named) {
+  const double eps = named.number("epsilon", 1e-5);
+  if (!(eps > 0.0) || !std::isfinite(eps)) {
+    named.fail(named.find("epsilon"), "epsilon must be a positive finite number, found " + value_string(eps));
+  }
+  return eps;
+}
+
 // One [[layers]] entry. Dropout and identity compute nothing at inference: they come back as a
 // Layer of kind Relu with `removed` set, to be dropped by the caller (load_layers).
 struct ParsedLayer {
@@ -246,15 +255,8 @@ ParsedLayer parse_layer(const std::string& file, const toml::table& t, std::size
       layer.attrs = a;
       break;
     }
-    case LayerKind::BatchNorm: {
-      BatchNormAttrs a;
-      a.epsilon = named.number("epsilon", 1e-5);
-      if (!(a.epsilon > 0.0) || !std::isfinite(a.epsilon)) {
-        named.fail(named.find("epsilon"), "epsilon must be a positive finite number, found " + value_string(a.epsilon));
-      }
-      layer.attrs = a;
-      break;
-    }
+    case LayerKind::BatchNorm: layer.attrs = BatchNormAttrs{epsilon(named)}; break;
+    case LayerKind::LayerNorm: layer.attrs = LayerNormAttrs{epsilon(named)}; break;
     case LayerKind::Linear: {
       LinearAttrs a;
       a.out_features = named.int_value("out_features", 0, 1);

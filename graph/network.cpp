@@ -278,8 +278,9 @@ Dims single_output_dims(const Layer& layer, const Dims& in) {
       }
       return Dims{a.out_features, 1, 1};
     }
-    case LayerKind::BatchNorm: {
-      const double eps = layer.batchnorm().epsilon;
+    case LayerKind::BatchNorm:
+    case LayerKind::LayerNorm: {
+      const double eps = layer.kind == LayerKind::BatchNorm ? layer.batchnorm().epsilon : layer.layernorm().epsilon;
       if (!(eps > 0.0) || !std::isfinite(eps)) {
         fail(layer, "epsilon must be a positive finite number, found " + value_string(eps));
       }
@@ -335,6 +336,7 @@ bool attrs_fit(const Layer& layer) {
     case LayerKind::ChannelShuffle: return std::holds_alternative<ChannelShuffleAttrs>(layer.attrs);
     case LayerKind::ChannelSlice: return std::holds_alternative<ChannelSliceAttrs>(layer.attrs);
     case LayerKind::Resize: return std::holds_alternative<ResizeAttrs>(layer.attrs);
+    case LayerKind::LayerNorm: return std::holds_alternative<LayerNormAttrs>(layer.attrs);
   }
   return false;
 }
@@ -440,6 +442,8 @@ std::vector<ParamShape> expected_params(const Layer& layer, const Dims& in) {
               {n + ".bias", {in.c}, &LayerParams::bias},
               {n + ".running_mean", {in.c}, &LayerParams::running_mean},
               {n + ".running_var", {in.c}, &LayerParams::running_var}};
+    case LayerKind::LayerNorm:
+      return {{n + ".weight", {in.c}, &LayerParams::weight}, {n + ".bias", {in.c}, &LayerParams::bias}};
     case LayerKind::Linear: {
       const LinearAttrs& a = layer.linear();
       std::vector<ParamShape> p{{n + ".weight", {a.out_features, in.c}, &LayerParams::weight}};

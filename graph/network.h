@@ -130,6 +130,14 @@ struct ResizeAttrs {
   bool align_corners = false;
 };
 
+// LayerNorm: each pixel's C values normalised over the channels, y_c = weight_c (x_c - m) /
+// sqrt(v + epsilon) + bias_c, m and v the mean and the (biased) variance of that pixel's x_c.
+// PyTorch's LayerNorm over the last axis of a channels-last tensor (ConvNeXt's blocks and its
+// LayerNorm2d); ONNX LayerNormalization on such a view, or its decomposed form.
+struct LayerNormAttrs {
+  double epsilon = 1e-5;
+};
+
 // The two parameters of a pointwise op (ops.h, INFER_POINTWISE_OPS; the formulas are in
 // pointwise_formula.h): clip's min and max (ReLU6 is 0, 6; an infinite bound is none), hardsigmoid's
 // alpha and beta (PyTorch's are 1/6 and 1/2; ONNX's default alpha is 0.2), hardswish's fixed 1/6
@@ -148,13 +156,14 @@ constexpr PointwiseAttrs default_pointwise_attrs(PointwiseOp op) {
 // min <= max, found 2 and 1"); empty when they follow it.
 std::string pointwise_params_problem(PointwiseOp op, const PointwiseAttrs& p);
 
-using LayerAttrs =
-    std::variant<std::monostate, Conv2dAttrs, Pool2dAttrs, BatchNormAttrs, LinearAttrs, AddAttrs, UpsampleAttrs,
-                 PadAttrs, AdaptivePoolAttrs, ChannelShuffleAttrs, ChannelSliceAttrs, PointwiseAttrs, ResizeAttrs>;
+using LayerAttrs = std::variant<std::monostate, Conv2dAttrs, Pool2dAttrs, BatchNormAttrs, LinearAttrs, AddAttrs,
+                                UpsampleAttrs, PadAttrs, AdaptivePoolAttrs, ChannelShuffleAttrs, ChannelSliceAttrs,
+                                PointwiseAttrs, ResizeAttrs, LayerNormAttrs>;
 
 // Parameters of a layer. Which vectors are used depends on the kind:
 //   Conv2d / Linear: weight, bias (empty when the layer has no bias)
 //   BatchNorm: weight (scale, gamma), bias (shift, beta), running_mean, running_var
+//   LayerNorm: weight (gamma), bias (beta), one per channel
 struct LayerParams {
   std::vector<float> weight;
   std::vector<float> bias;
@@ -192,6 +201,7 @@ struct Layer {
   const ChannelSliceAttrs& channel_slice() const { return std::get<ChannelSliceAttrs>(attrs); }
   const PointwiseAttrs& pointwise() const { return std::get<PointwiseAttrs>(attrs); }
   const ResizeAttrs& resize() const { return std::get<ResizeAttrs>(attrs); }
+  const LayerNormAttrs& layernorm() const { return std::get<LayerNormAttrs>(attrs); }
 };
 
 // What the network expects at its input and what its outputs mean.

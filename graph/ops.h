@@ -40,7 +40,8 @@
   X(AdaptiveAvgPool, "adaptive_avgpool", One) \
   X(ChannelShuffle, "channel_shuffle", One)   \
   X(ChannelSlice, "channel_slice", One)       \
-  X(Resize, "resize", One)
+  X(Resize, "resize", One)                    \
+  X(LayerNorm, "layernorm", One)
 
 // Every op, as rows X(Kind, "name", inputs).
 #define INFER_POINTWISE_AS_OP(X, kind, name, key_a, a, key_b, b, rule) X(kind, name, One)

@@ -139,6 +139,7 @@ class PlainBackend final : public Backend {
       case LayerKind::ChannelShuffle: cpu::channel_shuffle_forward(layer, x, n, y); return;
       case LayerKind::ChannelSlice: cpu::channel_slice_forward(layer, x, n, y); return;
       case LayerKind::Resize: cpu::resize_forward(layer, x, n, y); return;
+      case LayerKind::LayerNorm: cpu::layernorm_forward(layer, x, n, y); return;
       case LayerKind::AdaptiveAvgPool:
         cpu::adaptive_avgpool_forward(layer, x, n, y);
         return;

@@ -41,6 +41,8 @@ std::uint64_t packed_floats(const Layer& layer) {
     }
     case LayerKind::BatchNorm:
       return mul(4, round_up(u(layer.in.c), kLanes));  // scale and shift, twice
+    case LayerKind::LayerNorm:
+      return 0;  // weight and bias are read where they are
       INFER_CASE_PARAMETERLESS_OPS return 0;
   }
   return 0;  // a value outside the enum: every kind returns above

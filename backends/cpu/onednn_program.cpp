@@ -20,7 +20,8 @@
 //   channel_shuffle   shuffle_forward along the channels, group size C / groups
 //   flatten           a reorder to plain NCHW, then the same memory seen as [C*H*W, 1, 1]
 //   the rest          (pad, channel_slice, resize (bilinear: oneDNN's linear resampling has no
-//                     align_corners), hardsigmoid, an adaptive average pooling that does not
+//                     align_corners), layernorm (oneDNN's normalises the innermost dimension,
+//                     the channels only in NHWC), hardsigmoid, an adaptive average pooling that does not
 //                     divide, an average pooling that counts padding but whose ceil-mode window
 //                     overhangs, a convolution padded by its kernel's extent or more):
 //                     the own plain kernel (ops.h), between reorders to and from plain NCHW
@@ -348,7 +349,8 @@ std::size_t OnednnProgram::plan_layer(std::size_t i) {
       return i + 1;
     case LayerKind::Pad:
     case LayerKind::ChannelSlice:
-    case LayerKind::Resize: plan_plain(i); return i + 1;
+    case LayerKind::Resize:
+    case LayerKind::LayerNorm: plan_plain(i); return i + 1;
   }
   throw std::logic_error("onednn program: unknown layer kind");
 }
@@ -620,6 +622,7 @@ void OnednnProgram::plan_plain(std::size_t i) {
       case LayerKind::Pad: pad_forward(layer, in, m, out); return;
       case LayerKind::ChannelSlice: channel_slice_forward(layer, in, m, out); return;
       case LayerKind::Resize: resize_forward(layer, in, m, out); return;
+      case LayerKind::LayerNorm: layernorm_forward(layer, in, m, out); return;
       case LayerKind::AvgPool: avgpool_forward(layer, in, m, out); return;
       case LayerKind::AdaptiveAvgPool: adaptive_avgpool_forward(layer, in, m, out); return;
       default: pointwise_forward(layer, in, m, out); return;

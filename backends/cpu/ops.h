@@ -28,6 +28,8 @@ void channel_shuffle_forward(const Layer& layer, const float* in, int n, float* 
 void channel_slice_forward(const Layer& layer, const float* in, int n, float* out);
 // Bilinear resize by graph/resize_formula.h (resize.cpp).
 void resize_forward(const Layer& layer, const float* in, int n, float* out);
+// Each pixel's channels normalised: weight (x - mean) / sqrt(var + epsilon) + bias (layernorm.cpp).
+void layernorm_forward(const Layer& layer, const float* in, int n, float* out);
 
 // Every pointwise op (ops.h INFER_POINTWISE_OPS) by its formula (pointwise_formula.h).
 void pointwise_forward(const Layer& layer, const float* in, int n, float* out);

@@ -142,6 +142,17 @@ LaunchStatus resize_bilinear(const Kernels& kernels, DeviceIn x, DeviceOut y, in
   return kernels.resize_bilinear(x.get(), y.get(), n, c, in_h, in_w, out_h, out_w, align_corners, half, nhwc, stream);
 }
 
+LaunchStatus layernorm(const Kernels& kernels, DeviceIn x, DeviceOut y, DeviceIn weight, DeviceIn bias, int n, int c,
+                       int h, int w, float epsilon, bool half, bool nhwc, cudaStream_t stream) {
+  const std::size_t bytes = elements(n, c, h, w) * (half ? 2 : sizeof(float));
+  require_fits("layernorm", "x", bytes, x.bytes());
+  require_fits("layernorm", "y", bytes, y.bytes());
+  require_fits("layernorm", "weight", static_cast<std::size_t>(c) * sizeof(float), weight.bytes());
+  require_fits("layernorm", "bias", static_cast<std::size_t>(c) * sizeof(float), bias.bytes());
+  return kernels.layernorm(x.get(), y.get(), static_cast<const float*>(weight.get()),
+                           static_cast<const float*>(bias.get()), n, c, h * w, epsilon, half, nhwc, stream);
+}
+
 LaunchStatus select_top_k(const Kernels& kernels, DeviceIn scores, int n, int classes, int k, DeviceOut classes_out,
                           DeviceOut scores_out, cudaStream_t stream) {
   require_fits("select_top_k", "scores", elements(n, classes, 1, 1) * sizeof(float), scores.bytes());

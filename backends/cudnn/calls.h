@@ -106,6 +106,9 @@ LaunchStatus pointwise(const Kernels& kernels, int op, float a, float b, DeviceI
 // x: n x c x in_h x in_w elements, y: n x c x out_h x out_w (half: 2 bytes each, float: 4).
 LaunchStatus resize_bilinear(const Kernels& kernels, DeviceIn x, DeviceOut y, int n, int c, int in_h, int in_w,
                              int out_h, int out_w, bool align_corners, bool half, bool nhwc, cudaStream_t stream);
+// x and y: n x c x h x w elements (half: 2 bytes each, float: 4); weight and bias: c floats each.
+LaunchStatus layernorm(const Kernels& kernels, DeviceIn x, DeviceOut y, DeviceIn weight, DeviceIn bias, int n, int c,
+                       int h, int w, float epsilon, bool half, bool nhwc, cudaStream_t stream);
 // scores: n x classes floats; classes_out (ints) and scores_out (floats): n x k each.
 LaunchStatus select_top_k(const Kernels& kernels, DeviceIn scores, int n, int classes, int k, DeviceOut classes_out,
                           DeviceOut scores_out, cudaStream_t stream);

@@ -61,8 +61,8 @@ struct ConvolutionChoice {
 // parameters the layer does not have. Convolution weights and biases are in the plan's storage type
 // (half for Fp16, filters in K, R, S, C order for NHWC); batch-norm parameters are always float.
 struct LayerWeights {
-  ConstantBuffer weight;         // conv [K, C/g, R, S], linear [out, in], batch-norm gamma [C]
-  ConstantBuffer bias;           // [K] / [out] / batch-norm beta [C]
+  ConstantBuffer weight;         // conv [K, C/g, R, S], linear [out, in], batch-norm and layernorm gamma [C]
+  ConstantBuffer bias;           // [K] / [out] / batch-norm and layernorm beta [C]
   ConstantBuffer running_mean;   // batch-norm only, [C]
   ConstantBuffer running_var;    // batch-norm only, [C]
   ConstantBuffer folded_weight;  // the first layer of a step with folded_bn: fold.h's weight

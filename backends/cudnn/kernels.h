@@ -1,6 +1,6 @@
 // The backend's own kernels (kernels/*.cuh: top-k selection, the fp16 layout conversions, the
-// pointwise ops, the bilinear resize), ready to launch on the device that was current when the object was made. How
-// they reach the GPU depends on the CUDA major this module is built for (INFER_CUDA_MAJOR):
+// pointwise ops, the bilinear resize, the layer normalisation), ready to launch on the device that was current when the
+// object was made. How they reach the GPU depends on the CUDA major this module is built for (INFER_CUDA_MAJOR):
 //
 //   13  kernels_runtime.cu. nvcc compiled them into the module (SASS for sm_90, PTX for compute_75)
 //       and the CUDA runtime loads them; launches are kernel<<<...>>>. There is nothing to hold.
@@ -68,6 +68,13 @@ class Kernels {
   // even on store), NCHW or, when `nhwc`, NHWC. x and y must not overlap.
   LaunchStatus resize_bilinear(const void* x, void* y, int n, int c, int in_h, int in_w, int out_h, int out_w,
                                bool align_corners, bool half, bool nhwc, cudaStream_t stream) const;
+
+  // Layer normalisation over the channels (network.h, LayerNormAttrs) of n samples of c channels of
+  // `plane` pixels, computed in float: x and y hold floats, or IEEE half values when `half` (rounded
+  // to nearest even on store), NCHW or, when `nhwc`, NHWC; weight and bias are c floats each.
+  // x and y must not overlap.
+  LaunchStatus layernorm(const void* x, void* y, const float* weight, const float* bias, int n, int c, int plane,
+                         float epsilon, bool half, bool nhwc, cudaStream_t stream) const;
 
   // top_k.h: for each of n samples of `classes` float scores (scores_in, n x classes), the k best
   // into classes_out and scores_out (n x k each). The limits of check_top_k_limits must hold.

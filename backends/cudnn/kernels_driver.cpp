@@ -17,11 +17,13 @@ namespace infer::cudnn {
 namespace {
 
 // The order of Module::functions.
-enum Function { kTopK, kFloatToHalf, kHalfToFloat, kPointwise, kResize };
-constexpr std::array<const char*, kKernelCount> kFunctionNames = {
-    "infer::cudnn::kernels::top_k_kernel", "infer::cudnn::kernels::float_nchw_to_half_nhwc",
-    "infer::cudnn::kernels::half_nhwc_to_float_nchw", "infer::cudnn::kernels::pointwise_kernel",
-    "infer::cudnn::kernels::resize_bilinear_kernel"};
+enum Function { kTopK, kFloatToHalf, kHalfToFloat, kPointwise, kResize, kLayerNorm };
+constexpr std::array<const char*, kKernelCount> kFunctionNames = {"infer::cudnn::kernels::top_k_kernel",
+                                                                  "infer::cudnn::kernels::float_nchw_to_half_nhwc",
+                                                                  "infer::cudnn::kernels::half_nhwc_to_float_nchw",
+                                                                  "infer::cudnn::kernels::pointwise_kernel",
+                                                                  "infer::cudnn::kernels::resize_bilinear_kernel",
+                                                                  "infer::cudnn::kernels::layernorm_kernel"};
 
 struct LibraryCloser {
   void operator()(void* handle) const { dlclose(handle); }
@@ -145,6 +147,16 @@ LaunchStatus Kernels::resize_bilinear(const void* x, void* y, int n, int c, int 
   int flags = (align_corners ? 1 : 0) | (half ? 2 : 0) | (nhwc ? 4 : 0);
   void* args[] = {&x, &y, &n, &c, &in_h, &in_w, &out_h, &out_w, &flags};
   return module_->run(kResize, element_blocks(total), kElementThreads, stream, args);
+}
+
+LaunchStatus Kernels::layernorm(const void* x, void* y, const float* weight, const float* bias, int n, int c, int plane,
+                                float epsilon, bool half, bool nhwc, cudaStream_t stream) const {
+  const std::size_t pixels = static_cast<std::size_t>(n) * plane;
+  if (pixels == 0 || c == 0) return LaunchStatus{};
+  // layernorm.cuh's flag bits (that header is device code; these are its values)
+  int flags = (half ? 1 : 0) | (nhwc ? 2 : 0);
+  void* args[] = {&x, &y, &weight, &bias, &n, &c, &plane, &epsilon, &flags};
+  return module_->run(kLayerNorm, element_blocks(pixels), kElementThreads, stream, args);
 }
 
 LaunchStatus Kernels::top_k(const float* scores_in, int n, int classes, int k, int* classes_out, float* scores_out,

@@ -4,6 +4,7 @@
 #include "backends/cudnn/kernels/convert.cuh"
 #include "backends/cudnn/kernels/pointwise.cuh"
 #include "backends/cudnn/kernels/resize.cuh"
+#include "backends/cudnn/kernels/layernorm.cuh"
 #include "backends/cudnn/kernels/top_k.cuh"
 #include "graph/ops.h"
 
@@ -64,6 +65,17 @@ LaunchStatus Kernels::resize_bilinear(const void* x, void* y, int n, int c, int 
   (void)cudaGetLastError();
   kernels::resize_bilinear_kernel<<<element_blocks(total), kElementThreads, 0, stream>>>(x, y, n, c, in_h, in_w, out_h,
                                                                                          out_w, flags);
+  return status_of_launch();
+}
+
+LaunchStatus Kernels::layernorm(const void* x, void* y, const float* weight, const float* bias, int n, int c, int plane,
+                               float epsilon, bool half, bool nhwc, cudaStream_t stream) const {
+  const std::size_t pixels = static_cast<std::size_t>(n) * plane;
+  if (pixels == 0 || c == 0) return LaunchStatus{};
+  const int flags = (half ? kernels::kLayerNormHalf : 0) | (nhwc ? kernels::kLayerNormNhwc : 0);
+  (void)cudaGetLastError();
+  kernels::layernorm_kernel<<<element_blocks(pixels), kElementThreads, 0, stream>>>(x, y, weight, bias, n, c, plane,
+                                                                                    epsilon, flags);
   return status_of_launch();
 }
 

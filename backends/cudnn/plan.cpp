@@ -72,6 +72,7 @@ const char* step_kind_name(StepKind kind) {
     case StepKind::Concat: return "concat";
     case StepKind::Pointwise: return "pointwise";
     case StepKind::Resize: return "resize";
+    case StepKind::LayerNorm: return "layernorm";
     case StepKind::Upsample: return "upsample";
     case StepKind::Pad: return "pad";
     case StepKind::ChannelShuffle: return "channel_shuffle";
@@ -142,7 +143,8 @@ Plan::Plan(const Network& network, int max_batch, const PlanOptions& options)
       case LayerKind::Upsample: plan_upsample(i); break;
       case LayerKind::ChannelShuffle: plan_channel_shuffle(i); break;
       case LayerKind::ChannelSlice: plan_channel_slice(i); break;
-      case LayerKind::Resize: plan_resize(i); break;
+      case LayerKind::Resize: plan_own_kernel(i, StepKind::Resize); break;
+      case LayerKind::LayerNorm: plan_own_kernel(i, StepKind::LayerNorm); break;
       case LayerKind::Pad:
         plan_pad(i);
         break;
@@ -492,13 +494,14 @@ void Plan::plan_pointwise(std::size_t index) {
   steps_.push_back(std::move(step));
 }
 
-// Bilinear resize: one kernel (kernels.h) with the CPU's formula (resize_formula.h), in the input's
-// type and layout. cuDNN's legacy API has no resize (its spatial transformer samples with zeros
-// outside the input, where a resize repeats the edge).
-void Plan::plan_resize(std::size_t index) {
+// A layer run by one of the project's kernels (kernels.h), in the input's type and layout, where
+// cuDNN's legacy API has nothing: the bilinear resize with the CPU's formula (resize_formula.h;
+// cuDNN's spatial transformer samples zeros outside the input, where a resize repeats the edge) and
+// the layer normalisation over the channels (cuDNN's normalisation takes its statistics as inputs).
+void Plan::plan_own_kernel(std::size_t index, StepKind kind) {
   const Layer& layer = network_->layers()[index];
   const Activation& x = input_of(index);
-  Step step = layer_step(index, StepKind::Resize);
+  Step step = layer_step(index, kind);
   activations_[index + 1].buffer = new_buffer(layer.out, x.type);
   set_output_type(index, x.type, x.format);
   steps_.push_back(std::move(step));

@@ -63,7 +63,8 @@ enum class StepKind {
   // channel slice: one cudnnTransformTensor from a strided view of the input (its channels
   // [begin, end), Step::slice_in at slice_in_offset_bytes) into the whole output
   ChannelSlice,
-  Resize,  // bilinear: the project's kernel (kernels.h), in the input's type and layout
+  Resize,     // bilinear: the project's kernel (kernels.h), in the input's type and layout
+  LayerNorm,  // over the channels: the project's kernel (kernels.h), in the input's type and layout
 };
 const char* step_kind_name(StepKind kind);
 
@@ -225,7 +226,7 @@ class Plan {
   void plan_binary(std::size_t index);
   void plan_concat(std::size_t index);
   void plan_pointwise(std::size_t index);
-  void plan_resize(std::size_t index);
+  void plan_own_kernel(std::size_t index, StepKind kind);
   void plan_upsample(std::size_t index);
   void plan_pad(std::size_t index);
   void plan_channel_shuffle(std::size_t index);

@@ -116,6 +116,16 @@ void Executor::run_step(std::size_t step_index, std::size_t layer_count, bool ca
                                          y.type == CUDNN_DATA_HALF, y.format == CUDNN_TENSOR_NHWC, stream_.get()));
       return;
     }
+    case StepKind::LayerNorm: {
+      const Activation& y = plan_.activations()[step.output()];
+      const LayerWeights& w = weights_[step.first_layer];
+      INFER_KERNEL_CHECK(
+          layer_context(layer),
+          cudnn::layernorm(kernels_, in(step.input()), out(step.output()), w.weight.in(), w.bias.in(), plan_.batch(),
+                           y.dims.c, y.dims.h, y.dims.w, static_cast<float>(layer.layernorm().epsilon),
+                           y.type == CUDNN_DATA_HALF, y.format == CUDNN_TENSOR_NHWC, stream_.get()));
+      return;
+    }
     case StepKind::Pointwise: {
       const Activation& y = plan_.activations()[step.output()];
       const std::size_t count = static_cast<std::size_t>(plan_.batch()) * y.dims.size();

@@ -178,7 +178,7 @@ def models():
                       'padding = 1\ncount_include_pad = false\n'))
     # Format version 2: a graph with every op of several inputs, the pointwise ops, dropout and
     # identity (tests/graph/test_graph.cpp reads the same structure), a -inf pad, upsample, a bilinear
-    # resize and adaptive pooling.
+    # resize, adaptive pooling and a layernorm.
     graph = tiny_toml(after_relu=(
         '\n[[layers]]\nname = "drop"\ntype = "dropout"\np = 0.1\n'
         '\n[[layers]]\nname = "sum"\ntype = "add"\ninputs = ["drop", "conv"]\nrelu = true\n'
@@ -196,7 +196,8 @@ def models():
         '\n[[layers]]\nname = "mp"\ntype = "maxpool"\nkernel = 2\nstride = 1\n'
         '\n[[layers]]\nname = "up"\ntype = "upsample"\nscale = [2, 3]\n'
         '\n[[layers]]\nname = "rs"\ntype = "resize"\nsize = [7, 5]\nalign_corners = true\n'
-        '\n[[layers]]\nname = "ad"\ntype = "adaptive_avgpool"\noutput = [4, 4]\n'))
+        '\n[[layers]]\nname = "ad"\ntype = "adaptive_avgpool"\noutput = [4, 4]\n'
+        '\n[[layers]]\nname = "ln"\ntype = "layernorm"\nepsilon = 1e-6\n'))
     out("fuzz_model_toml", "graph.toml", edited(graph, "format_version = 1", "format_version = 2"))
 
 

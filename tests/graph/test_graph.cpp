@@ -89,9 +89,11 @@ std::vector<Tensor> graph_tensors(Random& rng) {
 
 class GraphFile : public ::testing::Test {
  protected:
-  void write(const std::string& toml) {
+  void write(const std::string& toml, std::vector<Tensor> more_tensors = {}) {
+    std::vector<Tensor> tensors = graph_tensors(rng_);
+    for (Tensor& t : more_tensors) tensors.push_back(std::move(t));
     write_file(dir_ / "graph.toml", toml);
-    write_file(dir_ / "graph.safetensors", safetensors_bytes(graph_tensors(rng_)));
+    write_file(dir_ / "graph.safetensors", safetensors_bytes(tensors));
   }
   std::string load_error(const std::string& toml) {
     write(toml);
@@ -174,6 +176,31 @@ TEST_F(GraphFile, AnUpsampleReadsItsScale) {
 
   write(edited("name = \"flat\"", "name = \"up\"\ntype = \"upsample\"\nscale = 1\n\n[[layers]]\nname = \"flat\""));
   EXPECT_EQ(load_model(dir_ / "graph.toml").network.layers()[6].out, (Dims{6, 5, 5})) << "scale = 1: both sides";
+}
+
+// A layernorm reads its epsilon and its weight and bias, one per channel, and runs as the
+// reference says.
+TEST_F(GraphFile, ALayernormReadsItsEpsilonAndTensors) {
+  SCOPED_TRACE(rng_.trace());
+  write(edited("name = \"flat\"", "name = \"ln\"\ntype = \"layernorm\"\nepsilon = 1e-6\n\n[[layers]]\nname = \"flat\""),
+        {f32("ln.weight", {6}, rng_), f32("ln.bias", {6}, rng_)});
+  const LoadedModel m = load_model(dir_ / "graph.toml");
+  const Layer& ln = m.network.layers()[6];
+  ASSERT_EQ(ln.name, "ln");
+  EXPECT_EQ(ln.layernorm().epsilon, 1e-6);
+  EXPECT_EQ(ln.out, (Dims{6, 5, 5}));
+  ASSERT_EQ(ln.params.weight.size(), 6u);
+  ASSERT_EQ(ln.params.bias.size(), 6u);
+  const int n = 2;
+  const std::vector<float> input = rng_.vector(static_cast<std::size_t>(n) * m.network.input().dims.size());
+  const std::vector<ReferenceTensor> ref = reference_forward(m.network, input, n, 7, cpu_winograd());
+  std::vector<float> got(ref[7].value.size(), std::numeric_limits<float>::quiet_NaN());
+  make_cpu_backend(m.network, n)->forward(input.data(), n, got.data(), 7);
+  expect_close(got, ref[7].value, reference_tolerance(ref[7]), "up to the layernorm");
+
+  write(edited("name = \"flat\"", "name = \"ln\"\ntype = \"layernorm\"\n\n[[layers]]\nname = \"flat\""),
+        {f32("ln.weight", {6}, rng_), f32("ln.bias", {6}, rng_)});
+  EXPECT_EQ(load_model(dir_ / "graph.toml").network.layers()[6].layernorm().epsilon, 1e-5) << "PyTorch's default";
 }
 
 // A resize reads its size and align_corners (mode, when given, must be "bilinear") and runs as
@@ -360,6 +387,9 @@ TEST_F(GraphFile, EveryWrongGraphIsRefusedNamingTheLayer) {
        edited("name = \"flat\"",
               "name = \"r\"\ntype = \"resize\"\nsize = 4\nmode = \"nearest\"\n\n[[layers]]\nname = \"flat\""),
        "key 'mode' must be \"bilinear\", found \"nearest\""},
+      {"a layernorm with epsilon 0",
+       edited("name = \"flat\"", "name = \"ln\"\ntype = \"layernorm\"\nepsilon = 0\n\n[[layers]]\nname = \"flat\""),
+       "layer 'ln': epsilon must be a positive finite number, found 0"},
       {"an upsample by 0",
        edited("name = \"flat\"", "name = \"up\"\ntype = \"upsample\"\nscale = [0, 2]\n\n[[layers]]\nname = \"flat\""),
        "key 'scale' has 0, out of range [1, 1000000]"},
@@ -491,6 +521,10 @@ std::vector<OpCase> op_cases() {
       {"leaky relu", {3, 5, 6}, {make_layer("l", LayerKind::LeakyRelu, PointwiseAttrs{0.2f, 0.0f})}},
       {"gelu", {3, 5, 6}, {plain_layer("g", LayerKind::Gelu)}},
       {"upsample 3x2", {3, 5, 6}, {make_layer("u", LayerKind::Upsample, UpsampleAttrs{3, 2})}},
+      {"layernorm over 7 channels", {7, 5, 6}, {make_layer("n", LayerKind::LayerNorm, LayerNormAttrs{1e-5})}},
+      {"layernorm, epsilon 1, after a conv",
+       {3, 6, 5},
+       {conv_layer("c", 16, 1), make_layer("n", LayerKind::LayerNorm, LayerNormAttrs{1.0})}},
       {"resize 5x6 to 11x13, half-pixel", {3, 5, 6}, {make_layer("r", LayerKind::Resize, ResizeAttrs{11, 13, false})}},
       {"resize 5x6 to 11x13, align_corners",
        {3, 5, 6},
@@ -667,6 +701,18 @@ TEST(Graph, TheReferenceBoundIsTightForEachOpAlone) {
     for (double b : ref.back().bound) worst = std::max(worst, b);
     EXPECT_LT(worst, largest / 4096.0);
   }
+}
+
+// Over one channel a pixel is its own mean: every output is the bias, exactly, whatever the input
+// and weight (the variance is 0, so epsilon alone is under the root).
+TEST(Graph, ALayernormOverOneChannelGivesItsBias) {
+  Random rng;
+  SCOPED_TRACE(rng.trace());
+  const Network net = random_network(rng, {1, 4, 5}, {make_layer("n", LayerKind::LayerNorm, LayerNormAttrs{1e-6})});
+  const std::vector<float> input = rng.vector(2 * net.input().dims.size(), -100.0f, 100.0f);
+  std::vector<float> got(input.size(), std::numeric_limits<float>::quiet_NaN());
+  make_cpu_backend(net, 2)->forward(input.data(), 2, got.data(), 1);
+  for (float v : got) EXPECT_EQ(v, net.layers()[0].params.bias[0]);
 }
 
 // NaN in, NaN out, for every elementwise op (PyTorch's semantics; a clamp must not swallow it).

@@ -5,6 +5,7 @@
 #include "tests/standin/device_emulation.h"
 
 #include "backends/cudnn/kernels/convert.cuh"
+#include "backends/cudnn/kernels/layernorm.cuh"
 #include "backends/cudnn/kernels/pointwise.cuh"
 #include "backends/cudnn/kernels/resize.cuh"
 #include "backends/cudnn/kernels/top_k.cuh"
@@ -40,6 +41,12 @@ void resize_bilinear_kernel(dim3 grid, dim3 block, const void* x, void* y, int n
                             int out_w, int flags) {
   run_grid("resize_bilinear_kernel", grid, block, false,
            [=] { kernels::resize_bilinear_kernel(x, y, n, c, in_h, in_w, out_h, out_w, flags); });
+}
+
+void layernorm_kernel(dim3 grid, dim3 block, const void* x, void* y, const float* weight, const float* bias, int n,
+                      int c, int plane, float eps, int flags) {
+  run_grid("layernorm_kernel", grid, block, false,
+           [=] { kernels::layernorm_kernel(x, y, weight, bias, n, c, plane, eps, flags); });
 }
 
 }  // namespace standin::emulated

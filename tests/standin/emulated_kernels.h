@@ -18,5 +18,7 @@ void pointwise_kernel(dim3 grid, dim3 block, int op, float a, float b, const voi
                       int half);
 void resize_bilinear_kernel(dim3 grid, dim3 block, const void* x, void* y, int n, int c, int in_h, int in_w, int out_h,
                             int out_w, int flags);
+void layernorm_kernel(dim3 grid, dim3 block, const void* x, void* y, const float* weight, const float* bias, int n,
+                      int c, int plane, float eps, int flags);
 
 }  // namespace standin::emulated

@@ -37,6 +37,17 @@ T arg(Args args, int i) {
 // A kernel's launch: checks the arguments and enqueues the work.
 using HostKernel = cudaError_t (*)(dim3 grid, dim3 block, Args args, cudaStream_t stream);
 
+// An element-wise kernel's launch shape (kernels.h): a 1-D grid of 256-thread blocks; anything else
+// ends the process naming the kernel.
+void require_element_launch(const char* kernel, dim3 grid, dim3 block) {
+  if (block.x != 256 || block.y != 1 || block.z != 1 || grid.y != 1 || grid.z != 1) {
+    standin::fail(kernel, "launched with block (" + std::to_string(block.x) + ", " + std::to_string(block.y) + ", " +
+                              std::to_string(block.z) + "), grid (" + std::to_string(grid.x) + ", " +
+                              std::to_string(grid.y) + ", " + std::to_string(grid.z) +
+                              "); kernels.h: a 1-D grid of 256-thread blocks");
+  }
+}
+
 // The checks of a launch come from the kernels' contracts (kernels.h, top_k.h): the launch shape,
 // the argument values, and every pointer against its allocation for the extent the contract
 // implies. The work enqueued is the kernel's own code (emulated_kernels.h).
@@ -101,12 +112,7 @@ cudaError_t pointwise_kernel(dim3 grid, dim3 block, Args args, cudaStream_t stre
   auto* y = arg<void*>(args, 4);
   const auto count = arg<std::size_t>(args, 5);
   const int half = arg<int>(args, 6);
-  if (block.x != 256 || block.y != 1 || block.z != 1 || grid.y != 1 || grid.z != 1) {
-    standin::fail("pointwise_kernel", "launched with block (" + std::to_string(block.x) + ", " +
-                                          std::to_string(block.y) + ", " + std::to_string(block.z) + "), grid (" +
-                                          std::to_string(grid.x) + ", " + std::to_string(grid.y) + ", " +
-                                          std::to_string(grid.z) + "); kernels.h: a 1-D grid of 256-thread blocks");
-  }
+  require_element_launch("pointwise_kernel", grid, block);
   if (op < 0 || static_cast<std::size_t>(op) >= infer::kPointwiseCount || (half != 0 && half != 1)) {
     return cudaErrorInvalidValue;
   }
@@ -125,11 +131,7 @@ cudaError_t resize_bilinear_kernel(dim3 grid, dim3 block, Args args, cudaStream_
   auto* y = arg<void*>(args, 1);
   const int n = arg<int>(args, 2), c = arg<int>(args, 3), in_h = arg<int>(args, 4), in_w = arg<int>(args, 5);
   const int out_h = arg<int>(args, 6), out_w = arg<int>(args, 7), flags = arg<int>(args, 8);
-  if (block.x != 256 || block.y != 1 || block.z != 1 || grid.y != 1 || grid.z != 1) {
-    standin::fail("resize_bilinear_kernel", "launched with block (" + std::to_string(block.x) + ", " +
-                                                std::to_string(block.y) + ", " + std::to_string(block.z) +
-                                                "); kernels.h: a 1-D grid of 256-thread blocks");
-  }
+  require_element_launch("resize_bilinear_kernel", grid, block);
   if (n < 1 || c < 1 || in_h < 1 || in_w < 1 || out_h < 1 || out_w < 1 || (flags & ~7) != 0) {
     return cudaErrorInvalidValue;
   }
@@ -138,6 +140,31 @@ cudaError_t resize_bilinear_kernel(dim3 grid, dim3 block, Args args, cudaStream_
   return static_cast<cudaError_t>(
       enqueue(stream, "resize_bilinear_kernel", {{x, in_bytes, "x"}, {y, out_bytes, "y"}},
               [=] { emulated::resize_bilinear_kernel(grid, block, x, y, n, c, in_h, in_w, out_h, out_w, flags); }));
+}
+
+// kernels.h (layernorm): n samples of c channels of `plane` pixels normalised over the channels;
+// weight and bias c floats each; flags: 1 half values (else floats), 2 NHWC (else NCHW). A 1-D grid
+// of 256-thread blocks, grid-stride loop. Parameters (const void* x, void* y, const float* weight,
+// const float* bias, int n, int c, int plane, float eps, int flags); a size below 1, an epsilon
+// that is not positive and finite, or another flag bit: cudaErrorInvalidValue.
+cudaError_t layernorm_kernel(dim3 grid, dim3 block, Args args, cudaStream_t stream) {
+  const auto* x = arg<const void*>(args, 0);
+  auto* y = arg<void*>(args, 1);
+  const auto* weight = arg<const float*>(args, 2);
+  const auto* bias = arg<const float*>(args, 3);
+  const int n = arg<int>(args, 4), c = arg<int>(args, 5), plane = arg<int>(args, 6);
+  const float eps = arg<float>(args, 7);
+  const int flags = arg<int>(args, 8);
+  require_element_launch("layernorm_kernel", grid, block);
+  if (n < 1 || c < 1 || plane < 1 || !(eps > 0.0f && eps <= 3.4e38f) || (flags & ~3) != 0) {
+    return cudaErrorInvalidValue;
+  }
+  const std::size_t bytes = static_cast<std::size_t>(n) * c * plane * ((flags & 1) ? 2 : 4);
+  const std::size_t params = static_cast<std::size_t>(c) * sizeof(float);
+  return static_cast<cudaError_t>(
+      enqueue(stream, "layernorm_kernel",
+              {{x, bytes, "x"}, {y, bytes, "y"}, {weight, params, "weight"}, {bias, params, "bias"}},
+              [=] { emulated::layernorm_kernel(grid, block, x, y, weight, bias, n, c, plane, eps, flags); }));
 }
 
 struct Known {
@@ -150,6 +177,9 @@ constexpr Known kKnown[] = {
     {"12top_k_kernelEPKfiiPiPf", top_k_kernel},
     {"16pointwise_kernelEiffPKvPvmi", pointwise_kernel},
     {"22resize_bilinear_kernelEPKvPviiiiiii", resize_bilinear_kernel},
+    // the second const float* is the substitution S6_ (S_ to S5_: infer, infer::cudnn,
+    // infer::cudnn::kernels, const void, const void*, void*, const float)
+    {"16layernorm_kernelEPKvPvPKfS6_iiifi", layernorm_kernel},
 };
 
 struct Kernel {

@@ -39,7 +39,7 @@
 //                         same w and 1 - w from the same exact taps (resize_formula.h), so that
 //                         part is common to both sides of a comparison of backends, which this
 //                         bound is for, and cancels)
-//   Graphs: C sums every layer's c, more than any path through the graph has. Mul and the smooth
+//   Graphs: C sums every layer's c, more than any path through the graph has. Mul, layernorm and the smooth
 //   activations are not modelled (rounding_error_bound throws); reference.h bounds them in float32.
 //   A final softmax: |dy_i| <= y_i (|dx_i| + sum_j y_j |dx_j|) <= 2 max_j e_j, plus its own
 //   float rounding (exp, a C-term sum, a division): e = 2 max_j e_j + (C + 6) sum.
@@ -237,6 +237,7 @@ inline std::vector<double> rounding_error_bound(const Network& net, const std::v
         if (pointwise_reference(pointwise_op(l.kind), l.pointwise()).exact) break;
         [[fallthrough]];
       case LayerKind::Mul:
+      case LayerKind::LayerNorm:  // divides by the pixel's deviation: no multiple of a magnitude
         throw std::invalid_argument(std::string("rounding_error_bound: ") + layer_kind_name(l.kind) +
                                     " is not modelled (its error is not a multiple of the magnitude network's output)");
     }

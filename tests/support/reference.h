@@ -24,6 +24,8 @@
 //     it also covers infer's weights, w and 1 - w from the rounded w, off by u max|v| per level
 //     absolute (6 u (H + W) >= 12 u)
 //   softmax (C channels)     2 max E + (C + 6) u                            |dy_i| <= y_i (|dx_i| + sum y_j |dx_j|)
+//   layernorm (C channels)   |g| r (E_c + mean E + |z_c| mean(|z| E)) + own_c  r = 1 / sqrt(v + eps), z = (x - m) r;
+//     own_c and the derivative: layernorm_reference.h
 // Second-order terms (products of errors) are ignored except in mul; the comparison adds 2^-20 of
 // the bound for them. Exact only for the float32 backends: reduced precisions use error_bound.h.
 //
@@ -47,6 +49,7 @@
 
 #include "backends/cpu/cpu_backend.h"
 #include "graph/network.h"
+#include "tests/support/layernorm_reference.h"
 #include "tests/support/pointwise_reference.h"
 #include "tests/support/winograd_bound.h"
 
@@ -268,6 +271,35 @@ inline ReferenceTensor layer(const Layer& l, const std::vector<const ReferenceTe
             }
           }
         break;
+      case LayerKind::LayerNorm: {  // layernorm_reference.h
+        const std::vector<float>& g = l.params.weight;
+        const std::vector<float>& beta = l.params.bias;
+        const double count = d.c;
+        for (int y = 0; y < d.h; ++y)
+          for (int x = 0; x < d.w; ++x) {
+            auto at = [&](int c) { return idx(d, b, c, y, x); };
+            const LayerNormPixel p =
+                layernorm_pixel(d.c, l.layernorm().epsilon, [&](int c) { return in.value[at(c)]; });
+            double mean_e = 0.0, mean_var = 0.0, z_e = 0.0, z2_var = 0.0;  // mean E, mean var, mean |z| E, mean z^2 var
+            for (int c = 0; c < d.c; ++c) {
+              const double z = (in.value[at(c)] - p.mean) * p.r;
+              mean_e += in.bound[at(c)], mean_var += in.variance[at(c)];
+              z_e += std::fabs(z) * in.bound[at(c)], z2_var += z * z * in.variance[at(c)];
+            }
+            mean_e /= count, mean_var /= count, z_e /= count, z2_var /= count;
+            for (int c = 0; c < d.c; ++c) {
+              const std::size_t j = at(c), ch = static_cast<std::size_t>(c);
+              const double z = (in.value[j] - p.mean) * p.r, gr = std::fabs(g[ch]) * p.r;
+              out.value[j] = g[ch] * z + beta[ch];
+              const double own = layernorm_own(p, g[ch], in.value[j], out.value[j]);
+              out.bound[j] = gr * (in.bound[j] + mean_e + std::fabs(z) * z_e) + own;
+              // Input j's error moves y_c by g_c r (delta_cj - 1/C - z_c z_j / C): |1 - 1/C - z_c^2 / C| <= 1
+              // (z_c^2 <= C), and (a + b)^2 <= 2 a^2 + 2 b^2 bounds the other inputs' terms.
+              out.variance[j] = gr * gr * (in.variance[j] + 2.0 / count * (mean_var + z * z * z2_var)) + own * own;
+            }
+          }
+        break;
+      }
       case LayerKind::Upsample:  // out[y][x] = in[y / scale_h][x / scale_w]: a copy, exact
         for (int c = 0; c < d.c; ++c)
           for (int y = 0; y < d.h; ++y)

@@ -197,8 +197,9 @@ inline std::vector<Layer> shufflenet_unit_layers() {
 // joined by a concat; a channel shuffle of those 8 x kPointwiseCount channels in 4 groups (neighbours
 // then come from different branches); a channel slice that drops the first 3 and the last 5 of them
 // (later layers see neither end); a nearest upsampling by 2x3 (to 16x24); an adaptive average
-// pooling back to 8x8; a bilinear resize to 6x11 (fewer rows, more columns); a flatten of its
-// Cx6x11 features (reordered in NHWC), a linear layer and softmax. A new pointwise op joins by itself.
+// pooling back to 8x8; a bilinear resize to 6x11 (fewer rows, more columns); a layernorm over its
+// channels; a flatten of those Cx6x11 features (reordered in NHWC), a linear layer and softmax. A new pointwise op
+// joins by itself.
 inline std::vector<Layer> graph_zoo_layers() {
   std::vector<Layer> layers = {
       conv_layer("conv1", 8, 3, 1, 1), batchnorm_layer("bn1"), plain_layer("relu1", LayerKind::Relu),
@@ -226,6 +227,7 @@ inline std::vector<Layer> graph_zoo_layers() {
   layers.push_back(make_layer("up", LayerKind::Upsample, UpsampleAttrs{2, 3}));
   layers.push_back(make_layer("adapt", LayerKind::AdaptiveAvgPool, AdaptivePoolAttrs{8, 8}));  // 16x24: windows 2x3
   layers.push_back(make_layer("resize", LayerKind::Resize, ResizeAttrs{6, 11, false}));
+  layers.push_back(make_layer("norm", LayerKind::LayerNorm, LayerNormAttrs{1e-5}));
   layers.push_back(plain_layer("flatten", LayerKind::Flatten));
   layers.push_back(linear_layer("fc", 10));
   layers.push_back(plain_layer("softmax", LayerKind::Softmax));

@@ -5,7 +5,7 @@
 namespace infer::cudnn {
 
 constexpr int kTopKThreads = 256;             // top_k.cuh: one block of this many threads per sample
-constexpr int kElementThreads = 256;          // convert.cuh, pointwise.cuh, resize.cuh: threads per block
+constexpr int kElementThreads = 256;  // convert.cuh, pointwise.cuh, resize.cuh, layernorm.cuh: threads per block
 constexpr unsigned kMaxElementBlocks = 4096;  // their grid-stride loops cover the rest
 
 // The grid of an element-wise kernel over `total` elements: one thread each, at least one block,

@@ -589,7 +589,8 @@ TEST(CudnnPlan, PrecisionDecidesTypesLayoutsAndMath) {
                 EXPECT_NE(acts[step.output()].buffer, acts[step.input()].buffer);
                 break;
               }
-              case StepKind::Resize:  // the kernel reads and writes the input's type and layout
+              case StepKind::Resize:  // the kernels read and write the input's type and layout
+              case StepKind::LayerNorm:
                 EXPECT_EQ(acts[step.output()].format, acts[step.input()].format);
                 [[fallthrough]];
               case StepKind::Pointwise:

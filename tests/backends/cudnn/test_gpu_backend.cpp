@@ -36,6 +36,7 @@
 #include "formats/model_file.h"
 #include "graph/model_error.h"
 #include "tests/support/error_bound.h"
+#include "tests/support/layernorm_reference.h"
 #include "tests/support/process.h"
 #include "tests/support/test_util.h"
 
@@ -129,6 +130,8 @@ double max_abs(const std::vector<float>& v) {
 //      relu, max pooling, flatten, upsample, pad, channel shuffle, channel slice: exact, L = 1 (a
 //                   shuffle permutes the errors: their largest is unchanged; a slice selects some:
 //                   their largest is no larger); concat: the largest of its inputs' errors
+//      layernorm    per pixel, L = max |g_c| r (2 + |z_c| mean|z|), r = 1 / sqrt(var + eps), and both
+//                   sides' own rounding (layernorm_reference.h)
 //      resize       a convex combination with the same taps on both sides (resize_formula.h): L = 1,
 //                   r = 2 x 8 u max|x| (per level: w, 1 - w, two products, a sum)
 //      add          e_a + e_b + 2 u max|y|;  mul: max|b| e_a + max|a| e_b + e_a e_b + 2 u max|y|
@@ -174,6 +177,32 @@ double error_bound(const Network& net, Backend& cpu, const std::vector<float>& i
       }
       case LayerKind::Softmax: e = 2.0 * e + 2.0 * (l.in.c + 6) * u; break;
       case LayerKind::Resize: e += 2.0 * 8.0 * u * x_max; break;  // the same taps on both sides
+      case LayerKind::LayerNorm: {  // per pixel from the layer's input (layernorm_reference.h)
+        std::vector<float> x(static_cast<std::size_t>(n) * l.in.size());
+        if (l.sources[0] == 0) {
+          std::copy_n(input.begin(), x.size(), x.begin());
+        } else {
+          cpu.forward(input.data(), n, x.data(), l.sources[0]);
+        }
+        const std::size_t plane = static_cast<std::size_t>(l.in.h) * l.in.w;
+        double lipschitz = 0.0, own = 0.0;
+        for (std::size_t pixel = 0; pixel < static_cast<std::size_t>(n) * plane; ++pixel) {
+          const float* first = x.data() + (pixel / plane) * l.in.size() + pixel % plane;
+          auto at = [&](int c) { return static_cast<double>(first[static_cast<std::size_t>(c) * plane]); };
+          const LayerNormPixel s = layernorm_pixel(l.in.c, l.layernorm().epsilon, at);
+          double mean_abs_z = 0.0;
+          for (int c = 0; c < l.in.c; ++c) mean_abs_z += std::fabs(at(c) - s.mean) * s.r / l.in.c;
+          for (int c = 0; c < l.in.c; ++c) {
+            const double g = p.weight[static_cast<std::size_t>(c)], z = (at(c) - s.mean) * s.r;
+            const double value = g * z + p.bias[static_cast<std::size_t>(c)];
+            // dy_c = g_c r (dx_c - mean(dx) - z_c mean(z dx)): at most |g_c| r (2 + |z_c| mean|z|) max|dx|
+            lipschitz = std::max(lipschitz, std::fabs(g) * s.r * (2.0 + std::fabs(z) * mean_abs_z));
+            own = std::max(own, layernorm_own(s, g, at(c), value));
+          }
+        }
+        e = lipschitz * e + 2.0 * own;
+        break;
+      }
       case LayerKind::Add: e += errors[l.sources[1]] + 2.0 * u * y_max; break;
       case LayerKind::Mul: {
         const double e2 = errors[l.sources[1]], x2 = maxima[l.sources[1]];
@@ -314,6 +343,10 @@ TEST_F(GpuBackend, EveryOpAloneMatchesCpu) {
       {"resize 5x6 down to 3x4, align_corners",
        {3, 5, 6},
        {make_layer("r", LayerKind::Resize, ResizeAttrs{3, 4, true})}},
+      {"layernorm over 7 channels", {7, 5, 6}, {make_layer("n", LayerKind::LayerNorm, LayerNormAttrs{1e-5})}},
+      {"layernorm after a conv",
+       {3, 5, 6},
+       {conv_layer("c", 16, 1), make_layer("n", LayerKind::LayerNorm, LayerNormAttrs{1e-6})}},
       {"adaptive avgpool 6x9 to 3x3",
        {3, 6, 9},
        {make_layer("a", LayerKind::AdaptiveAvgPool, AdaptivePoolAttrs{3, 3})}},
