@@ -412,16 +412,45 @@ float scalar_constant(const Importer& m, const std::string& name) {
   return c != nullptr && c->is_float && c->floats.size() == 1 ? c->floats[0] : std::numeric_limits<float>::quiet_NaN();
 }
 
-// Div: x / sqrt 2, the chain's first node (sqrt 2 as a float, or a double rounded to one).
+// The node's output keeps the layout of its inputs: channels-last when one of them is.
+void keep_layout(Importer& m, const onnx::NodeProto& node) {
+  for (const std::string& input : node.input())
+    if (m.channels_last(input)) return m.set_channels_last(node.output(0));
+}
+
+// PyTorch's layer_norm over the last axis written out (NormView, onnx_reader.h).
+constexpr const char* kNormChain =
+    "PyTorch's layer_norm over the last axis: ReduceMean, Sub, Pow(., 2), ReduceMean, Add(., eps), Sqrt, Div";
+
+// The norm chain's step `step` of the node's input `index`, else nullptr.
+const NormView* norm_step(const Importer& m, const onnx::NodeProto& node, int index, int step) {
+  const NormView* v = index < node.input_size() ? m.find_norm(node.input(index)) : nullptr;
+  return v != nullptr && v->step == step ? v : nullptr;
+}
+
+// Div: x / sqrt 2, the GELU chain's first node (sqrt 2 as a float, or a double rounded to one); or
+// (x - mean) / deviation, the end of a layer normalisation written out: a layernorm layer.
 void divide(Importer& m, const onnx::NodeProto& node) {
   if (node.input_size() != 2) m.fail(node, "needs two inputs");
+  const NormView* diff = norm_step(m, node, 0, 2);
+  const NormView* deviation = norm_step(m, node, 1, 6);
+  if (diff != nullptr && deviation != nullptr && diff->layer == deviation->layer) {
+    const std::string x = diff->layer;
+    const int c = m.shape_of(x).c;
+    Layer& layer = m.add_layer(node, LayerKind::LayerNorm, LayerNormAttrs{deviation->epsilon}, {x});
+    layer.params.weight.assign(static_cast<std::size_t>(c), 1.0f);
+    layer.params.bias.assign(static_cast<std::size_t>(c), 0.0f);
+    return m.set_channels_last(node.output(0));
+  }
   const std::string x = m.source(node, 0);
   const float d = scalar_constant(m, node.input(1));
   if (!(std::fabs(d - 1.41421356f) <= 1e-6f)) {
     m.fail(node, "divides by " + (std::isnan(d) ? std::string("a tensor") : value_string(d)) +
-                     "; infer divides only by sqrt 2, as the first node of " + kGeluChain);
+                     "; infer divides only by sqrt 2, as the first node of " + kGeluChain + ", or as the last of " +
+                     kNormChain);
   }
   m.define_gelu(node, GeluView{x, 1});
+  keep_layout(m, node);
 }
 
 // Erf: the chain's second node.
@@ -432,6 +461,7 @@ void erf_node(Importer& m, const onnx::NodeProto& node) {
     m.fail(node, std::string("infer computes Erf only within ") + kGeluChain);
   }
   m.define_gelu(node, GeluView{g->layer, 2});
+  keep_layout(m, node);
 }
 
 // Add(erf, 1), Mul(x, 1 + erf) and Mul(x (1 + erf), 0.5), in either operand order: the chain's
@@ -460,10 +490,100 @@ bool gelu_step(Importer& m, const onnx::NodeProto& node) {
   return false;
 }
 
+// The per-channel values of a constant operand for a tensor of `channels` channels: one value for
+// every channel, or one per channel along the channel axis (the last of a channels-last tensor,
+// axis 1 of [N, C, H, W] or [N, features]), every other dimension 1. Empty when it is neither.
+std::vector<float> per_channel(const Constant& k, int channels, bool channels_last, int rank) {
+  if (!k.is_float) return {};
+  if (k.floats.size() == 1) return std::vector<float>(static_cast<std::size_t>(channels), k.floats[0]);
+  if (k.floats.size() != static_cast<std::size_t>(channels) || k.dims.empty()) return {};
+  // The axis that holds the values, counted from the end (ONNX broadcasting aligns trailing dimensions).
+  const std::size_t from_end = channels_last || rank == 2 ? 1 : 3;
+  if (k.dims.size() < from_end) return {};
+  for (std::size_t i = 0; i < k.dims.size(); ++i) {
+    const bool axis = i == k.dims.size() - from_end;
+    if (k.dims[i] != (axis ? channels : 1)) return {};
+  }
+  return k.floats;
+}
+
+// Add or Mul of a computed tensor and a constant of one value per channel (per_channel): a bias, a
+// layer scale, a layer normalisation's weight and bias written out. y = x s + t is folded into the
+// layer that writes x (a convolution, linear, batch-norm or layernorm) when this node is the last
+// reader of its output; else it is a 1x1 depthwise convolution. False when neither operand is a
+// constant.
+bool channel_affine(Importer& m, const onnx::NodeProto& node) {
+  int k = -1;
+  for (int i : {0, 1})
+    if (m.find_constant(node.input(i)) != nullptr) k = i;
+  if (k < 0) return false;
+  const std::string x = m.source(node, 1 - k);
+  const bool last = m.channels_last(node.input(1 - k));
+  const Constant& values = m.constant(node, k);
+  const int channels = m.shape_of(x).c;
+  const std::vector<float> v = per_channel(values, channels, last, m.rank(x));
+  if (v.empty()) {
+    m.fail(node, "a constant operand of shape " + shape_string(values.dims) + " for a " +
+                     (last ? "channels-last " : "") + "tensor of " + std::to_string(channels) +
+                     " channels; infer takes one value, or one per channel");
+  }
+  const bool add = node.op_type() == "Add";
+  const auto c = static_cast<std::size_t>(channels);
+  std::vector<double> scale(c, 1.0), shift(c, 0.0);
+  for (std::size_t i = 0; i < c; ++i) (add ? shift : scale)[i] = v[i];
+  // The affine map folded into the layer's per-channel parameters, each rounded once.
+  auto fold = [&](std::vector<float>& weight, std::vector<float>& bias) {
+    const std::size_t per = weight.size() / c;
+    for (std::size_t i = 0; i < weight.size(); ++i) weight[i] = static_cast<float>(weight[i] * scale[i / per]);
+    bias.resize(c, 0.0f);
+    for (std::size_t i = 0; i < c; ++i) bias[i] = static_cast<float>(bias[i] * scale[i] + shift[i]);
+  };
+  Layer* producer = m.sole_reader_layer(node, 1 - k);
+  if (producer != nullptr && producer->kind == LayerKind::Conv2d) {
+    fold(producer->params.weight, producer->params.bias);
+    std::get<Conv2dAttrs>(producer->attrs).bias = true;
+  } else if (producer != nullptr && producer->kind == LayerKind::Linear) {
+    fold(producer->params.weight, producer->params.bias);
+    std::get<LinearAttrs>(producer->attrs).bias = true;
+  } else if (producer != nullptr &&
+             (producer->kind == LayerKind::LayerNorm || producer->kind == LayerKind::BatchNorm)) {
+    std::vector<float>& weight = producer->params.weight;
+    for (std::size_t i = 0; i < c; ++i) weight[i] = static_cast<float>(weight[i] * scale[i]);
+    std::vector<float>& bias = producer->params.bias;
+    for (std::size_t i = 0; i < c; ++i) bias[i] = static_cast<float>(bias[i] * scale[i] + shift[i]);
+  } else {
+    Conv2dAttrs a;
+    a.out_channels = channels;
+    a.groups = channels;
+    Layer& layer = m.add_layer(node, LayerKind::Conv2d, a, {x});
+    layer.params.weight.assign(scale.begin(), scale.end());
+    layer.params.bias.assign(shift.begin(), shift.end());
+    if (last) m.set_channels_last(node.output(0));
+    return true;
+  }
+  m.map_output(node, 0, producer->name);
+  if (last) m.set_channels_last(node.output(0));
+  return true;
+}
+
 void binary(Importer& m, const onnx::NodeProto& node) {
   if (node.input_size() != 2) m.fail(node, "needs two inputs");
-  if (gelu_step(m, node)) return;
+  if (gelu_step(m, node)) return keep_layout(m, node);
+  if (const NormView* v = norm_step(m, node, 0, 4); v != nullptr && node.op_type() == "Add") {
+    const float eps = scalar_constant(m, node.input(1));  // the variance + eps
+    if (!(eps > 0.0f) || !std::isfinite(eps)) {
+      m.fail(node, "adds " + (std::isnan(eps) ? std::string("a tensor") : value_string(eps)) +
+                       " to a variance; infer adds one positive epsilon, as " + kNormChain);
+    }
+    return m.define_norm(node, NormView{v->layer, 5, eps});
+  }
+  if (channel_affine(m, node)) return;
   std::string a = m.source(node, 0), b = m.source(node, 1);
+  if (m.channels_last(node.input(0)) != m.channels_last(node.input(1))) {
+    m.fail(node,
+           "one operand is channels-last ([N, H, W, C], after a Transpose with perm [0, 2, 3, 1]) and the "
+           "other is not; infer combines tensors of one layout");
+  }
   const LayerKind kind = node.op_type() == "Add" ? LayerKind::Add : LayerKind::Mul;
   // ONNX broadcasting aligns trailing dimensions: only operands of one rank mean what infer computes.
   if (m.rank(a) != m.rank(b)) {
@@ -473,7 +593,104 @@ void binary(Importer& m, const onnx::NodeProto& node) {
   // Mul by one value per channel: infer takes the scale second.
   const Dims da = m.shape_of(a), db = m.shape_of(b);
   if (kind == LayerKind::Mul && da.h == 1 && da.w == 1 && !(db.h == 1 && db.w == 1)) std::swap(a, b);
+  if (m.channels_last(node.input(0)) && da != db) {
+    m.fail(node, "channels-last operands of shapes " + to_string(da) + " and " + to_string(db) +
+                     "; infer combines channels-last tensors of one shape");
+  }
   m.add_layer(node, kind, kind == LayerKind::Add ? LayerAttrs{AddAttrs{}} : LayerAttrs{}, {a, b});
+  keep_layout(m, node);
+}
+
+// The rest of a layer normalisation written out (kNormChain): Sub(x, mean), Pow(x - mean, 2),
+// Sqrt(variance + eps); the chain's ReduceMeans are reduce_mean's and its Div divide's.
+void subtract(Importer& m, const onnx::NodeProto& node) {
+  if (node.input_size() != 2) m.fail(node, "needs two inputs");
+  const NormView* mean = norm_step(m, node, 1, 1);
+  if (mean == nullptr || m.source(node, 0) != mean->layer || !m.channels_last(node.input(0))) {
+    m.source(node, 0), m.source(node, 1);  // a constant or a tensor nobody wrote is refused as such
+    m.fail(node, std::string("infer subtracts only within ") + kNormChain);
+  }
+  m.define_norm(node, NormView{mean->layer, 2});
+}
+
+void power(Importer& m, const onnx::NodeProto& node) {
+  if (node.input_size() != 2) m.fail(node, "needs two inputs");
+  const NormView* diff = norm_step(m, node, 0, 2);
+  if (diff == nullptr || scalar_constant(m, node.input(1)) != 2.0f) {
+    if (diff == nullptr) m.source(node, 0);
+    m.fail(node, std::string("infer squares only within ") + kNormChain);
+  }
+  m.define_norm(node, NormView{diff->layer, 3});
+}
+
+void square_root(Importer& m, const onnx::NodeProto& node) {
+  const NormView* v = norm_step(m, node, 0, 5);
+  if (v == nullptr) {
+    m.source(node, 0);
+    m.fail(node, std::string("infer takes square roots only within ") + kNormChain);
+  }
+  m.define_norm(node, NormView{v->layer, 6, v->epsilon});
+}
+
+// LayerNormalization (opset 17) over the channels alone: the last axis of a channels-last tensor
+// (ConvNeXt's blocks and LayerNorm2d) or of [N, features]; the bias is optional (0).
+void layer_norm(Importer& m, const onnx::NodeProto& node) {
+  const std::string x = m.source(node, 0);
+  const bool last = m.channels_last(node.input(0));
+  const int rank = m.rank(x);
+  long long axis = int_attr(node, "axis", -1);
+  if (axis < 0) axis += rank;
+  if (!((last && axis == 3) || (rank == 2 && axis == 1))) {
+    m.fail(node, "normalises axis " + std::to_string(int_attr(node, "axis", -1)) + " of a " +
+                     (last ? "channels-last " : "") + "rank-" + std::to_string(rank) +
+                     " tensor; infer normalises over the channels alone: the last axis of a channels-last "
+                     "tensor (after a Transpose with perm [0, 2, 3, 1]) or of [N, features]");
+  }
+  const auto c = static_cast<std::size_t>(m.shape_of(x).c);
+  Layer& layer = m.add_layer(node, LayerKind::LayerNorm, LayerNormAttrs{float_attr(node, "epsilon", 1e-5f)}, {x});
+  layer.params.weight = m.take(node, 1);
+  if (node.input_size() > 2 && !node.input(2).empty()) {
+    layer.params.bias = m.take(node, 2);
+  } else {
+    layer.params.bias.assign(c, 0.0f);
+  }
+  if (last) m.set_channels_last(node.output(0));
+}
+
+// MatMul by a constant [C, K] matrix over the channels: a channels-last tensor's last axis (a 1x1
+// convolution: ConvNeXt's nn.Linear layers on its permuted blocks) or [N, features] (a linear layer).
+// Without a bias: an Add of one value per channel after it folds into it (channel_affine).
+void matmul(Importer& m, const onnx::NodeProto& node) {
+  if (node.input_size() != 2) m.fail(node, "needs two inputs");
+  const std::string x = m.source(node, 0);
+  const bool last = m.channels_last(node.input(0));
+  const int rank = m.rank(x);
+  if (!last && rank != 2) {
+    m.fail(node,
+           "multiplies an [N, C, H, W] tensor over W; infer multiplies over the channels: a channels-last "
+           "tensor (after a Transpose with perm [0, 2, 3, 1]) or [N, features]");
+  }
+  const Constant& w = m.constant(node, 1);
+  const int c = m.shape_of(x).c;
+  if (w.dims.size() != 2 || !w.is_float || w.dims[0] != c || w.dims[1] < 1 || w.dims[1] > 1'000'000) {
+    m.fail(node,
+           "the second operand must be a float [" + std::to_string(c) + ", K] matrix, found " + shape_string(w.dims));
+  }
+  m.count_parameters(node, w);
+  const auto in = static_cast<std::size_t>(c), out = static_cast<std::size_t>(w.dims[1]);
+  std::vector<float> weight(in * out);  // infer's [K, C]: the transpose
+  for (std::size_t i = 0; i < in; ++i)
+    for (std::size_t o = 0; o < out; ++o) weight[o * in + i] = w.floats[i * out + o];
+  if (rank == 2) {
+    m.add_layer(node, LayerKind::Linear, LinearAttrs{static_cast<int>(out), false}, {x}).params.weight =
+        std::move(weight);
+    return;
+  }
+  Conv2dAttrs a;
+  a.out_channels = static_cast<int>(out);
+  a.bias = false;
+  m.add_layer(node, LayerKind::Conv2d, a, {x}).params.weight = std::move(weight);
+  m.set_channels_last(node.output(0));
 }
 
 void concat(Importer& m, const onnx::NodeProto& node) {
@@ -631,14 +848,26 @@ void shuffle_end(Importer& m, const onnx::NodeProto& node, const Constant& shape
   m.add_layer(node, LayerKind::ChannelShuffle, ChannelShuffleAttrs{v.groups}, {v.layer});
 }
 
-// Transpose: the middle of a channel shuffle ([N, g, C / g, H, W] to [N, C / g, g, H, W]) alone.
+// Transpose: [N, C, H, W] to channels-last [N, H, W, C] and back (the same layer's output, seen
+// another way), or the middle of a channel shuffle ([N, g, C / g, H, W] to [N, C / g, g, H, W]).
 void transpose(Importer& m, const onnx::NodeProto& node) {
   const ShuffleView* v = node.input_size() > 0 ? m.find_view(node.input(0)) : nullptr;
   const std::vector<long long> perm = ints_attr(node, "perm");
+  if (v == nullptr && node.input_size() > 0 && m.find_gelu(node.input(0)) == nullptr &&
+      m.find_norm(node.input(0)) == nullptr) {
+    const std::string x = m.source(node, 0);
+    const bool last = m.channels_last(node.input(0));
+    if (m.rank(x) == 4 && perm == std::vector<long long>{0, 2, 3, 1} && !last) {
+      m.map_output(node, 0, x);
+      return m.set_channels_last(node.output(0));
+    }
+    if (m.rank(x) == 4 && perm == std::vector<long long>{0, 3, 1, 2} && last) return m.map_output(node, 0, x);
+  }
   if (v == nullptr || v->transposed || perm != std::vector<long long>{0, 2, 1, 3, 4}) {
     if (v == nullptr) m.source(node, 0);  // a tensor nobody wrote is refused as such
     m.fail(node, "perm " + shape_string(perm) +
-                     "; infer transposes only within a channel shuffle: Reshape to [N, g, C / g, H, W], "
+                     "; infer transposes [N, C, H, W] to channels-last (perm [0, 2, 3, 1]) and back (perm [0, 3, 1, "
+                     "2]), and within a channel shuffle: Reshape to [N, g, C / g, H, W], "
                      "Transpose(perm = [0, 2, 1, 3, 4]), Reshape back to [N, C, H, W]");
   }
   ShuffleView t = *v;
@@ -668,8 +897,24 @@ void reshape(Importer& m, const onnx::NodeProto& node) {
 
 // ReduceMean over H and W of an [N, C, H, W] tensor (x.mean([2, 3])): a global average pooling,
 // flattened to [N, C] unless keepdims.
+// Or over the last axis of a channels-last tensor (keepdims), the mean and the variance of a layer
+// normalisation written out (kNormChain).
 void reduce_mean(Importer& m, const onnx::NodeProto& node) {
+  std::vector<long long> last_axis = ints_attr(node, "axes");
+  const bool over_last = (last_axis == std::vector<long long>{-1} || last_axis == std::vector<long long>{3}) &&
+                         int_attr(node, "keepdims", 1) == 1;
+  if (const NormView* sq = norm_step(m, node, 0, 3); sq != nullptr && over_last) {
+    return m.define_norm(node, NormView{sq->layer, 4});
+  }
   const std::string x = m.source(node, 0);
+  if (m.channels_last(node.input(0))) {
+    if (!over_last) {
+      m.fail(node, "reduces axes " + shape_string(last_axis) +
+                       " of a channels-last tensor; infer reduces it only over its last axis, keeping it, as " +
+                       kNormChain);
+    }
+    return m.define_norm(node, NormView{x, 1});
+  }
   std::vector<long long> axes = ints_attr(node, "axes");
   for (long long& a : axes) a = a < 0 ? a + m.rank(x) : a;
   std::sort(axes.begin(), axes.end());
@@ -700,53 +945,71 @@ void softmax(Importer& m, const onnx::NodeProto& node) {
   m.add_layer(node, LayerKind::Softmax, {}, {x});
 }
 
+// What a reader does with a channels-last input (Importer::channels_last): refuse it (the node
+// computes along an axis that is not the channels), keep it (an elementwise op: its output is
+// channels-last too), or handle it itself.
+enum class Layout { Nchw, Keeps, Own };
+
+// The readers that take a channels-last tensor, for a refusal.
+constexpr const char* kChannelsLastReaders =
+    "LayerNormalization over the last axis, MatMul, ReduceMean over the last axis, elementwise ops, Add and Mul, "
+    "and Transpose back (perm [0, 3, 1, 2])";
+
 // The ONNX ops read (onnx_ops() lists them): op type, whether it is elementwise, whether its
-// reader checks the node's outputs itself (else: exactly one is used), and the reader.
+// reader checks the node's outputs itself (else: exactly one is used), what it does with a
+// channels-last input, and the reader.
 struct Reader {
   std::string_view type;
   bool elementwise;
   bool own_outputs;
+  Layout layout;
   void (*read)(Importer&, const onnx::NodeProto&);
 };
 const std::vector<Reader>& readers() {
   using N = const onnx::NodeProto&;
   static const std::vector<Reader> table = {
-      {"Conv", false, false, [](Importer& m, N n) { conv(m, n); }},
-      {"BatchNormalization", false, false, [](Importer& m, N n) { batchnorm(m, n); }},
-      {"Gemm", false, false, [](Importer& m, N n) { gemm(m, n); }},
-      {"MaxPool", false, false, [](Importer& m, N n) { pool(m, n); }},
-      {"AveragePool", false, false, [](Importer& m, N n) { pool(m, n); }},
-      {"GlobalAveragePool", false, false, [](Importer& m, N n) { elementwise(m, n, LayerKind::GlobalAvgPool, {}); }},
-      {"Relu", true, false, [](Importer& m, N n) { elementwise(m, n, LayerKind::Relu, {}); }},
-      {"Sigmoid", true, false, [](Importer& m, N n) { pointwise(m, n, PointwiseOp::Sigmoid); }},
-      {"HardSwish", true, false, [](Importer& m, N n) { pointwise(m, n, PointwiseOp::HardSwish); }},
-      {"HardSigmoid", true, false,  // ONNX's default alpha is 0.2 (the model file's, PyTorch's 1/6)
+      {"Conv", false, false, Layout::Nchw, [](Importer& m, N n) { conv(m, n); }},
+      {"BatchNormalization", false, false, Layout::Nchw, [](Importer& m, N n) { batchnorm(m, n); }},
+      {"Gemm", false, false, Layout::Nchw, [](Importer& m, N n) { gemm(m, n); }},
+      {"MaxPool", false, false, Layout::Nchw, [](Importer& m, N n) { pool(m, n); }},
+      {"AveragePool", false, false, Layout::Nchw, [](Importer& m, N n) { pool(m, n); }},
+      {"GlobalAveragePool", false, false, Layout::Nchw,
+       [](Importer& m, N n) { elementwise(m, n, LayerKind::GlobalAvgPool, {}); }},
+      {"Relu", true, false, Layout::Keeps, [](Importer& m, N n) { elementwise(m, n, LayerKind::Relu, {}); }},
+      {"Sigmoid", true, false, Layout::Keeps, [](Importer& m, N n) { pointwise(m, n, PointwiseOp::Sigmoid); }},
+      {"HardSwish", true, false, Layout::Keeps, [](Importer& m, N n) { pointwise(m, n, PointwiseOp::HardSwish); }},
+      {"HardSigmoid", true, false, Layout::Keeps,  // ONNX's default alpha is 0.2 (the model file's, PyTorch's 1/6)
        [](Importer& m, N n) {
          pointwise(m, n, PointwiseOp::HardSigmoid, {float_attr(n, "alpha", 0.2f), float_attr(n, "beta", 0.5f)});
        }},
-      {"Clip", true, false, [](Importer& m, N n) { clip(m, n); }},
-      {"LeakyRelu", true, false,
+      {"Clip", true, false, Layout::Keeps, [](Importer& m, N n) { clip(m, n); }},
+      {"LeakyRelu", true, false, Layout::Keeps,
        [](Importer& m, N n) {
          pointwise(m, n, PointwiseOp::LeakyRelu, {float_attr(n, "alpha", 0.01f), 0.0f});
        }},
-      {"Div", false, false, [](Importer& m, N n) { divide(m, n); }},
-      {"Erf", false, false, [](Importer& m, N n) { erf_node(m, n); }},
-      {"Add", false, false, [](Importer& m, N n) { binary(m, n); }},
-      {"Mul", false, false, [](Importer& m, N n) { binary(m, n); }},
-      {"Concat", false, false, [](Importer& m, N n) { concat(m, n); }},
-      {"Flatten", false, false, [](Importer& m, N n) { flatten(m, n); }},
-      {"Reshape", false, false, [](Importer& m, N n) { reshape(m, n); }},
-      {"Softmax", false, false, [](Importer& m, N n) { softmax(m, n); }},
-      {"ReduceMean", false, false, [](Importer& m, N n) { reduce_mean(m, n); }},
-      {"Transpose", false, false, [](Importer& m, N n) { transpose(m, n); }},
-      {"Slice", false, false, [](Importer& m, N n) { slice(m, n); }},
-      {"Split", false, true, [](Importer& m, N n) { split(m, n); }},
-      {"Resize", false, false, [](Importer& m, N n) { resize(m, n); }},
-      {"Pad", false, false, [](Importer& m, N n) { pad(m, n); }},
-      {"Upsample", false, false, [](Importer& m, N n) { resize(m, n); }},
-      {"Constant", false, true, [](Importer& m, N n) { m.read_constant(n); }},
-      {"Dropout", true, true, [](Importer& m, N n) { m.passthrough(n); }},
-      {"Identity", true, true, [](Importer& m, N n) { m.passthrough(n); }},
+      {"Div", false, false, Layout::Own, [](Importer& m, N n) { divide(m, n); }},
+      {"Erf", false, false, Layout::Own, [](Importer& m, N n) { erf_node(m, n); }},
+      {"Add", false, false, Layout::Own, [](Importer& m, N n) { binary(m, n); }},
+      {"Mul", false, false, Layout::Own, [](Importer& m, N n) { binary(m, n); }},
+      {"Concat", false, false, Layout::Nchw, [](Importer& m, N n) { concat(m, n); }},
+      {"Flatten", false, false, Layout::Nchw, [](Importer& m, N n) { flatten(m, n); }},
+      {"Reshape", false, false, Layout::Nchw, [](Importer& m, N n) { reshape(m, n); }},
+      {"Softmax", false, false, Layout::Nchw, [](Importer& m, N n) { softmax(m, n); }},
+      {"ReduceMean", false, false, Layout::Own, [](Importer& m, N n) { reduce_mean(m, n); }},
+      {"Transpose", false, false, Layout::Own, [](Importer& m, N n) { transpose(m, n); }},
+      {"LayerNormalization", false, false, Layout::Own, [](Importer& m, N n) { layer_norm(m, n); }},
+      {"MatMul", false, false, Layout::Own, [](Importer& m, N n) { matmul(m, n); }},
+      {"Sub", false, false, Layout::Own, [](Importer& m, N n) { subtract(m, n); }},
+      {"Pow", false, false, Layout::Own, [](Importer& m, N n) { power(m, n); }},
+      {"Sqrt", false, false, Layout::Own, [](Importer& m, N n) { square_root(m, n); }},
+      {"Slice", false, false, Layout::Nchw, [](Importer& m, N n) { slice(m, n); }},
+      {"Split", false, true, Layout::Nchw, [](Importer& m, N n) { split(m, n); }},
+      {"Resize", false, false, Layout::Nchw, [](Importer& m, N n) { resize(m, n); }},
+      {"Pad", false, false, Layout::Nchw, [](Importer& m, N n) { pad(m, n); }},
+      {"Upsample", false, false, Layout::Nchw, [](Importer& m, N n) { resize(m, n); }},
+      {"Constant", false, true, Layout::Keeps, [](Importer& m, N n) { m.read_constant(n); }},
+      {"Dropout", true, true, Layout::Keeps, [](Importer& m, N n) { m.passthrough(n); }},
+      {"Identity", true, true, Layout::Keeps, [](Importer& m, N n) { m.passthrough(n); }},
   };
   return table;
 }
@@ -767,7 +1030,17 @@ void convert(Importer& m, const onnx::NodeProto& node) {
   for (const Reader& r : readers()) {
     if (r.type != node.op_type()) continue;
     if (!r.own_outputs) m.no_extra_outputs(node, 1);
-    return r.read(m, node);
+    bool channels_last = false;
+    for (const std::string& input : node.input()) channels_last = channels_last || m.channels_last(input);
+    if (channels_last && r.layout == Layout::Nchw) {
+      m.fail(node,
+             "reads a channels-last tensor ([N, H, W, C], after a Transpose with perm [0, 2, 3, 1]); infer "
+             "reads one only with " +
+                 std::string(kChannelsLastReaders));
+    }
+    r.read(m, node);
+    if (channels_last && r.layout == Layout::Keeps) m.set_channels_last(node.output(0));
+    return;
   }
   m.fail(node, "op " + node.op_type() + " is not supported (infer imports: " + supported_list() + ")");
 }

@@ -129,8 +129,12 @@ OnnxModel Importer::run() {
   for (const onnx::NodeProto& node : g.node()) {
     for (const std::string& name : node.input()) ++reads_[name];
   }
+  pending_reads_ = reads_;
   read_input();
-  for (const onnx::NodeProto& node : g.node()) convert(*this, node);
+  for (const onnx::NodeProto& node : g.node()) {
+    convert(*this, node);
+    consumed(node);
+  }
   read_output();
   return std::move(result_);
 }
@@ -265,6 +269,11 @@ void Importer::read_output() {
     fail("the graph's output '" + name +
          "' is not written by its last computing node; infer's output is the last layer's");
   }
+  if (channels_last(name)) {
+    fail("the graph's output '" + name +
+         "' is channels-last ([N, H, W, C], after a Transpose with perm [0, 2, 3, 1]); infer's outputs are [N, C, H, "
+         "W] or [N, features]: transpose it back");
+  }
 }
 
 std::string Importer::source(const onnx::NodeProto& node, int index) {
@@ -282,6 +291,11 @@ std::string Importer::source(const onnx::NodeProto& node, int index) {
     fail(node, "input '" + name + "' is step " + std::to_string(g->step) + " of a GELU of '" + g->layer +
                    "'; infer reads such a value only as the rest of PyTorch's GELU: Div(x, sqrt 2), Erf, "
                    "Add(., 1), Mul(x, .), Mul(., 0.5)");
+  }
+  if (const NormView* v = find_norm(name)) {
+    fail(node, "input '" + name + "' is step " + std::to_string(v->step) + " of a layer normalisation of '" + v->layer +
+                   "'; infer reads such a value only as the rest of PyTorch's layer_norm over the last axis: "
+                   "ReduceMean, Sub, Pow(., 2), ReduceMean, Add(., eps), Sqrt, Div");
   }
   if (constants_.count(name)) {
     fail(node, "input '" + name + "' is a constant tensor; infer's " + node.op_type() +
@@ -407,6 +421,38 @@ void Importer::define_view(const onnx::NodeProto& node, ShuffleView v) { views_[
 const GeluView* Importer::find_gelu(const std::string& name) const {
   const auto g = gelus_.find(name);
   return g == gelus_.end() ? nullptr : &g->second;
+}
+
+const NormView* Importer::find_norm(const std::string& name) const {
+  const auto v = norms_.find(name);
+  return v == norms_.end() ? nullptr : &v->second;
+}
+
+Layer* Importer::sole_reader_layer(const onnx::NodeProto& node, int index) {
+  const auto p = producer_.find(node.input(index));
+  if (p == producer_.end() || p->second == kNetworkInputName) return nullptr;
+  const std::string& layer = p->second;
+  int left = 0;  // reads not yet done of every name of the layer's output (this node's among them)
+  for (const auto& [tensor, writer] : producer_) {
+    if (writer != layer) continue;
+    const auto r = pending_reads_.find(tensor);
+    if (r != pending_reads_.end()) left += r->second;
+  }
+  if (left != 1) return nullptr;
+  Layer* found = nullptr;
+  for (Layer& l : result_.layers) {
+    if (l.name == layer) found = &l;
+    for (const std::string& input : l.inputs)
+      if (input == layer) return nullptr;  // a layer reads it already
+  }
+  return found;
+}
+
+void Importer::consumed(const onnx::NodeProto& node) {
+  for (const std::string& name : node.input()) {
+    const auto r = pending_reads_.find(name);
+    if (r != pending_reads_.end() && r->second > 0) --r->second;
+  }
 }
 
 const Constant* Importer::find_constant(const std::string& name) const {

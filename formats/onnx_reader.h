@@ -65,6 +65,16 @@ struct GeluView {
   int step = 1;       // the nodes read: 1 x / sqrt 2, 2 erf(x / sqrt 2), 3 1 + erf, 4 x (1 + erf)
 };
 
+// A layer normalisation written out: PyTorch's F.layer_norm over the last axis of a channels-last
+// tensor x below opset 17 is ReduceMean(x), Sub(x, mean), Pow(., 2), ReduceMean, Add(., eps), Sqrt,
+// Div(x - mean, .). Each partial result may be read only by the chain's next node; the Div makes
+// one layernorm layer reading x (weight 1, bias 0: the Mul and Add that follow fold into it).
+struct NormView {
+  std::string layer;     // x, by its layer
+  int step = 1;          // 1 the mean, 2 x - mean, 3 its square, 4 the variance, 5 + eps, 6 the deviation
+  double epsilon = 0.0;  // from step 5 on
+};
+
 // A node's attributes by name: the attribute, or nullptr / the fallback where the node has none.
 const onnx::AttributeProto* attribute(const onnx::NodeProto& node, const std::string& name);
 long long int_attr(const onnx::NodeProto& node, const std::string& name, long long fallback);
@@ -148,6 +158,24 @@ class Importer {
   const GeluView* find_gelu(const std::string& name) const;
   void define_gelu(const onnx::NodeProto& node, GeluView v) { gelus_[node.output(0)] = std::move(v); }
 
+  // The layer normalisation under way that tensor `name` is part of, else nullptr; records one.
+  const NormView* find_norm(const std::string& name) const;
+  void define_norm(const onnx::NodeProto& node, NormView v) { norms_[node.output(0)] = std::move(v); }
+
+  // Channels-last tensors: a Transpose with perm [0, 2, 3, 1] of an [N, C, H, W] layer output is the
+  // same layer's output seen as [N, H, W, C]; the readers that accept one (onnx_ops.cpp) compute
+  // over the channels and mark their output channels-last too, until a Transpose back.
+  bool channels_last(const std::string& tensor) const { return channels_last_.count(tensor) > 0; }
+  void set_channels_last(const std::string& tensor) { channels_last_.insert(tensor); }
+
+  // The layer that writes the node's input `index`, when this node is the last reader of that layer's
+  // output left (under every name it has: a Transpose's output is its input's layer) and no layer
+  // reads it: a per-channel scale or shift may then change the layer itself. Else nullptr. The
+  // pointer is valid until the next add_layer.
+  Layer* sole_reader_layer(const onnx::NodeProto& node, int index);
+  // Called after each node is converted: its reads are done.
+  void consumed(const onnx::NodeProto& node);
+
   // The value of tensor `name` when it is known at load, else nullptr.
   const Constant* find_constant(const std::string& name) const;
   // Records the node's first output as the known value c (a folded node: onnx_fold.cpp).
@@ -180,6 +208,9 @@ class Importer {
   std::size_t folded_values_ = 0;                // values of every define_constant() so far
   std::map<std::string, ShuffleView> views_;     // tensor name -> the channel shuffle it is part of
   std::map<std::string, GeluView> gelus_;        // tensor name -> the GELU it is part of
+  std::map<std::string, NormView> norms_;        // tensor name -> the layer normalisation it is part of
+  std::set<std::string> channels_last_;          // tensor names seen as [N, H, W, C]
+  std::map<std::string, int> pending_reads_;     // tensor name -> node inputs that read it, not yet converted
   std::map<std::string, Dims> shapes_;           // layer name (or "input") -> its output's shape
   std::set<std::string> names_;
 };

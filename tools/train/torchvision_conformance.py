@@ -28,7 +28,9 @@ Written per model, under OUTDIR:
 "residual" is not torchvision's: it is the module of the trial that tools/train/infer_model.py's old exporter
 wrote silently as another network (a forward() that adds a skip connection), here through the
 documented route, torch.onnx.export. Nor is "gelu_cnn": two convolutions with nn.GELU() after each,
-PyTorch's export of GELU (five nodes) as ConvNeXt has it.
+PyTorch's export of GELU (five nodes) as ConvNeXt has it; nor "convnext_small_cnn", a small ConvNeXt
+of torchvision's blocks (channels-last LayerNorm, Linear as MatMul, the layer scale). ConvNeXt's
+layer scales and every LayerNorm's weight and bias are drawn as training leaves them (trained_like).
 and OUTDIR/conformance.json: the models, sizes, counts and the versions of torch, torchvision and
 onnxruntime, and the SHA-256 of this script. When that file already records the same request, the
 same versions and this script, nothing is redone (CTest's fixture runs the script before each test
@@ -40,7 +42,7 @@ import json
 import os
 import sys
 
-DEFAULT_MODELS = "residual,gelu_cnn,resnet18,mobilenet_v2,mobilenet_v3_small,efficientnet_b0,squeezenet1_0,shufflenet_v2_x0_5,mnasnet0_5,lraspp_mobilenet_v3_large"
+DEFAULT_MODELS = "residual,gelu_cnn,convnext_small_cnn,resnet18,mobilenet_v2,mobilenet_v3_small,efficientnet_b0,squeezenet1_0,shufflenet_v2_x0_5,mnasnet0_5,lraspp_mobilenet_v3_large"
 MEAN = (0.485, 0.456, 0.406)
 STD = (0.229, 0.224, 0.225)
 
@@ -76,8 +78,36 @@ def gelu_module(torch):
                          nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(32, 10))
 
 
+def convnext_module(torch):
+    """A small ConvNeXt of torchvision's own parts: a 4x4 stride-4 stem and its LayerNorm2d, two
+    CNBlocks, a downsampling (LayerNorm2d, a 2x2 stride-2 conv), one more CNBlock, and the head's
+    pooling, LayerNorm2d, Flatten and Linear: every op of convnext_tiny at a small part of its cost."""
+    from torchvision.models.convnext import CNBlock, LayerNorm2d
+    nn = torch.nn
+    return nn.Sequential(nn.Conv2d(3, 16, 4, 4), LayerNorm2d(16, eps=1e-6),
+                         CNBlock(16, 0.5, 0.0), CNBlock(16, 0.5, 0.0),
+                         LayerNorm2d(16, eps=1e-6), nn.Conv2d(16, 32, 2, 2), CNBlock(32, 0.5, 0.0),
+                         nn.AdaptiveAvgPool2d(1), LayerNorm2d(32, eps=1e-6), nn.Flatten(1), nn.Linear(32, 10))
+
+
 # The modules that are not torchvision's, by name.
-OWN_MODULES = {"residual": residual_module, "gelu_cnn": gelu_module}
+OWN_MODULES = {"residual": residual_module, "gelu_cnn": gelu_module, "convnext_small_cnn": convnext_module}
+
+
+def trained_like(torch, model, seed):
+    """What initialisation leaves degenerate, drawn as training leaves it: ConvNeXt's layer scales
+    (1e-6 at initialisation, so that its blocks add almost nothing) from [0.1, 1], every LayerNorm's
+    weight from [0.5, 1.5] and bias from [-0.2, 0.2] (1 and 0). A generator of its own: the inputs'
+    draws, and so the other models' data, stay as they were."""
+    gen = torch.Generator().manual_seed(seed + 1)
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            if name.endswith("layer_scale"):
+                p.copy_(torch.rand(p.shape, generator=gen) * 0.9 + 0.1)
+        for m in model.modules():
+            if isinstance(m, torch.nn.LayerNorm) and m.elementwise_affine:
+                m.weight.copy_(torch.rand(m.weight.shape, generator=gen) + 0.5)
+                m.bias.copy_((torch.rand(m.bias.shape, generator=gen) - 0.5) * 0.4)
 
 
 def build(torch, torchvision, name):
@@ -170,6 +200,7 @@ def main():
         gen = torch.Generator().manual_seed(args.seed)
         torch.manual_seed(args.seed)
         model = build(torch, torchvision, name)
+        trained_like(torch, model, args.seed)
         # Realistic batch-norm statistics: cumulative averages over a few batches in training mode.
         for m in model.modules():
             if isinstance(m, torch.nn.modules.batchnorm._BatchNorm):
