@@ -99,7 +99,9 @@ Constant shape(Importer& m, const onnx::NodeProto& node) {
   } else {
     const std::string layer = m.source(node, 0);
     const Dims d = m.shape_of(layer);
-    out.ints = m.rank(layer) == 2 ? std::vector<long long>{0, d.c} : std::vector<long long>{0, d.c, d.h, d.w};
+    out.ints = m.rank(layer) == 2   ? std::vector<long long>{0, d.c}
+               : m.channels_last(x) ? std::vector<long long>{0, d.h, d.w, d.c}  // [N, H, W, C]
+                                    : std::vector<long long>{0, d.c, d.h, d.w};
     out.symbols.assign(out.ints.size(), Constant::kKnown);
     out.symbols[0] = Constant::kBatch;
   }

@@ -478,7 +478,7 @@ bool gelu_step(Importer& m, const onnx::NodeProto& node) {
       return true;
     }
     if (!add && g->step == 3 && m.find_constant(other) == nullptr && m.find_gelu(other) == nullptr &&
-        m.source(node, 1 - i) == x) {
+        m.channels_last(node.input(i)) == m.channels_last(other) && m.source(node, 1 - i) == x) {
       m.define_gelu(node, GeluView{x, 4});
       return true;
     }
@@ -494,7 +494,8 @@ bool gelu_step(Importer& m, const onnx::NodeProto& node) {
 // every channel, or one per channel along the channel axis (the last of a channels-last tensor,
 // axis 1 of [N, C, H, W] or [N, features]), every other dimension 1. Empty when it is neither.
 std::vector<float> per_channel(const Constant& k, int channels, bool channels_last, int rank) {
-  if (!k.is_float) return {};
+  // A constant of more dimensions than the tensor makes ONNX's result of higher rank.
+  if (!k.is_float || k.dims.size() > static_cast<std::size_t>(rank)) return {};
   if (k.floats.size() == 1) return std::vector<float>(static_cast<std::size_t>(channels), k.floats[0]);
   if (k.floats.size() != static_cast<std::size_t>(channels) || k.dims.empty()) return {};
   // The axis that holds the values, counted from the end (ONNX broadcasting aligns trailing dimensions).
@@ -539,6 +540,17 @@ bool channel_affine(Importer& m, const onnx::NodeProto& node) {
     for (std::size_t i = 0; i < c; ++i) bias[i] = static_cast<float>(bias[i] * scale[i] + shift[i]);
   };
   Layer* producer = m.sole_reader_layer(node, 1 - k);
+  // Parameters of the sizes the layer needs (the network checks them later; a fold must not write
+  // past them first): otherwise no fold.
+  if (producer != nullptr) {
+    const LayerParams& p = producer->params;
+    const bool per_output = (producer->kind == LayerKind::Conv2d || producer->kind == LayerKind::Linear) &&
+                            !p.weight.empty() && p.weight.size() % c == 0 && (p.bias.empty() || p.bias.size() == c);
+    const bool per_channel_params =
+        (producer->kind == LayerKind::LayerNorm || producer->kind == LayerKind::BatchNorm) && p.weight.size() == c &&
+        p.bias.size() == c;
+    if (!per_output && !per_channel_params) producer = nullptr;
+  }
   if (producer != nullptr && producer->kind == LayerKind::Conv2d) {
     fold(producer->params.weight, producer->params.bias);
     std::get<Conv2dAttrs>(producer->attrs).bias = true;

@@ -130,6 +130,7 @@ OnnxModel Importer::run() {
     for (const std::string& name : node.input()) ++reads_[name];
   }
   pending_reads_ = reads_;
+  for (const onnx::ValueInfoProto& out : g.output()) ++pending_reads_[out.name()];  // read when the graph ends
   read_input();
   for (const onnx::NodeProto& node : g.node()) {
     convert(*this, node);
@@ -439,6 +440,13 @@ Layer* Importer::sole_reader_layer(const onnx::NodeProto& node, int index) {
     if (r != pending_reads_.end()) left += r->second;
   }
   if (left != 1) return nullptr;
+  // A chain under way (a GELU, a layer normalisation, a channel shuffle) reads the layer when it ends.
+  for (const auto& [tensor, v] : gelus_)
+    if (v.layer == layer) return nullptr;
+  for (const auto& [tensor, v] : norms_)
+    if (v.layer == layer) return nullptr;
+  for (const auto& [tensor, v] : views_)
+    if (v.layer == layer) return nullptr;
   Layer* found = nullptr;
   for (Layer& l : result_.layers) {
     if (l.name == layer) found = &l;

@@ -169,9 +169,10 @@ class Importer {
   void set_channels_last(const std::string& tensor) { channels_last_.insert(tensor); }
 
   // The layer that writes the node's input `index`, when this node is the last reader of that layer's
-  // output left (under every name it has: a Transpose's output is its input's layer) and no layer
-  // reads it: a per-channel scale or shift may then change the layer itself. Else nullptr. The
-  // pointer is valid until the next add_layer.
+  // output left (under every name it has: a Transpose's output is its input's layer; a graph output
+  // counts as read), no layer reads it and no chain under way (GeluView, NormView, ShuffleView) will:
+  // a per-channel scale or shift may then change the layer itself. Else nullptr. The pointer is
+  // valid until the next add_layer.
   Layer* sole_reader_layer(const onnx::NodeProto& node, int index);
   // Called after each node is converted: its reads are done.
   void consumed(const onnx::NodeProto& node);

@@ -707,6 +707,91 @@ TEST(Onnx, AChannelScaleThatCannotFoldIsADepthwiseConvolution) {
   expect_close(got, want, reference_tolerance(ref), "scale, relu, shift, double, add");
 }
 
+// A scale must not fold into a layer that a chain under way still reads: here t, channels-last, is
+// scaled (t g) while its layer normalisation written out has read it but not yet become a layer; the
+// sum is LN(t) + t g, and the conv writing t keeps its weights (the scale is a depthwise
+// convolution). A fold there once made it LN(t g) + t g.
+TEST(Onnx, AScaleDoesNotFoldIntoALayerThatAChainUnderWayReads) {
+  Random rng;
+  SCOPED_TRACE(rng.trace());
+  const Dims in{3, 4, 5};
+  const int c = 4, batch = 2;
+  const std::vector<float> w = rng.vector(c * 3), g = rng.vector(c, 0.5f, 2.0f);
+  OnnxBuilder b(in, 13);
+  b.weight("w", {c, 3, 1, 1}, w);
+  b.weight("g", {c}, g);
+  b.weight("two", {}, {2.0f});
+  b.weight("eps", {}, {1e-5f});
+  b.node("Conv", "conv", {"x", "w"}, "d");
+  OnnxBuilder::attr(b.node("Transpose", "to_nhwc", {"d"}, "t"), "perm", std::vector<long long>{0, 2, 3, 1});
+  OnnxBuilder::attr(b.node("ReduceMean", "mean", {"t"}, "mu"), "axes", std::vector<long long>{-1});
+  b.node("Sub", "centre", {"t", "mu"}, "diff");
+  b.node("Pow", "square", {"diff", "two"}, "sq");
+  b.node("Mul", "skip", {"t", "g"}, "skip");
+  OnnxBuilder::attr(b.node("ReduceMean", "variance", {"sq"}, "var"), "axes", std::vector<long long>{-1});
+  b.node("Add", "plus_eps", {"var", "eps"}, "ve");
+  b.node("Sqrt", "deviation", {"ve"}, "sd");
+  b.node("Div", "normalise", {"diff", "sd"}, "nd");
+  b.node("Add", "sum", {"nd", "skip"}, "o");
+  OnnxBuilder::attr(b.node("Transpose", "to_nchw", {"o"}, "y"), "perm", std::vector<long long>{0, 3, 1, 2});
+  b.output("y");
+  TempDir dir;
+  b.save(dir / "m.onnx");
+  const LoadedModel model = load_model(dir / "m.onnx");
+  std::vector<LayerKind> kinds;
+  for (const Layer& l : model.network.layers()) kinds.push_back(l.kind);
+  ASSERT_EQ(kinds,
+            (std::vector<LayerKind>{LayerKind::Conv2d, LayerKind::Conv2d, LayerKind::LayerNorm, LayerKind::Add}));
+  EXPECT_EQ(model.network.layers()[0].params.weight, w);
+  const std::vector<float> x = rng.vector(static_cast<std::size_t>(batch) * in.size());
+  const std::size_t plane = static_cast<std::size_t>(in.h) * in.w;
+  std::vector<double> want(static_cast<std::size_t>(batch) * c * plane);
+  for (int n = 0; n < batch; ++n)
+    for (std::size_t p = 0; p < plane; ++p) {
+      std::vector<double> t(c);
+      double mean = 0.0, var = 0.0;
+      for (int k = 0; k < c; ++k) {
+        for (int i = 0; i < 3; ++i)
+          t[static_cast<std::size_t>(k)] += static_cast<double>(w[static_cast<std::size_t>(k * 3 + i)]) *
+                                            x[(static_cast<std::size_t>(n) * 3 + i) * plane + p];
+        mean += t[static_cast<std::size_t>(k)] / c;
+      }
+      for (double v : t) var += (v - mean) * (v - mean) / c;
+      for (int k = 0; k < c; ++k) {
+        const auto j = static_cast<std::size_t>(k);
+        want[(static_cast<std::size_t>(n) * c + j) * plane + p] =
+            (t[j] - mean) / std::sqrt(var + static_cast<double>(1e-5f)) + t[j] * g[j];
+      }
+    }
+  std::vector<float> got(want.size(), std::numeric_limits<float>::quiet_NaN());
+  make_cpu_backend(model.network, batch)->forward(x.data(), batch, got.data(), kinds.size());
+  const ReferenceTensor ref = reference_forward(model.network, x, batch, kinds.size(), false).back();
+  expect_close(got, want, reference_tolerance(ref), "LN(t) + t g");
+}
+
+// Shape of a channels-last tensor is [N, H, W, C]: its H and W, doubled, size a Resize of the
+// [N, C, H, W] input to 6 x 10 (the channels' order would ask for 4 x 6).
+TEST(Onnx, TheShapeOfAChannelsLastTensorIsNHWC) {
+  OnnxBuilder b({2, 3, 5}, 13);
+  OnnxBuilder::attr(b.node("Transpose", "to_nhwc", {"x"}, "t"), "perm", std::vector<long long>{0, 2, 3, 1});
+  b.node("Shape", "shape_t", {"t"}, "st");
+  b.node("Shape", "shape_x", {"x"}, "sx");
+  b.ints("zero", {0});
+  b.ints("one", {1});
+  b.ints("two", {2});
+  b.ints("three", {3});
+  b.node("Slice", "nc", {"sx", "zero", "two"}, "nc");
+  b.node("Slice", "hw", {"st", "one", "three"}, "hw");
+  b.node("Mul", "hw2", {"hw", "two"}, "hw2");
+  OnnxBuilder::attr(b.node("Concat", "sizes", {"nc", "hw2"}, "sizes"), "axis", 0);
+  b.node("Resize", "up", {"x", "", "", "sizes"}, "y");
+  b.output("y");
+  TempDir dir;
+  b.save(dir / "m.onnx");
+  const LoadedModel model = load_model(dir / "m.onnx");
+  EXPECT_EQ(model.network.output_dims(), (Dims{2, 6, 10}));
+}
+
 // A weight goes to its layer whole however many nodes read it: moved out of the import when one node
 // reads it, copied when several do, directly or through an Identity (exporters write one for a
 // weight shared by two modules).
@@ -1115,6 +1200,47 @@ TEST(Onnx, UnsupportedConstructsAreRefusedNamingTheNode) {
          b.output("y");
        },
        "node 'minus' (Sub): infer subtracts only within PyTorch's layer_norm over the last axis"},
+      {"a scale of a graph output after it",  // folded into the last layer, it would change the output
+       [](OnnxBuilder& b) {
+         b.weight("w", {2, 2, 1, 1}, {1.0f, 0.5f, 0.25f, 1.0f});
+         b.weight("s", {2, 1, 1}, {2.0f, 3.0f});
+         b.node("Conv", "conv", {"x", "w"}, "y");
+         b.node("Mul", "after", {"y", "s"}, "unused");
+         b.output("y");
+       },
+       "the graph's output 'y' is not written by its last computing node"},
+      {"a batch-norm of one scale for two channels, scaled",  // checked before a fold writes past it
+       [](OnnxBuilder& b) {
+         b.weight("one", {1}, {1.0f});
+         b.weight("s", {2, 1, 1}, {2.0f, 3.0f});
+         b.node("BatchNormalization", "bn", {"x", "one", "one", "one", "one"}, "n");
+         b.node("Mul", "scaled", {"n", "s"}, "y");
+         b.output("y");
+       },
+       "layer 'bn'"},
+      {"a constant of more dimensions than the tensor",
+       [](OnnxBuilder& b) {
+         b.weight("k", {1, 1, 1, 1, 2}, {2.0f, 3.0f});
+         b.node("Relu", "relu", {"x"}, "r");
+         OnnxBuilder::attr(b.node("Transpose", "nhwc", {"r"}, "t"), "perm", std::vector<long long>{0, 2, 3, 1});
+         b.node("Mul", "scaled", {"t", "k"}, "s");
+         OnnxBuilder::attr(b.node("Transpose", "nchw", {"s"}, "y"), "perm", std::vector<long long>{0, 3, 1, 2});
+         b.output("y");
+       },
+       "node 'scaled' (Mul): a constant operand of shape [1, 1, 1, 1, 2] for a channels-last tensor of 2 channels"},
+      {"a GELU whose product mixes layouts",
+       [](OnnxBuilder& b) {
+         b.weight("sqrt2", {}, {1.41421356f});
+         b.weight("one", {}, {1.0f});
+         b.node("Relu", "relu", {"x"}, "r");
+         OnnxBuilder::attr(b.node("Transpose", "nhwc", {"r"}, "t"), "perm", std::vector<long long>{0, 2, 3, 1});
+         b.node("Div", "div", {"t", "sqrt2"}, "d");
+         b.node("Erf", "erf", {"d"}, "e");
+         b.node("Add", "add", {"e", "one"}, "a");
+         b.node("Mul", "mul", {"r", "a"}, "y");
+         b.output("y");
+       },
+       "node 'mul' (Mul): input 'a' is step 3 of a GELU of 'relu'"},
       {"a channels-last tensor plus an [N, C, H, W] one",
        [](OnnxBuilder& b) {
          b.node("Relu", "relu", {"x"}, "r");

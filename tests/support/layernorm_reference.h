@@ -7,7 +7,9 @@
 //   the mean: a C-term sum (Higham 3.1) and a scaling      e_m = (C + 1) u mean|x|
 //   the variance: C squares and a C-term sum of them,     e_v = (C + 4) u mean(x^2) + 2 e_m (|m| + mean|x - m|)
 //     or the mean square and m^2 subtracted; the error of the mean moves each difference by e_m
-//   + eps, sqrt, the reciprocal (2 ulp: a GPU's rsqrt)     rel_r = e_v / (2 (v + eps)) + 4 u, relative
+//   r from v within e_v, then + eps (u / 2 of r), sqrt (u) and the reciprocal (u), or a GPU's rsqrt
+//   (2 ulp, 4 u) after the + eps: 5 u covers both     rel_r = (1 + 5 u) / sqrt(1 - e_v / (v + eps)) - 1,
+//     relative, exact in e_v (no bound where e_v >= v + eps: E[x^2] - m^2 can lose every digit)
 //   y_c: the difference (or PyTorch's x r - m r, a scale and shift that cancel: 4 u (|x_c| + |m|)
 //     covers both), two products and the bias add
 //       own_c = |g_c| r (e_m + 4 u (|x_c| + |m|)) + |g_c z_c| (rel_r + 2 u) + u |y_c|
@@ -17,6 +19,7 @@
 
 #include <cmath>
 #include <cstddef>
+#include <limits>
 
 namespace infer::test {
 
@@ -49,7 +52,8 @@ LayerNormPixel layernorm_pixel(int channels, double eps, Value x) {
   p.r = 1.0 / std::sqrt(var + eps);
   p.e_m = (count + 1.0) * u * abs_x;
   const double e_v = (count + 4.0) * u * sq_x + 2.0 * p.e_m * (std::fabs(m) + abs_d);
-  p.rel_r = e_v / (2.0 * (var + eps)) + 4.0 * u;
+  p.rel_r = e_v >= var + eps ? std::numeric_limits<double>::infinity()
+                             : (1.0 + 5.0 * u) / std::sqrt(1.0 - e_v / (var + eps)) - 1.0;
   return p;
 }
 

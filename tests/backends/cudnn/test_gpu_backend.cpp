@@ -808,6 +808,55 @@ void check_precision(Random& rng, const Network& net, Precision p, const GpuOpti
               whole.share, whole.where.c_str(), per_step.share, per_step.where.c_str());
 }
 
+// The layernorm kernel on half NHWC data (fp16; error_bound.h does not model layernorm, so the
+// zoo's reduced-precision checks leave it out): one layernorm, its input rounded to half and
+// uploaded NHWC, its output rounded to half, against the CPU in float. Per element (u11 = 2^-11,
+// t = 2^-25 the absolute rounding of a half below 2^-14; layernorm_reference.h):
+//   input    E_c = u11 |x_c| + t, carried as g_c r (E_c + mean E + |z_c| mean(|z| E)), first order;
+//            its remainder: E / (v + eps)^(1/2) = e relative to the deviation moves r by at most
+//            (1 - 2e)^(-1/2) - 1 - e <= 3 e^2 for e <= 1/8, so the carried term is taken (1 + 3 e) times
+//   own      the float formula's, on both sides: 2 own_c
+//   output   u11 |y_c| + t
+TEST_F(GpuBackend, LayernormOnHalfNhwcMatchesCpuWithinItsDerivedBound) {
+  SKIP_WITHOUT_GPU();
+  for (const Dims in : {Dims{7, 5, 6}, Dims{16, 3, 4}}) {
+    SCOPED_TRACE(to_string(in));
+    const Network net = random_network(rng_, in, {make_layer("norm", LayerKind::LayerNorm, LayerNormAttrs{1e-5})});
+    const LayerParams& p = net.layers()[0].params;
+    auto cpu = make_cpu_backend(net, kMaxBatch);
+    auto gpu = make_gpu_backend(net, kMaxBatch, with_precision(Precision::Fp16));
+    for (int n : {3, 1, kMaxBatch}) {
+      const std::vector<float> x = rng_.vector(static_cast<std::size_t>(n) * in.size());
+      const std::vector<float> got = gpu_output(*gpu, net, x, n, 1);
+      std::vector<float> want(got.size());
+      cpu->forward(x.data(), n, want.data(), 1);
+      const std::size_t plane = static_cast<std::size_t>(in.h) * in.w;
+      std::vector<double> ref(want.begin(), want.end()), tolerance(want.size());
+      for (std::size_t pixel = 0; pixel < static_cast<std::size_t>(n) * plane; ++pixel) {
+        const std::size_t first = (pixel / plane) * in.size() + pixel % plane;
+        auto at = [&](int c) { return first + static_cast<std::size_t>(c) * plane; };
+        const LayerNormPixel s = layernorm_pixel(in.c, 1e-5, [&](int c) { return static_cast<double>(x[at(c)]); });
+        auto input_error = [&](int c) { return kU11 * std::fabs(x[at(c)]) + kHalfTiny; };
+        double mean_e = 0.0, z_e = 0.0, e_max = 0.0;
+        for (int c = 0; c < in.c; ++c) {
+          mean_e += input_error(c) / in.c;
+          z_e += std::fabs(x[at(c)] - s.mean) * s.r * input_error(c) / in.c;
+          e_max = std::max(e_max, input_error(c) * s.r);
+        }
+        ASSERT_LE(e_max, 1.0 / 8.0) << "a pixel whose values are all about equal: the first order does not hold";
+        for (int c = 0; c < in.c; ++c) {
+          const auto ch = static_cast<std::size_t>(c);
+          const double z = (x[at(c)] - s.mean) * s.r, y = p.weight[ch] * z + p.bias[ch];
+          const double carried = std::fabs(p.weight[ch]) * s.r * (input_error(c) + mean_e + std::fabs(z) * z_e);
+          tolerance[at(c)] = carried * (1.0 + 3.0 * e_max) + 2.0 * layernorm_own(s, p.weight[ch], x[at(c)], y) +
+                             kU11 * std::fabs(y) + kHalfTiny;
+        }
+      }
+      expect_close(got, ref, tolerance, "fp16, n = " + std::to_string(n));
+    }
+  }
+}
+
 // The shipped model's structure, smaller: 4 x (conv + bn + relu), 2 max pools, flatten, linear,
 // relu, linear, softmax; weights scaled as trained ones are.
 Network fashion_like(Random& rng) { return scaled_random_network(rng, {1, 12, 12}, fashion_like_layers()); }
