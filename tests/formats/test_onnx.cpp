@@ -542,6 +542,28 @@ TEST(Onnx, PyTorchsGeluChainIsOneGeluLayer) {
   }
 }
 
+// PyTorch's F.layer_norm over the last axis of channels-last `t` as torch.onnx.export writes it below
+// opset 17, without its weight and bias, into "nd": ReduceMean, Sub, Pow by "two", ReduceMean, Add
+// "eps", Sqrt, Div (the builder's scalar weights "two" and "eps"). `midway` adds nodes after the Pow,
+// while the chain is under way.
+void add_written_out_norm(OnnxBuilder& b, const std::string& t, const std::function<void()>& midway = {}) {
+  OnnxBuilder::attr(b.node("ReduceMean", "mean", {t}, "mu"), "axes", std::vector<long long>{-1});
+  b.node("Sub", "centre", {t, "mu"}, "diff");
+  b.node("Pow", "square", {"diff", "two"}, "sq");
+  if (midway) midway();
+  OnnxBuilder::attr(b.node("ReduceMean", "variance", {"sq"}, "var"), "axes", std::vector<long long>{-1});
+  b.node("Add", "plus_eps", {"var", "eps"}, "ve");
+  b.node("Sqrt", "deviation", {"ve"}, "sd");
+  b.node("Div", "normalise", {"diff", "sd"}, "nd");
+}
+
+// The kinds of a network's layers, in order.
+std::vector<LayerKind> layer_kinds(const Network& net) {
+  std::vector<LayerKind> kinds;
+  for (const Layer& l : net.layers()) kinds.push_back(l.kind);
+  return kinds;
+}
+
 // ConvNeXt's block as torch.onnx.export writes it (torchvision's CNBlock): a depthwise convolution,
 // Transpose to channels-last, LayerNorm over the channels (opset 17: LayerNormalization; below:
 // ReduceMean, Sub, Pow, ReduceMean, Add eps, Sqrt, Div, then Mul by its weight and Add its bias),
@@ -627,13 +649,7 @@ TEST(Onnx, ConvNextsBlockIsSixLayers) {
       OnnxBuilder::attr(ln, "axis", -1);
       OnnxBuilder::attr_f(ln, "epsilon", eps);
     } else {
-      OnnxBuilder::attr(b.node("ReduceMean", "mean", {"t"}, "mu"), "axes", std::vector<long long>{-1});
-      b.node("Sub", "centre", {"t", "mu"}, "diff");
-      b.node("Pow", "square", {"diff", "two"}, "sq");
-      OnnxBuilder::attr(b.node("ReduceMean", "variance", {"sq"}, "var"), "axes", std::vector<long long>{-1});
-      b.node("Add", "plus_eps", {"var", "eps"}, "ve");
-      b.node("Sqrt", "deviation", {"ve"}, "sd");
-      b.node("Div", "normalise", {"diff", "sd"}, "nd");
+      add_written_out_norm(b, "t");
       b.node("Mul", "weight", {"nd", "g"}, "ng");
       b.node("Add", "bias", {"ng", "beta"}, "n");
     }
@@ -653,8 +669,7 @@ TEST(Onnx, ConvNextsBlockIsSixLayers) {
     TempDir dir;
     b.save(dir / "m.onnx");
     const LoadedModel model = load_model(dir / "m.onnx");
-    std::vector<LayerKind> kinds;
-    for (const Layer& l : model.network.layers()) kinds.push_back(l.kind);
+    const std::vector<LayerKind> kinds = layer_kinds(model.network);
     ASSERT_EQ(kinds, (std::vector<LayerKind>{LayerKind::Conv2d, LayerKind::LayerNorm, LayerKind::Conv2d,
                                              LayerKind::Gelu, LayerKind::Conv2d, LayerKind::Add}));
     EXPECT_EQ(model.network.layers()[1].layernorm().epsilon, static_cast<double>(eps));
@@ -690,8 +705,7 @@ TEST(Onnx, AChannelScaleThatCannotFoldIsADepthwiseConvolution) {
   TempDir dir;
   b.save(dir / "m.onnx");
   const LoadedModel model = load_model(dir / "m.onnx");
-  std::vector<LayerKind> kinds;
-  for (const Layer& l : model.network.layers()) kinds.push_back(l.kind);
+  const std::vector<LayerKind> kinds = layer_kinds(model.network);
   ASSERT_EQ(kinds, (std::vector<LayerKind>{LayerKind::Conv2d, LayerKind::Relu, LayerKind::Conv2d, LayerKind::Conv2d,
                                            LayerKind::Add}));
   const std::vector<float> x = rng.vector(static_cast<std::size_t>(batch) * in.size());
@@ -724,22 +738,14 @@ TEST(Onnx, AScaleDoesNotFoldIntoALayerThatAChainUnderWayReads) {
   b.weight("eps", {}, {1e-5f});
   b.node("Conv", "conv", {"x", "w"}, "d");
   OnnxBuilder::attr(b.node("Transpose", "to_nhwc", {"d"}, "t"), "perm", std::vector<long long>{0, 2, 3, 1});
-  OnnxBuilder::attr(b.node("ReduceMean", "mean", {"t"}, "mu"), "axes", std::vector<long long>{-1});
-  b.node("Sub", "centre", {"t", "mu"}, "diff");
-  b.node("Pow", "square", {"diff", "two"}, "sq");
-  b.node("Mul", "skip", {"t", "g"}, "skip");
-  OnnxBuilder::attr(b.node("ReduceMean", "variance", {"sq"}, "var"), "axes", std::vector<long long>{-1});
-  b.node("Add", "plus_eps", {"var", "eps"}, "ve");
-  b.node("Sqrt", "deviation", {"ve"}, "sd");
-  b.node("Div", "normalise", {"diff", "sd"}, "nd");
+  add_written_out_norm(b, "t", [&] { b.node("Mul", "skip", {"t", "g"}, "skip"); });
   b.node("Add", "sum", {"nd", "skip"}, "o");
   OnnxBuilder::attr(b.node("Transpose", "to_nchw", {"o"}, "y"), "perm", std::vector<long long>{0, 3, 1, 2});
   b.output("y");
   TempDir dir;
   b.save(dir / "m.onnx");
   const LoadedModel model = load_model(dir / "m.onnx");
-  std::vector<LayerKind> kinds;
-  for (const Layer& l : model.network.layers()) kinds.push_back(l.kind);
+  const std::vector<LayerKind> kinds = layer_kinds(model.network);
   ASSERT_EQ(kinds,
             (std::vector<LayerKind>{LayerKind::Conv2d, LayerKind::Conv2d, LayerKind::LayerNorm, LayerKind::Add}));
   EXPECT_EQ(model.network.layers()[0].params.weight, w);
