@@ -6,11 +6,15 @@
 // that order and skip any whose status is not success, any reported for a math type the precision
 // does not allow (Fp32: no tensor-op math; never ..._ALLOW_CONVERSION), any that transforms the
 // operands (transforms_operands), with GpuOptions::deterministic any not reported
-// CUDNN_DETERMINISTIC, and any whose workspace at some batch size exceeds kWorkspaceLimitBytes.
-// The workspace is queried at every batch size from 1 to max_batch (a host call each): cuDNN does
-// not document it as monotonic in n, and an engine chosen for a middle batch size may need more
-// than both ends. The convolution descriptor keeps the plan's math type: we never copy a result's
-// mathType into it.
+// CUDNN_DETERMINISTIC, and any whose workspace exceeds kWorkspaceLimitBytes. The first that runs
+// is chosen: only the candidates tried until then have their workspace queried, at the two batch
+// sizes the probes run (1 and max_batch), two host calls each. Every other batch size is checked
+// the first time a pass runs at it (prepare_batch_size): cuDNN does not document the workspace as
+// monotonic in n, so a middle batch size may need more than both ends, and the workspace then
+// grows, before that pass and its capture. Planning thus costs the same host calls at any
+// max_batch (a test holds it to a budget); the old query at every n from 1 to max_batch cost up to
+// 1,024 calls per candidate per step. The convolution descriptor keeps the plan's math type: we
+// never copy a result's mathType into it.
 //
 // Autotune (GpuOptions::autotune): per step, the choice of the AutotuneCache (autotune_cache.h)
 // for (device, cuDNN version, precision, shape_key()) if it still runs (probed; a stale entry is
@@ -59,7 +63,9 @@ static_assert(kConvolutionAlgorithmCount == CUDNN_CONVOLUTION_FWD_ALGO_COUNT,
 
 struct Candidate {
   cudnnConvolutionFwdAlgo_t algo;
-  std::size_t workspace;  // bytes, the most of any batch size 1..max_batch
+  // Bytes, the more of n = 1 and n = max_batch (kWorkspaceLimitBytes + 1 where cuDNN declines
+  // either); queried when the candidate is first tried.
+  std::optional<std::size_t> workspace;
 };
 
 // The descriptors of a step's convolution as cuDNN's queries take them: the plan's own (x the
@@ -145,15 +151,16 @@ class BatchResized {
   int c_ = 0, h_ = 0, w_ = 0, ns_ = 0, cs_ = 0, hs_ = 0, ws_ = 0;
 };
 
-// The workspace `algo` needs at the batch size it needs most, of every n in [1, max_batch];
-// kWorkspaceLimitBytes + 1 if cuDNN declines it at any. max_batch host queries (no device work).
-std::size_t workspace_at_every_batch_size(cudnnHandle_t handle, const Plan& plan, const Step& step, bool float_fallback,
-                                          cudnnConvolutionFwdAlgo_t algo) {
+// The workspace `algo` needs at the batch sizes the probes run, n = 1 and n = max_batch (the more
+// of the two); kWorkspaceLimitBytes + 1 if cuDNN declines it at either. Two host queries (no
+// device work); prepare_batch_size checks the others when they first run.
+std::size_t workspace_at_probed_sizes(cudnnHandle_t handle, const Plan& plan, const Step& step, bool float_fallback,
+                                      cudnnConvolutionFwdAlgo_t algo) {
   const ConvolutionDescs d = descriptors(plan, step, float_fallback);
   const std::string context = layer_context(plan.network().layers()[step.first_layer]);
   const BatchResized x(d.x, context), y(d.y, context);
   std::size_t most = 0;
-  for (int n = 1; n <= plan.max_batch(); ++n) {
+  for (int n : {1, plan.max_batch()}) {
     std::size_t bytes = 0;
     const cudnnStatus_t s =
         cudnnGetConvolutionForwardWorkspaceSize(handle, x.at(n), d.w, d.convolution, y.at(n), algo, &bytes);
@@ -169,8 +176,8 @@ std::size_t workspace_at_every_batch_size(cudnnHandle_t handle, const Plan& plan
   return most;
 }
 
-// The algorithms usable for a convolution step, best first (possibly none). Leaves the plan at
-// batch max_batch.
+// The algorithms a convolution step may use, best first (possibly none), their workspace not yet
+// queried. Leaves the plan at batch max_batch.
 std::vector<Candidate> list_candidates(cudnnHandle_t handle, Plan& plan, const Step& step, bool float_fallback,
                                        bool deterministic_only) {
   const Layer& layer = plan.network().layers()[step.first_layer];
@@ -195,10 +202,8 @@ std::vector<Candidate> list_candidates(cudnnHandle_t handle, Plan& plan, const S
     if (transforms_operands(p.algo)) continue;
     if (!determinism_allowed(deterministic_only, p.determinism)) continue;
     if (std::any_of(out.begin(), out.end(), [&](const Candidate& c) { return c.algo == p.algo; })) continue;
-    out.push_back(Candidate{p.algo, workspace_at_every_batch_size(handle, plan, step, float_fallback, p.algo)});
+    out.push_back(Candidate{p.algo, std::nullopt});
   }
-  const auto too_large = [](const Candidate& c) { return c.workspace > kWorkspaceLimitBytes; };
-  out.erase(std::remove_if(out.begin(), out.end(), too_large), out.end());
   return out;
 }
 
@@ -259,11 +264,9 @@ void Executor::choose_algorithms() {
   const std::vector<Step>& steps = plan_.steps();
   const bool deterministic = options_.deterministic;
   std::vector<std::vector<Candidate>> candidates(steps.size());
-  std::size_t probe_workspace = 0;
   for (std::size_t i = 0; i < steps.size(); ++i) {
     if (steps[i].kind != StepKind::Convolution) continue;
     candidates[i] = list_candidates(handle_.get(), plan_, steps[i], false, deterministic);
-    for (const Candidate& c : candidates[i]) probe_workspace = std::max(probe_workspace, c.workspace);
   }
 
   // Autotune: the cache, and a workspace as large as any measured algorithm may use.
@@ -280,10 +283,10 @@ void Executor::choose_algorithms() {
     } else {
       log("autotune cache " + cache_path.u8string() + ": " + std::to_string(cache->size()) + " entries");
     }
-    probe_workspace = std::max(probe_workspace, kWorkspaceLimitBytes);
+    reserve_workspace(kWorkspaceLimitBytes);
   }
-  // Large enough for every candidate while probing; shrunk to what the chosen ones need below.
-  workspace_ = DeviceBuffer(probe_workspace, "convolution workspace");
+  // The workspace grows to each candidate's while probing (reserve_workspace) and shrinks to what
+  // the chosen ones need below.
 
   convolutions_.assign(steps.size(), ConvolutionChoice{});
   std::size_t needed = 0;
@@ -293,11 +296,19 @@ void Executor::choose_algorithms() {
     const Layer& layer = plan_.network().layers()[step.first_layer];
     const std::string context = layer_context(layer);
     ConvolutionChoice& choice = convolutions_[i];
+    // A candidate's workspace, queried when it is first tried; the workspace grows to it, so that
+    // its probe gets what the real calls will offer. False when it needs more than the limit.
+    const auto within_limit = [&](Candidate& c, bool float_fallback) {
+      if (!c.workspace) c.workspace = workspace_at_probed_sizes(handle_.get(), plan_, step, float_fallback, c.algo);
+      if (*c.workspace > kWorkspaceLimitBytes) return false;
+      reserve_workspace(*c.workspace);
+      return true;
+    };
     // The separate calls run partial forward passes too, so they need an algorithm that runs even
     // when the fused call is chosen. A heuristic's SUCCESS does not guarantee that: probe it.
     const auto first_running = [&](bool float_fallback) -> const Candidate* {
-      for (const Candidate& c : candidates[i]) {
-        if (plain_call_runs(step, float_fallback, c.algo, c.workspace)) return &c;
+      for (Candidate& c : candidates[i]) {
+        if (within_limit(c, float_fallback) && plain_call_runs(step, float_fallback, c.algo, *c.workspace)) return &c;
       }
       return nullptr;
     };
@@ -309,14 +320,14 @@ void Executor::choose_algorithms() {
       choice.float_fallback = true;
       prepare_float_fallback(step);
       candidates[i] = list_candidates(handle_.get(), plan_, step, true, deterministic);
-      for (const Candidate& c : candidates[i]) reserve_workspace(c.workspace);
       plain = first_running(true);
     }
     if (!plain) {
       const std::string what = std::string(choice.float_fallback ? "fp32 (the fp16 step's float fallback)"
                                                                  : precision_name(plan_.precision())) +
                                (deterministic ? " deterministic" : "");
-      if (candidates[i].empty()) {
+      const auto within = [](const Candidate& c) { return *c.workspace <= kWorkspaceLimitBytes; };
+      if (std::none_of(candidates[i].begin(), candidates[i].end(), within)) {
         throw GpuError(context + ": cuDNN offers no " + what +
                        " forward algorithm for this convolution that needs at "
                        "most " +
@@ -329,7 +340,7 @@ void Executor::choose_algorithms() {
     }
     const bool fallback = choice.float_fallback;
     choice.plain_algo = plain->algo;
-    choice.workspace_bytes = plain->workspace;
+    choice.workspace_bytes = *plain->workspace;
     // Applies a whole-step choice: fused (the fused call with `algo`) or separate (`algo` is then
     // also the partial runs' algorithm; it was probed).
     auto apply = [&](cudnnConvolutionFwdAlgo_t algo, bool fused, std::size_t workspace) {
@@ -350,7 +361,7 @@ void Executor::choose_algorithms() {
                             shape_key(plan_, step, fallback, deterministic)};
       if (const std::optional<AutotuneChoice> hit = cache->find(key)) {
         const auto algo = static_cast<cudnnConvolutionFwdAlgo_t>(hit->algorithm);
-        const std::size_t workspace = workspace_at_every_batch_size(handle_.get(), plan_, step, fallback, algo);
+        const std::size_t workspace = workspace_at_probed_sizes(handle_.get(), plan_, step, fallback, algo);
         const bool usable = !transforms_operands(algo) && workspace <= kWorkspaceLimitBytes &&
                             (hit->fused ? fusable(step, algo) && fused_call_runs(step, fallback, algo, workspace)
                                         : plain_call_runs(step, fallback, algo, workspace));
@@ -379,7 +390,7 @@ void Executor::choose_algorithms() {
               !determinism_allowed(deterministic, p.determinism)) {
             continue;
           }
-          const std::size_t workspace = workspace_at_every_batch_size(handle_.get(), plan_, step, fallback, p.algo);
+          const std::size_t workspace = workspace_at_probed_sizes(handle_.get(), plan_, step, fallback, p.algo);
           if (workspace > kWorkspaceLimitBytes) continue;
           const AutotuneChoice measured{static_cast<int>(p.algo), false, workspace,
                                         std::max(0.0, static_cast<double>(p.time))};
@@ -409,9 +420,10 @@ void Executor::choose_algorithms() {
       }
     }
     if (!decided) {
-      for (const Candidate& c : candidates[i]) {
-        if (fusable(step, c.algo) && fused_call_runs(step, fallback, c.algo, c.workspace)) {
-          apply(c.algo, true, c.workspace);
+      for (Candidate& c : candidates[i]) {
+        if (fusable(step, c.algo) && within_limit(c, fallback) &&
+            fused_call_runs(step, fallback, c.algo, *c.workspace)) {
+          apply(c.algo, true, *c.workspace);
           break;
         }
       }
@@ -442,6 +454,65 @@ void Executor::choose_algorithms() {
     workspace_ = DeviceBuffer();
     workspace_ = DeviceBuffer(needed, "convolution workspace");
   }
+  // The probes ran at both ends, with the workspace each choice was probed with.
+  batch_size_ready_.assign(static_cast<std::size_t>(plan_.max_batch()) + 1, false);
+  batch_size_ready_[1] = true;
+  batch_size_ready_[static_cast<std::size_t>(plan_.max_batch())] = true;
+}
+
+// The first pass at batch size n (the plan set to n; no capture under way): every chosen
+// algorithm's workspace at n. Where a step needs more than its choice offers, the offer grows, and
+// the workspace with it, once: the graphs captured so far baked the old buffer's address in, so
+// they are dropped (they are captured again on their next call). A fused algorithm that cuDNN
+// declines at n leaves that step to its separate calls at n (fused_declined_), as a declined call
+// does; a separate algorithm declined at n, which ran at 1 and max_batch, is an error.
+void Executor::prepare_batch_size(int n) {
+  const std::size_t index = static_cast<std::size_t>(n);
+  if (batch_size_ready_[index]) return;
+  const std::vector<Step>& steps = plan_.steps();
+  std::size_t needed = workspace_.bytes();
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    if (steps[i].kind != StepKind::Convolution) continue;
+    const Step& step = steps[i];
+    ConvolutionChoice& choice = convolutions_[i];
+    const std::string context = layer_context(plan_.network().layers()[step.first_layer]);
+    const ConvolutionDescs d = descriptors(plan_, step, choice.float_fallback);
+    const bool fused = choice.mode != ConvolutionMode::Separate;
+    for (const bool fused_algo : {false, true}) {
+      if (fused_algo && !fused) continue;
+      const cudnnConvolutionFwdAlgo_t algo = fused_algo ? choice.fused_algo : choice.plain_algo;
+      std::size_t bytes = 0;
+      const cudnnStatus_t s =
+          cudnnGetConvolutionForwardWorkspaceSize(handle_.get(), d.x, d.w, d.convolution, d.y, algo, &bytes);
+      if (declines(s) && fused_algo) {
+        clear_last_error();
+        fused_declined_.emplace(step.first_layer, n);
+        log(step.name + ": cuDNN declines " + algorithm_name(algo) + " at n = " + std::to_string(n) +
+            "; the separate calls run this step at that batch size");
+        continue;
+      }
+      if (declines(s)) {
+        clear_last_error();
+        throw GpuError(context + ": cuDNN declines the " + algorithm_name(algo) + " convolution at batch size " +
+                       std::to_string(n) + ", which it ran at 1 and " + std::to_string(plan_.max_batch()) +
+                       "; run this model at those batch sizes or on the CPU backend");
+      }
+      if (s != CUDNN_STATUS_SUCCESS) {
+        detail::throw_cudnn_error(s, "cudnnGetConvolutionForwardWorkspaceSize", context, __FILE__, __LINE__);
+      }
+      choice.workspace_bytes = std::max(choice.workspace_bytes, bytes);
+      needed = std::max(needed, bytes);
+    }
+  }
+  if (needed > workspace_.bytes()) {
+    INFER_CUDA_CHECK("convolution workspace", cudaStreamSynchronize(stream_.get()));
+    graphs_.clear();
+    workspace_ = DeviceBuffer();
+    workspace_ = DeviceBuffer(needed, "convolution workspace");
+    log("convolution workspace grown to " + std::to_string(needed) + " B for n = " + std::to_string(n) +
+        " (more than n = 1 and n = " + std::to_string(plan_.max_batch()) + " need); CUDA graphs captured again");
+  }
+  batch_size_ready_[index] = true;
 }
 
 // Grows the workspace to `bytes` while probing (build time only: a graph keeps the address).
@@ -484,8 +555,10 @@ bool Executor::plain_call_runs(const Step& step, bool float_fallback, cudnnConvo
 }
 
 // Runs `call` at n = max_batch and n = 1: false if cuDNN declines it at either, throws if it fails.
+// The plan's current batch size first: each switch re-sets every descriptor of the plan.
 bool Executor::call_runs(const Step& step, const char* name, const std::function<cudnnStatus_t()>& call) {
-  for (int n : {plan_.max_batch(), 1}) {
+  const int first = plan_.batch() == 1 ? 1 : plan_.max_batch();
+  for (int n : {first, first == 1 ? plan_.max_batch() : 1}) {
     plan_.set_batch(n);
     const cudnnStatus_t s = call();
     if (probe_declines(s)) {

@@ -6,8 +6,8 @@
 // Batch sizes: cuDNN tensor descriptors encode N. forward() re-sets the plan's existing activation
 // descriptors (cudnnSetTensor4dDescriptor, a host-side call, no creation) when n differs from the
 // previous call; the other descriptors do not depend on n. The workspace of each convolution is
-// queried at every batch size from 1 to max_batch (convolution_algorithms.cpp), so that no batch
-// size needs more than was allocated.
+// queried at n = 1 and max_batch when it is chosen, and at each other batch size on that size's
+// first pass, which grows it if needed (convolution_algorithms.cpp, prepare_batch_size).
 #include "backends/cudnn/executor.h"
 
 #include <algorithm>

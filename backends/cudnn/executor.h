@@ -1,7 +1,9 @@
 // Runs a Plan on the GPU: device selection, the cuDNN handle and stream, device buffers for every
 // activation and weight (folded and converted to the plan's precision once, on the host), one
 // convolution algorithm per convolution step and a shared workspace, all set up once in the
-// constructor. forward() and top_k() allocate nothing and create no descriptor; with CUDA graphs
+// constructor. forward() and top_k() create no descriptor and allocate nothing, except in one case:
+// the first pass at a batch size whose convolutions need more workspace than n = 1 and max_batch
+// (which cuDNN does not rule out) grows the workspace once. With CUDA graphs
 // (GpuOptions::cuda_graphs) each distinct pass is captured once and replayed. Every pass records
 // four CUDA events around its copies; last_timing() reports the last completed pass's device time.
 // Every device call goes through the typed wrappers of calls.h, on the views of buffers.h: the
@@ -170,6 +172,9 @@ class Executor {
   // it; grows the workspace to `bytes` while probing. Build time only (graphs keep the addresses).
   void prepare_float_fallback(const Step& step);
   void reserve_workspace(std::size_t bytes);
+  // The first pass at a batch size other than 1 and max_batch checks the chosen algorithms'
+  // workspace there, and grows it if that size needs more (convolution_algorithms.cpp).
+  void prepare_batch_size(int n);
   // Probes: run the call at n = max_batch and n = 1 with exactly `workspace` bytes.
   bool fused_call_runs(const Step& step, bool float_fallback, cudnnConvolutionFwdAlgo_t algo, std::size_t workspace);
   bool plain_call_runs(const Step& step, bool float_fallback, cudnnConvolutionFwdAlgo_t algo, std::size_t workspace);
@@ -218,6 +223,8 @@ class Executor {
   // (first layer of a Convolution step, batch size) where the fused call declined during a forward
   // pass (convolution.cpp): that step runs its separate calls at that batch size from then on.
   std::set<std::pair<std::size_t, int>> fused_declined_;
+  // Per batch size (index n): whether its workspace was checked (prepare_batch_size); allocated once.
+  std::vector<bool> batch_size_ready_;
   std::map<Pass, GraphEntry> graphs_;
   std::uint64_t graph_clock_ = 0;
   std::optional<BatchTiming> last_timing_;

@@ -40,6 +40,7 @@ void Executor::execute(const Pass& pass, const float* input) {
                    "; restart the process (or use the CPU backend) to run more batches");
   }
   plan_.set_batch(pass.n);  // before any capture: the calls bake the descriptors' values in
+  prepare_batch_size(pass.n);  // a batch size's first pass may grow the workspace: also before
   const std::size_t in_bytes = static_cast<std::size_t>(pass.n) * plan_.network().input().dims.size() * sizeof(float);
   std::memcpy(input_staging_.floats(), input, in_bytes);
   bool timing_read = false;

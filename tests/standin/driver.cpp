@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/standin/call_count.h"
 #include "tests/standin/emulated_driver.h"
 #include "tests/standin/visible_devices.h"
 
@@ -59,6 +60,9 @@ Launcher find_launcher() {
 
 }  // namespace
 
+// This library's call counts (call_count.h).
+STANDIN_DEFINE_CALL_COUNTS(infer_standin_driver_calls)
+
 extern "C" {
 
 __attribute__((visibility("default"))) const char* infer_standin_identity(void) {
@@ -66,23 +70,27 @@ __attribute__((visibility("default"))) const char* infer_standin_identity(void) 
 }
 
 __attribute__((visibility("default"))) CUresult cuDriverGetVersion(int* version) {
+  STANDIN_COUNT_CALL();
   if (!version) return CUDA_ERROR_INVALID_VALUE;
   *version = standin::driver_cuda_version();
   return CUDA_SUCCESS;
 }
 
 __attribute__((visibility("default"))) CUresult cuInit(unsigned int flags) {
+  STANDIN_COUNT_CALL();
   if (flags != 0) return CUDA_ERROR_INVALID_VALUE;
   return standin::cuda_devices_hidden() ? CUDA_ERROR_NO_DEVICE : CUDA_SUCCESS;
 }
 
 __attribute__((visibility("default"))) CUresult cuDeviceGetCount(int* count) {
+  STANDIN_COUNT_CALL();
   if (!count) return CUDA_ERROR_INVALID_VALUE;
   *count = standin::cuda_devices_hidden() ? 0 : 1;
   return CUDA_SUCCESS;
 }
 
 __attribute__((visibility("default"))) CUresult cuGetErrorName(CUresult code, const char** name) {
+  STANDIN_COUNT_CALL();
   if (!name) return CUDA_ERROR_INVALID_VALUE;
   switch (code) {
     case CUDA_SUCCESS: *name = "CUDA_SUCCESS"; break;
@@ -100,6 +108,7 @@ __attribute__((visibility("default"))) CUresult cuGetErrorName(CUresult code, co
 }
 
 __attribute__((visibility("default"))) CUresult cuGetErrorString(CUresult code, const char** text) {
+  STANDIN_COUNT_CALL();
   if (!text) return CUDA_ERROR_INVALID_VALUE;
   switch (code) {
     case CUDA_SUCCESS: *text = "no error"; break;
@@ -121,6 +130,7 @@ __attribute__((visibility("default"))) CUresult cuGetErrorString(CUresult code, 
 __attribute__((visibility("default"))) CUresult cuModuleLoadDataEx(CUmodule* module, const void* image,
                                                                    unsigned int count, CUjit_option* options,
                                                                    void** values) {
+  STANDIN_COUNT_CALL();
   if (!module || !image) return CUDA_ERROR_INVALID_VALUE;
   if (standin::cuda_devices_hidden()) return CUDA_ERROR_NO_DEVICE;
   const std::string ptx(static_cast<const char*>(image));
@@ -153,11 +163,13 @@ __attribute__((visibility("default"))) CUresult cuModuleLoadDataEx(CUmodule* mod
 }
 
 __attribute__((visibility("default"))) CUresult cuModuleLoadData(CUmodule* module, const void* image) {
+  STANDIN_COUNT_CALL();
   return cuModuleLoadDataEx(module, image, 0, nullptr, nullptr);
 }
 
 __attribute__((visibility("default"))) CUresult cuModuleGetFunction(CUfunction* function, CUmodule module,
                                                                     const char* name) {
+  STANDIN_COUNT_CALL();
   if (!function || !module || !name) return CUDA_ERROR_INVALID_VALUE;
   for (Function& f : reinterpret_cast<Module*>(module)->functions) {
     if (f.name == name) {
@@ -169,6 +181,7 @@ __attribute__((visibility("default"))) CUresult cuModuleGetFunction(CUfunction* 
 }
 
 __attribute__((visibility("default"))) CUresult cuModuleUnload(CUmodule module) {
+  STANDIN_COUNT_CALL();
   if (!module) return CUDA_ERROR_INVALID_HANDLE;
   delete reinterpret_cast<Module*>(module);
   return CUDA_SUCCESS;
@@ -179,6 +192,7 @@ __attribute__((visibility("default"))) CUresult cuLaunchKernel(CUfunction f, uns
                                                                unsigned int block_y, unsigned int block_z,
                                                                unsigned int shared, CUstream stream, void** params,
                                                                void** extra) {
+  STANDIN_COUNT_CALL();
   if (!f || extra) return CUDA_ERROR_INVALID_VALUE;  // the stand-in takes arguments as kernelParams only
   static const Launcher launch = find_launcher();
   if (!launch) return CUDA_ERROR_NOT_INITIALIZED;  // no stand-in runtime in the process

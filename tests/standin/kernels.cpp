@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "graph/ops.h"
+#include "tests/standin/call_count.h"
 #include "tests/standin/emulated_kernels.h"
 #include "tests/standin/state.h"
 
@@ -299,6 +300,7 @@ __attribute__((visibility("default"))) int infer_standin_launch_kernel(const cha
 }
 
 cudaError_t cudaLaunchKernel(const void* func, dim3 grid, dim3 block, void** args, size_t shared, cudaStream_t stream) {
+  STANDIN_COUNT_CALL();
   const Guard guard(big_lock());
   auto it = kernels().find(func);
   if (it == kernels().end()) return record(cudaErrorInvalidDeviceFunction);

@@ -16,6 +16,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "tests/standin/call_count.h"
 #include "tests/standin/emulated_driver.h"
 #include "tests/standin/state.h"
 #include "tests/standin/visible_devices.h"
@@ -84,6 +85,9 @@ extern "C" __attribute__((visibility("default"))) const standin::DeviceApi* infe
 
 using namespace standin::detail;
 
+// This library's call counts (call_count.h).
+STANDIN_DEFINE_CALL_COUNTS(infer_standin_cudart_calls)
+
 extern "C" {
 
 __attribute__((visibility("default"))) const char* infer_standin_identity(void) {
@@ -97,14 +101,19 @@ __attribute__((visibility("default"))) const char* infer_standin_identity(void) 
 // --- errors ---------------------------------------------------------------------------------------
 
 cudaError_t cudaGetLastError(void) {
+  STANDIN_COUNT_CALL();
   const cudaError_t e = last_error;
   last_error = cudaSuccess;
   return e;
 }
 
-cudaError_t cudaPeekAtLastError(void) { return last_error; }
+cudaError_t cudaPeekAtLastError(void) {
+  STANDIN_COUNT_CALL();
+  return last_error;
+}
 
 const char* cudaGetErrorName(cudaError_t e) {
+  STANDIN_COUNT_CALL();
   switch (e) {
 #define STANDIN_NAME(x) \
   case x: return #x;
@@ -133,6 +142,7 @@ const char* cudaGetErrorName(cudaError_t e) {
 }
 
 const char* cudaGetErrorString(cudaError_t e) {
+  STANDIN_COUNT_CALL();
   switch (e) {
     case cudaSuccess: return "no error";
     case cudaErrorInvalidValue: return "invalid argument";
@@ -156,6 +166,7 @@ const char* cudaGetErrorString(cudaError_t e) {
 // --- device and versions --------------------------------------------------------------------------
 
 cudaError_t cudaGetDeviceCount(int* count) {
+  STANDIN_COUNT_CALL();
   if (!count) return record(cudaErrorInvalidValue);
   const cudaError_t state = device_state();
   *count = state == cudaSuccess ? 1 : 0;
@@ -163,6 +174,7 @@ cudaError_t cudaGetDeviceCount(int* count) {
 }
 
 cudaError_t cudaSetDevice(int device) {
+  STANDIN_COUNT_CALL();
   if (const cudaError_t state = device_state(); state != cudaSuccess) return record(state);
   if (device != 0) return record(cudaErrorInvalidDevice);
   current_device = device;
@@ -170,12 +182,14 @@ cudaError_t cudaSetDevice(int device) {
 }
 
 cudaError_t cudaGetDevice(int* device) {
+  STANDIN_COUNT_CALL();
   if (!device) return record(cudaErrorInvalidValue);
   *device = current_device;
   return cudaSuccess;
 }
 
 cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp* prop, int device) {
+  STANDIN_COUNT_CALL();
   if (!prop) return record(cudaErrorInvalidValue);
   if (const cudaError_t state = device_state(); state != cudaSuccess) return record(state);
   if (device != 0) return record(cudaErrorInvalidDevice);
@@ -198,6 +212,7 @@ cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp* prop, int device) {
 
 // Only the attributes the project asks for: the compute capability (emulated_driver.h).
 cudaError_t cudaDeviceGetAttribute(int* value, enum cudaDeviceAttr attr, int device) {
+  STANDIN_COUNT_CALL();
   if (!value) return record(cudaErrorInvalidValue);
   if (const cudaError_t state = device_state(); state != cudaSuccess) return record(state);
   if (device != 0) return record(cudaErrorInvalidDevice);
@@ -209,12 +224,14 @@ cudaError_t cudaDeviceGetAttribute(int* value, enum cudaDeviceAttr attr, int dev
 }
 
 cudaError_t cudaDriverGetVersion(int* version) {
+  STANDIN_COUNT_CALL();
   if (!version) return record(cudaErrorInvalidValue);
   *version = standin::driver_cuda_version();  // as the stand-in's libcuda.so.1 says
   return cudaSuccess;
 }
 
 cudaError_t cudaRuntimeGetVersion(int* version) {
+  STANDIN_COUNT_CALL();
   if (!version) return record(cudaErrorInvalidValue);
   *version = STANDIN_CUDART_VERSION;
   return cudaSuccess;
@@ -223,6 +240,7 @@ cudaError_t cudaRuntimeGetVersion(int* version) {
 // --- memory ---------------------------------------------------------------------------------------
 
 cudaError_t cudaMalloc(void** p, size_t bytes) {
+  STANDIN_COUNT_CALL();
   const Guard guard(big_lock());
   if (!p) return record(cudaErrorInvalidValue);
   if (unsafe_during_capture("cudaMalloc")) return record(cudaErrorStreamCaptureUnsupported);
@@ -232,6 +250,7 @@ cudaError_t cudaMalloc(void** p, size_t bytes) {
 }
 
 cudaError_t cudaFree(void* p) {
+  STANDIN_COUNT_CALL();
   const Guard guard(big_lock());
   if (!p) return cudaSuccess;
   if (unsafe_during_capture("cudaFree")) return record(cudaErrorStreamCaptureUnsupported);
@@ -244,6 +263,7 @@ cudaError_t cudaFree(void* p) {
 }
 
 cudaError_t cudaMallocHost(void** p, size_t bytes) {
+  STANDIN_COUNT_CALL();
   const Guard guard(big_lock());
   if (!p) return record(cudaErrorInvalidValue);
   if (unsafe_during_capture("cudaMallocHost")) return record(cudaErrorStreamCaptureUnsupported);
@@ -252,6 +272,7 @@ cudaError_t cudaMallocHost(void** p, size_t bytes) {
 }
 
 cudaError_t cudaFreeHost(void* p) {
+  STANDIN_COUNT_CALL();
   const Guard guard(big_lock());
   if (!p) return cudaSuccess;
   if (unsafe_during_capture("cudaFreeHost")) return record(cudaErrorStreamCaptureUnsupported);
@@ -264,6 +285,7 @@ cudaError_t cudaFreeHost(void* p) {
 }
 
 cudaError_t cudaMemGetInfo(size_t* free_bytes, size_t* total) {
+  STANDIN_COUNT_CALL();
   if (!free_bytes || !total) return record(cudaErrorInvalidValue);
   *total = std::size_t{16} << 30;
   *free_bytes = *total;
@@ -273,6 +295,7 @@ cudaError_t cudaMemGetInfo(size_t* free_bytes, size_t* total) {
 // --- copies and memsets ---------------------------------------------------------------------------
 
 cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t count, enum cudaMemcpyKind kind, cudaStream_t stream) {
+  STANDIN_COUNT_CALL();
   const char* call = "cudaMemcpyAsync";
   const Guard guard(big_lock());
   Stream* s = find_stream(stream);
@@ -322,6 +345,7 @@ cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t count, enum cudaM
 }
 
 cudaError_t cudaMemcpy(void* dst, const void* src, size_t count, enum cudaMemcpyKind kind) {
+  STANDIN_COUNT_CALL();
   {
     const Guard guard(big_lock());
     if (unsafe_during_capture("cudaMemcpy")) return record(cudaErrorStreamCaptureUnsupported);
@@ -333,12 +357,14 @@ cudaError_t cudaMemcpy(void* dst, const void* src, size_t count, enum cudaMemcpy
 }
 
 cudaError_t cudaMemsetAsync(void* p, int value, size_t count, cudaStream_t stream) {
+  STANDIN_COUNT_CALL();
   if (count == 0) return cudaSuccess;
   return record(static_cast<cudaError_t>(standin::enqueue(stream, "cudaMemsetAsync", {{p, count, "devPtr"}},
                                                           [p, value, count] { std::memset(p, value, count); })));
 }
 
 cudaError_t cudaMemset(void* p, int value, size_t count) {
+  STANDIN_COUNT_CALL();
   const cudaError_t e = cudaMemsetAsync(p, value, count, nullptr);
   if (e == cudaSuccess) cudaDeviceSynchronize();
   return e;

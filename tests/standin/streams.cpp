@@ -14,6 +14,7 @@
 // events") and leaves the event's last time stamp as it was.
 #include <algorithm>
 
+#include "tests/standin/call_count.h"
 #include "tests/standin/state.h"
 
 namespace standin {
@@ -146,6 +147,7 @@ extern "C" {
 // --- streams --------------------------------------------------------------------------------------
 
 cudaError_t cudaStreamCreateWithFlags(cudaStream_t* stream, unsigned int flags) {
+  STANDIN_COUNT_CALL();
   const Guard guard(big_lock());
   if (!stream || (flags & ~static_cast<unsigned>(cudaStreamNonBlocking)) != 0) return record(cudaErrorInvalidValue);
   auto s = std::make_unique<Stream>();
@@ -156,9 +158,13 @@ cudaError_t cudaStreamCreateWithFlags(cudaStream_t* stream, unsigned int flags) 
   return cudaSuccess;
 }
 
-cudaError_t cudaStreamCreate(cudaStream_t* stream) { return cudaStreamCreateWithFlags(stream, cudaStreamDefault); }
+cudaError_t cudaStreamCreate(cudaStream_t* stream) {
+  STANDIN_COUNT_CALL();
+  return cudaStreamCreateWithFlags(stream, cudaStreamDefault);
+}
 
 cudaError_t cudaStreamDestroy(cudaStream_t stream) {
+  STANDIN_COUNT_CALL();
   const Guard guard(big_lock());
   auto& m = objects().streams;
   auto it = m.find(stream);
@@ -170,10 +176,12 @@ cudaError_t cudaStreamDestroy(cudaStream_t stream) {
 }
 
 cudaError_t cudaStreamSynchronize(cudaStream_t stream) {
+  STANDIN_COUNT_CALL();
   return record(static_cast<cudaError_t>(standin::synchronize(stream)));
 }
 
 cudaError_t cudaStreamQuery(cudaStream_t stream) {
+  STANDIN_COUNT_CALL();
   const Guard guard(big_lock());
   Stream* s = find_stream(stream);
   if (!s) return record(cudaErrorInvalidResourceHandle);
@@ -185,6 +193,7 @@ cudaError_t cudaStreamQuery(cudaStream_t stream) {
 }
 
 cudaError_t cudaDeviceSynchronize(void) {
+  STANDIN_COUNT_CALL();
   const Guard guard(big_lock());
   if (unsafe_during_capture("cudaDeviceSynchronize")) return record(cudaErrorStreamCaptureUnsupported);
   drain_all();
@@ -192,6 +201,7 @@ cudaError_t cudaDeviceSynchronize(void) {
 }
 
 cudaError_t cudaStreamBeginCapture(cudaStream_t stream, enum cudaStreamCaptureMode mode) {
+  STANDIN_COUNT_CALL();
   const Guard guard(big_lock());
   Stream* s = find_stream(stream);
   if (!s) return record(cudaErrorInvalidResourceHandle);
@@ -208,6 +218,7 @@ cudaError_t cudaStreamBeginCapture(cudaStream_t stream, enum cudaStreamCaptureMo
 }
 
 cudaError_t cudaStreamEndCapture(cudaStream_t stream, cudaGraph_t* graph) {
+  STANDIN_COUNT_CALL();
   const Guard guard(big_lock());
   Stream* s = find_stream(stream);
   if (!s) return record(cudaErrorInvalidResourceHandle);
@@ -226,6 +237,7 @@ cudaError_t cudaStreamEndCapture(cudaStream_t stream, cudaGraph_t* graph) {
 }
 
 cudaError_t cudaStreamIsCapturing(cudaStream_t stream, enum cudaStreamCaptureStatus* status) {
+  STANDIN_COUNT_CALL();
   const Guard guard(big_lock());
   Stream* s = find_stream(stream);
   if (!s) return record(cudaErrorInvalidResourceHandle);
@@ -239,6 +251,7 @@ cudaError_t cudaStreamIsCapturing(cudaStream_t stream, enum cudaStreamCaptureSta
 // --- graphs ---------------------------------------------------------------------------------------
 
 cudaError_t cudaGraphInstantiate(cudaGraphExec_t* exec, cudaGraph_t graph, unsigned long long flags) {
+  STANDIN_COUNT_CALL();
   const Guard guard(big_lock());
   auto it = objects().graphs.find(graph);
   if (!exec || it == objects().graphs.end()) return record(cudaErrorInvalidValue);
@@ -252,6 +265,7 @@ cudaError_t cudaGraphInstantiate(cudaGraphExec_t* exec, cudaGraph_t graph, unsig
 }
 
 cudaError_t cudaGraphLaunch(cudaGraphExec_t exec, cudaStream_t stream) {
+  STANDIN_COUNT_CALL();
   const Guard guard(big_lock());
   auto it = objects().execs.find(exec);
   if (it == objects().execs.end()) return record(cudaErrorInvalidResourceHandle);
@@ -265,11 +279,13 @@ cudaError_t cudaGraphLaunch(cudaGraphExec_t exec, cudaStream_t stream) {
 }
 
 cudaError_t cudaGraphDestroy(cudaGraph_t graph) {
+  STANDIN_COUNT_CALL();
   const Guard guard(big_lock());
   return objects().graphs.erase(graph) ? cudaSuccess : record(cudaErrorInvalidValue);
 }
 
 cudaError_t cudaGraphExecDestroy(cudaGraphExec_t exec) {
+  STANDIN_COUNT_CALL();
   const Guard guard(big_lock());
   return objects().execs.erase(exec) ? cudaSuccess : record(cudaErrorInvalidValue);
 }
@@ -277,6 +293,7 @@ cudaError_t cudaGraphExecDestroy(cudaGraphExec_t exec) {
 // --- events ---------------------------------------------------------------------------------------
 
 cudaError_t cudaEventCreateWithFlags(cudaEvent_t* event, unsigned int flags) {
+  STANDIN_COUNT_CALL();
   const Guard guard(big_lock());
   const unsigned known = cudaEventBlockingSync | cudaEventDisableTiming | cudaEventInterprocess;
   if (!event || (flags & ~known) != 0) return record(cudaErrorInvalidValue);
@@ -288,9 +305,13 @@ cudaError_t cudaEventCreateWithFlags(cudaEvent_t* event, unsigned int flags) {
   return cudaSuccess;
 }
 
-cudaError_t cudaEventCreate(cudaEvent_t* event) { return cudaEventCreateWithFlags(event, cudaEventDefault); }
+cudaError_t cudaEventCreate(cudaEvent_t* event) {
+  STANDIN_COUNT_CALL();
+  return cudaEventCreateWithFlags(event, cudaEventDefault);
+}
 
 cudaError_t cudaEventDestroy(cudaEvent_t event) {
+  STANDIN_COUNT_CALL();
   const Guard guard(big_lock());
   Event* e = find_event(event);
   if (!e) return record(cudaErrorInvalidResourceHandle);
@@ -300,6 +321,7 @@ cudaError_t cudaEventDestroy(cudaEvent_t event) {
 }
 
 cudaError_t cudaEventRecordWithFlags(cudaEvent_t event, cudaStream_t stream, unsigned int flags) {
+  STANDIN_COUNT_CALL();
   const Guard guard(big_lock());
   Event* e = find_event(event);
   if (!e) return record(cudaErrorInvalidResourceHandle);
@@ -323,10 +345,12 @@ cudaError_t cudaEventRecordWithFlags(cudaEvent_t event, cudaStream_t stream, uns
 }
 
 cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream) {
+  STANDIN_COUNT_CALL();
   return cudaEventRecordWithFlags(event, stream, cudaEventRecordDefault);
 }
 
 cudaError_t cudaEventSynchronize(cudaEvent_t event) {
+  STANDIN_COUNT_CALL();
   const Guard guard(big_lock());
   Event* e = find_event(event);
   if (!e) return record(cudaErrorInvalidResourceHandle);
@@ -336,6 +360,7 @@ cudaError_t cudaEventSynchronize(cudaEvent_t event) {
 }
 
 cudaError_t cudaEventQuery(cudaEvent_t event) {
+  STANDIN_COUNT_CALL();
   const Guard guard(big_lock());
   Event* e = find_event(event);
   if (!e) return record(cudaErrorInvalidResourceHandle);
@@ -343,6 +368,7 @@ cudaError_t cudaEventQuery(cudaEvent_t event) {
 }
 
 cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t start, cudaEvent_t end) {
+  STANDIN_COUNT_CALL();
   const Guard guard(big_lock());
   Event* a = find_event(start);
   Event* b = find_event(end);

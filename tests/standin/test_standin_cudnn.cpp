@@ -113,6 +113,36 @@ TEST_F(StandinCudnn, NamesItselfAndReportsVersions) {
   EXPECT_STREQ(cudnnGetErrorString(CUDNN_STATUS_NOT_SUPPORTED), "CUDNN_STATUS_NOT_SUPPORTED");
 }
 
+// Each library counts the calls to its entry points, by name and in all (call_count.h), whatever
+// they return; the other library's calls are not counted here.
+TEST_F(StandinCudnn, CountsTheCallsToEachEntryPoint) {
+  using Calls = std::uint64_t (*)(const char*);
+  void* cudnn = dlopen("libcudnn.so.9", RTLD_NOW | RTLD_NOLOAD);
+  void* cudart = dlopen("libcudart.so.13", RTLD_NOW | RTLD_NOLOAD);
+  ASSERT_NE(cudnn, nullptr);
+  ASSERT_NE(cudart, nullptr);
+  auto cudnn_calls = reinterpret_cast<Calls>(dlsym(cudnn, "infer_standin_cudnn_calls"));
+  auto cudart_calls = reinterpret_cast<Calls>(dlsym(cudart, "infer_standin_cudart_calls"));
+  ASSERT_NE(cudnn_calls, nullptr);
+  ASSERT_NE(cudart_calls, nullptr);
+  const std::uint64_t total = cudnn_calls(nullptr), sets = cudnn_calls("cudnnSetTensor4dDescriptor");
+  const std::uint64_t versions = cudnn_calls("cudnnGetVersion"), runtime = cudart_calls(nullptr);
+  EXPECT_EQ(cudnnSetTensor4dDescriptor(xd, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 1, 1, 4, 4), CUDNN_STATUS_SUCCESS);
+  EXPECT_EQ(cudnnSetTensor4dDescriptor(xd, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 1, 0, 4, 4), CUDNN_STATUS_BAD_PARAM);
+  EXPECT_EQ(cudnnGetVersion(), static_cast<size_t>(CUDNN_VERSION));
+  EXPECT_EQ(cudnn_calls("cudnnSetTensor4dDescriptor") - sets, 2u);
+  EXPECT_EQ(cudnn_calls("cudnnGetVersion") - versions, 1u);
+  EXPECT_EQ(cudnn_calls("cudnnNoSuchCall"), 0u);
+  EXPECT_EQ(cudnn_calls(nullptr) - total, 3u);
+  EXPECT_EQ(cudart_calls(nullptr), runtime);
+  int devices = 0;
+  EXPECT_EQ(cudaGetDeviceCount(&devices), cudaSuccess);
+  EXPECT_EQ(cudart_calls(nullptr) - runtime, 1u);
+  EXPECT_EQ(cudnn_calls(nullptr) - total, 3u);
+  dlclose(cudart);
+  dlclose(cudnn);
+}
+
 TEST_F(StandinCudnn, LastErrorStringIsReadOnce) {
   EXPECT_EQ(cudnnSetTensor4dDescriptor(xd, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 1, 0, 4, 4), CUDNN_STATUS_BAD_PARAM);
   char msg[256] = "unchanged";

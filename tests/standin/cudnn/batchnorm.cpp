@@ -3,6 +3,7 @@
 #include <string>
 #include <utility>
 
+#include "tests/standin/call_count.h"
 #include "tests/standin/cudnn/cudnn_internal.h"
 
 using namespace standin_cudnn;
@@ -19,6 +20,7 @@ cudnnStatus_t cudnnBatchNormalizationForwardInference(
     const cudnnTensorDescriptor_t xDesc, const void* x, const cudnnTensorDescriptor_t yDesc, void* y,
     const cudnnTensorDescriptor_t bnScaleBiasMeanVarDesc, const void* bnScale, const void* bnBias,
     const void* estimatedMean, const void* estimatedVariance, double epsilon) {
+  STANDIN_COUNT_CALL();
   const char* call = "cudnnBatchNormalizationForwardInference";
   if (handle == nullptr) return fail(CUDNN_STATUS_BAD_PARAM, call, "handle is NULL");
   if (mode != CUDNN_BATCHNORM_SPATIAL && mode != CUDNN_BATCHNORM_PER_ACTIVATION &&

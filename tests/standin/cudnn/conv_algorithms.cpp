@@ -18,11 +18,15 @@
 // Fault injection (test infrastructure): INFER_STANDIN_CUDNN_DECLINE=half-nhwc-unaligned makes every
 // algorithm decline (CUDNN_STATUS_NOT_SUPPORTED) a convolution with HALF data in NHWC layout whose
 // input channels C or output channels K is not a multiple of 8, as engines that need 16-byte aligned
-// channel vectors do. The variable is read on every call.
+// channel vectors do. INFER_STANDIN_CUDNN_WORKSPACE_PEAK=<n> adds 1 MiB to every algorithm's
+// workspace at batch size n alone, as cuDNN does not promise that the need grows with n: a middle
+// batch size may need more than both ends. Both variables are read on every call.
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <string>
 
+#include "tests/standin/call_count.h"
 #include "tests/standin/cudnn/cudnn_internal.h"
 
 namespace standin_cudnn {
@@ -136,7 +140,7 @@ cudnnStatus_t algo_supports(const ConvProblem& p, cudnnConvolutionFwdAlgo_t algo
   }
 }
 
-std::size_t workspace_bytes(const ConvProblem& p, cudnnConvolutionFwdAlgo_t algo) {
+static std::size_t modelled_workspace_bytes(const ConvProblem& p, cudnnConvolutionFwdAlgo_t algo) {
   const std::size_t es = element_size(p.x.type);
   const std::size_t n = static_cast<std::size_t>(p.x.dim[0]), c = static_cast<std::size_t>(p.x.dim[1]);
   const std::size_t k = static_cast<std::size_t>(p.w.dim[0]), cg = static_cast<std::size_t>(p.w.dim[1]);
@@ -166,6 +170,14 @@ std::size_t workspace_bytes(const ConvProblem& p, cudnnConvolutionFwdAlgo_t algo
   }
 }
 
+std::size_t workspace_bytes(const ConvProblem& p, cudnnConvolutionFwdAlgo_t algo) {
+  std::size_t bytes = modelled_workspace_bytes(p, algo);
+  if (const char* peak = std::getenv("INFER_STANDIN_CUDNN_WORKSPACE_PEAK"); peak && *peak) {
+    if (std::strtol(peak, nullptr, 10) == p.x.dim[0]) bytes += std::size_t{1} << 20;
+  }
+  return bytes;
+}
+
 }  // namespace standin_cudnn
 
 using namespace standin_cudnn;
@@ -173,6 +185,7 @@ using namespace standin_cudnn;
 extern "C" {
 
 cudnnStatus_t cudnnGetConvolutionForwardAlgorithmMaxCount(cudnnHandle_t handle, int* count) {
+  STANDIN_COUNT_CALL();
   if (handle == nullptr || count == nullptr) {
     return fail(CUDNN_STATUS_BAD_PARAM, "cudnnGetConvolutionForwardAlgorithmMaxCount", "handle or count is NULL");
   }
@@ -187,6 +200,7 @@ cudnnStatus_t cudnnGetConvolutionForwardWorkspaceSize(cudnnHandle_t handle, cons
                                                       const cudnnConvolutionDescriptor_t convDesc,
                                                       const cudnnTensorDescriptor_t yDesc,
                                                       cudnnConvolutionFwdAlgo_t algo, size_t* sizeInBytes) {
+  STANDIN_COUNT_CALL();
   const char* call = "cudnnGetConvolutionForwardWorkspaceSize";
   if (handle == nullptr || sizeInBytes == nullptr)
     return fail(CUDNN_STATUS_BAD_PARAM, call, "handle or sizeInBytes is NULL");
@@ -212,6 +226,7 @@ cudnnStatus_t cudnnGetConvolutionForwardAlgorithm_v7(cudnnHandle_t handle, const
                                                      const cudnnTensorDescriptor_t destDesc,
                                                      const int requestedAlgoCount, int* returnedAlgoCount,
                                                      cudnnConvolutionFwdAlgoPerf_t* perfResults) {
+  STANDIN_COUNT_CALL();
   const char* call = "cudnnGetConvolutionForwardAlgorithm_v7";
   if (const cudnnStatus_t s = check_query(call, handle, requestedAlgoCount, returnedAlgoCount, perfResults);
       s != CUDNN_STATUS_SUCCESS) {
@@ -252,6 +267,7 @@ cudnnStatus_t cudnnFindConvolutionForwardAlgorithmEx(cudnnHandle_t handle, const
                                                      const int requestedAlgoCount, int* returnedAlgoCount,
                                                      cudnnConvolutionFwdAlgoPerf_t* perfResults, void* workSpace,
                                                      size_t workSpaceSizeInBytes) {
+  STANDIN_COUNT_CALL();
   const char* call = "cudnnFindConvolutionForwardAlgorithmEx";
   if (const cudnnStatus_t s = check_query(call, handle, requestedAlgoCount, returnedAlgoCount, perfResults);
       s != CUDNN_STATUS_SUCCESS) {

@@ -13,6 +13,7 @@
 #include <string>
 #include <utility>
 
+#include "tests/standin/call_count.h"
 #include "tests/standin/cudnn/cudnn_internal.h"
 #include "tests/standin/half.h"
 
@@ -278,6 +279,7 @@ cudnnStatus_t cudnnGetConvolution2dForwardOutputDim(const cudnnConvolutionDescri
                                                     const cudnnTensorDescriptor_t inputTensorDesc,
                                                     const cudnnFilterDescriptor_t filterDesc, int* n, int* c, int* h,
                                                     int* w) {
+  STANDIN_COUNT_CALL();
   const char* call = "cudnnGetConvolution2dForwardOutputDim";
   if (convDesc == nullptr || !convDesc->value.set || inputTensorDesc == nullptr || !inputTensorDesc->value.set ||
       filterDesc == nullptr || !filterDesc->value.set) {
@@ -310,6 +312,7 @@ cudnnStatus_t cudnnConvolutionForward(cudnnHandle_t handle, const void* alpha, c
                                       const cudnnConvolutionDescriptor_t convDesc, cudnnConvolutionFwdAlgo_t algo,
                                       void* workSpace, size_t workSpaceSizeInBytes, const void* beta,
                                       const cudnnTensorDescriptor_t yDesc, void* y) {
+  STANDIN_COUNT_CALL();
   const char* call = "cudnnConvolutionForward";
   if (handle == nullptr) return fail(CUDNN_STATUS_BAD_PARAM, call, "handle is NULL");
   ConvProblem p;
@@ -337,6 +340,7 @@ cudnnStatus_t cudnnConvolutionBiasActivationForward(
     cudnnConvolutionFwdAlgo_t algo, void* workSpace, size_t workSpaceSizeInBytes, const void* alpha2,
     const cudnnTensorDescriptor_t zDesc, const void* z, const cudnnTensorDescriptor_t biasDesc, const void* bias,
     const cudnnActivationDescriptor_t activationDesc, const cudnnTensorDescriptor_t yDesc, void* y) {
+  STANDIN_COUNT_CALL();
   const char* call = "cudnnConvolutionBiasActivationForward";
   if (handle == nullptr) return fail(CUDNN_STATUS_BAD_PARAM, call, "handle is NULL");
   ConvProblem p;

@@ -3,6 +3,7 @@
 #include <new>
 #include <string>
 
+#include "tests/standin/call_count.h"
 #include "tests/standin/cudnn/cudnn_internal.h"
 
 using standin_cudnn::fail;
@@ -73,14 +74,19 @@ extern "C" {
 // --- tensors -------------------------------------------------------------------------------------
 
 cudnnStatus_t cudnnCreateTensorDescriptor(cudnnTensorDescriptor_t* tensorDesc) {
+  STANDIN_COUNT_CALL();
   return create("cudnnCreateTensorDescriptor", tensorDesc);
 }
-cudnnStatus_t cudnnDestroyTensorDescriptor(cudnnTensorDescriptor_t tensorDesc) { return destroy(tensorDesc); }
+cudnnStatus_t cudnnDestroyTensorDescriptor(cudnnTensorDescriptor_t tensorDesc) {
+  STANDIN_COUNT_CALL();
+  return destroy(tensorDesc);
+}
 
 // cudnnSetTensor4dDescriptor(): BAD_PARAM when n, c, h or w is not positive, or format / dataType
 // is not a valid enumerant. NCHW_VECT_C belongs to the vectorised INT8 types only.
 cudnnStatus_t cudnnSetTensor4dDescriptor(cudnnTensorDescriptor_t tensorDesc, cudnnTensorFormat_t format,
                                          cudnnDataType_t dataType, int n, int c, int h, int w) {
+  STANDIN_COUNT_CALL();
   const char* call = "cudnnSetTensor4dDescriptor";
   const int dims[4] = {n, c, h, w};
   std::int64_t strides[4] = {0, 0, 0, 0};
@@ -104,6 +110,7 @@ cudnnStatus_t cudnnSetTensor4dDescriptor(cudnnTensorDescriptor_t tensorDesc, cud
 
 cudnnStatus_t cudnnSetTensor4dDescriptorEx(cudnnTensorDescriptor_t tensorDesc, cudnnDataType_t dataType, int n, int c,
                                            int h, int w, int nStride, int cStride, int hStride, int wStride) {
+  STANDIN_COUNT_CALL();
   const int dims[4] = {n, c, h, w};
   const std::int64_t strides[4] = {nStride, cStride, hStride, wStride};
   return set_tensor("cudnnSetTensor4dDescriptorEx", tensorDesc, dataType, 4, dims, strides);
@@ -112,6 +119,7 @@ cudnnStatus_t cudnnSetTensor4dDescriptorEx(cudnnTensorDescriptor_t tensorDesc, c
 cudnnStatus_t cudnnGetTensor4dDescriptor(const cudnnTensorDescriptor_t tensorDesc, cudnnDataType_t* dataType, int* n,
                                          int* c, int* h, int* w, int* nStride, int* cStride, int* hStride,
                                          int* wStride) {
+  STANDIN_COUNT_CALL();
   const char* call = "cudnnGetTensor4dDescriptor";
   if (tensorDesc == nullptr || !tensorDesc->value.set)
     return fail(CUDNN_STATUS_BAD_PARAM, call, "tensorDesc is not set");
@@ -135,6 +143,7 @@ cudnnStatus_t cudnnGetTensor4dDescriptor(const cudnnTensorDescriptor_t tensorDes
 
 cudnnStatus_t cudnnSetTensorNdDescriptor(cudnnTensorDescriptor_t tensorDesc, cudnnDataType_t dataType, int nbDims,
                                          const int dimA[], const int strideA[]) {
+  STANDIN_COUNT_CALL();
   const char* call = "cudnnSetTensorNdDescriptor";
   if (dimA == nullptr || strideA == nullptr) return fail(CUDNN_STATUS_BAD_PARAM, call, "dimA or strideA is NULL");
   std::int64_t strides[CUDNN_DIM_MAX] = {};
@@ -144,6 +153,7 @@ cudnnStatus_t cudnnSetTensorNdDescriptor(cudnnTensorDescriptor_t tensorDesc, cud
 
 cudnnStatus_t cudnnGetTensorNdDescriptor(const cudnnTensorDescriptor_t tensorDesc, int nbDimsRequested,
                                          cudnnDataType_t* dataType, int* nbDims, int dimA[], int strideA[]) {
+  STANDIN_COUNT_CALL();
   const char* call = "cudnnGetTensorNdDescriptor";
   if (tensorDesc == nullptr || !tensorDesc->value.set)
     return fail(CUDNN_STATUS_BAD_PARAM, call, "tensorDesc is not set");
@@ -161,14 +171,19 @@ cudnnStatus_t cudnnGetTensorNdDescriptor(const cudnnTensorDescriptor_t tensorDes
 // --- filters -------------------------------------------------------------------------------------
 
 cudnnStatus_t cudnnCreateFilterDescriptor(cudnnFilterDescriptor_t* filterDesc) {
+  STANDIN_COUNT_CALL();
   return create("cudnnCreateFilterDescriptor", filterDesc);
 }
-cudnnStatus_t cudnnDestroyFilterDescriptor(cudnnFilterDescriptor_t filterDesc) { return destroy(filterDesc); }
+cudnnStatus_t cudnnDestroyFilterDescriptor(cudnnFilterDescriptor_t filterDesc) {
+  STANDIN_COUNT_CALL();
+  return destroy(filterDesc);
+}
 
 // cudnnSetFilterNdDescriptor(): BAD_PARAM for a non-positive dimension or an invalid dataType /
 // format; NOT_SUPPORTED when nbDims is outside [3, CUDNN_DIM_MAX] (the stand-in: [4, 8]).
 cudnnStatus_t cudnnSetFilterNdDescriptor(cudnnFilterDescriptor_t filterDesc, cudnnDataType_t dataType,
                                          cudnnTensorFormat_t format, int nbDims, const int filterDimA[]) {
+  STANDIN_COUNT_CALL();
   const char* call = "cudnnSetFilterNdDescriptor";
   if (filterDesc == nullptr || filterDimA == nullptr) {
     return fail(CUDNN_STATUS_BAD_PARAM, call, "filterDesc or filterDimA is NULL");
@@ -197,12 +212,14 @@ cudnnStatus_t cudnnSetFilterNdDescriptor(cudnnFilterDescriptor_t filterDesc, cud
 
 cudnnStatus_t cudnnSetFilter4dDescriptor(cudnnFilterDescriptor_t filterDesc, cudnnDataType_t dataType,
                                          cudnnTensorFormat_t format, int k, int c, int h, int w) {
+  STANDIN_COUNT_CALL();
   const int dims[4] = {k, c, h, w};
   return cudnnSetFilterNdDescriptor(filterDesc, dataType, format, 4, dims);
 }
 
 cudnnStatus_t cudnnGetFilter4dDescriptor(const cudnnFilterDescriptor_t filterDesc, cudnnDataType_t* dataType,
                                          cudnnTensorFormat_t* format, int* k, int* c, int* h, int* w) {
+  STANDIN_COUNT_CALL();
   const char* call = "cudnnGetFilter4dDescriptor";
   if (filterDesc == nullptr || !filterDesc->value.set || filterDesc->value.nb != 4) {
     return fail(CUDNN_STATUS_BAD_PARAM, call, "filterDesc is not a set 4-d filter");
@@ -223,9 +240,13 @@ cudnnStatus_t cudnnGetFilter4dDescriptor(const cudnnFilterDescriptor_t filterDes
 // --- convolutions --------------------------------------------------------------------------------
 
 cudnnStatus_t cudnnCreateConvolutionDescriptor(cudnnConvolutionDescriptor_t* convDesc) {
+  STANDIN_COUNT_CALL();
   return create("cudnnCreateConvolutionDescriptor", convDesc);
 }
-cudnnStatus_t cudnnDestroyConvolutionDescriptor(cudnnConvolutionDescriptor_t convDesc) { return destroy(convDesc); }
+cudnnStatus_t cudnnDestroyConvolutionDescriptor(cudnnConvolutionDescriptor_t convDesc) {
+  STANDIN_COUNT_CALL();
+  return destroy(convDesc);
+}
 
 // cudnnSetConvolution2dDescriptor(): BAD_PARAM when a padding is negative, a stride or a dilation
 // is not positive, or mode / computeType is not a valid enumerant. Group count and math type keep
@@ -233,6 +254,7 @@ cudnnStatus_t cudnnDestroyConvolutionDescriptor(cudnnConvolutionDescriptor_t con
 cudnnStatus_t cudnnSetConvolution2dDescriptor(cudnnConvolutionDescriptor_t convDesc, int pad_h, int pad_w, int u, int v,
                                               int dilation_h, int dilation_w, cudnnConvolutionMode_t mode,
                                               cudnnDataType_t computeType) {
+  STANDIN_COUNT_CALL();
   const char* call = "cudnnSetConvolution2dDescriptor";
   if (convDesc == nullptr) return fail(CUDNN_STATUS_BAD_PARAM, call, "convDesc is NULL");
   if (pad_h < 0 || pad_w < 0) return fail(CUDNN_STATUS_BAD_PARAM, call, "a padding is negative");
@@ -258,6 +280,7 @@ cudnnStatus_t cudnnSetConvolution2dDescriptor(cudnnConvolutionDescriptor_t convD
 cudnnStatus_t cudnnGetConvolution2dDescriptor(const cudnnConvolutionDescriptor_t convDesc, int* pad_h, int* pad_w,
                                               int* u, int* v, int* dilation_h, int* dilation_w,
                                               cudnnConvolutionMode_t* mode, cudnnDataType_t* computeType) {
+  STANDIN_COUNT_CALL();
   const char* call = "cudnnGetConvolution2dDescriptor";
   if (convDesc == nullptr || !convDesc->value.set) return fail(CUDNN_STATUS_BAD_PARAM, call, "convDesc is not set");
   if (pad_h == nullptr || pad_w == nullptr || u == nullptr || v == nullptr || dilation_h == nullptr ||
@@ -277,6 +300,7 @@ cudnnStatus_t cudnnGetConvolution2dDescriptor(const cudnnConvolutionDescriptor_t
 }
 
 cudnnStatus_t cudnnSetConvolutionGroupCount(cudnnConvolutionDescriptor_t convDesc, int groupCount) {
+  STANDIN_COUNT_CALL();
   const char* call = "cudnnSetConvolutionGroupCount";
   if (convDesc == nullptr) return fail(CUDNN_STATUS_BAD_PARAM, call, "convDesc is NULL");
   if (groupCount < 1) return fail(CUDNN_STATUS_BAD_PARAM, call, "groupCount must be at least 1");
@@ -285,6 +309,7 @@ cudnnStatus_t cudnnSetConvolutionGroupCount(cudnnConvolutionDescriptor_t convDes
 }
 
 cudnnStatus_t cudnnGetConvolutionGroupCount(cudnnConvolutionDescriptor_t convDesc, int* groupCount) {
+  STANDIN_COUNT_CALL();
   if (convDesc == nullptr || groupCount == nullptr) {
     return fail(CUDNN_STATUS_BAD_PARAM, "cudnnGetConvolutionGroupCount", "convDesc or groupCount is NULL");
   }
@@ -293,6 +318,7 @@ cudnnStatus_t cudnnGetConvolutionGroupCount(cudnnConvolutionDescriptor_t convDes
 }
 
 cudnnStatus_t cudnnSetConvolutionMathType(cudnnConvolutionDescriptor_t convDesc, cudnnMathType_t mathType) {
+  STANDIN_COUNT_CALL();
   const char* call = "cudnnSetConvolutionMathType";
   if (convDesc == nullptr) return fail(CUDNN_STATUS_BAD_PARAM, call, "convDesc is NULL");
   if (mathType != CUDNN_DEFAULT_MATH && mathType != CUDNN_TENSOR_OP_MATH &&
@@ -304,6 +330,7 @@ cudnnStatus_t cudnnSetConvolutionMathType(cudnnConvolutionDescriptor_t convDesc,
 }
 
 cudnnStatus_t cudnnGetConvolutionMathType(cudnnConvolutionDescriptor_t convDesc, cudnnMathType_t* mathType) {
+  STANDIN_COUNT_CALL();
   if (convDesc == nullptr || mathType == nullptr) {
     return fail(CUDNN_STATUS_BAD_PARAM, "cudnnGetConvolutionMathType", "convDesc or mathType is NULL");
   }
@@ -314,9 +341,13 @@ cudnnStatus_t cudnnGetConvolutionMathType(cudnnConvolutionDescriptor_t convDesc,
 // --- pooling -------------------------------------------------------------------------------------
 
 cudnnStatus_t cudnnCreatePoolingDescriptor(cudnnPoolingDescriptor_t* poolingDesc) {
+  STANDIN_COUNT_CALL();
   return create("cudnnCreatePoolingDescriptor", poolingDesc);
 }
-cudnnStatus_t cudnnDestroyPoolingDescriptor(cudnnPoolingDescriptor_t poolingDesc) { return destroy(poolingDesc); }
+cudnnStatus_t cudnnDestroyPoolingDescriptor(cudnnPoolingDescriptor_t poolingDesc) {
+  STANDIN_COUNT_CALL();
+  return destroy(poolingDesc);
+}
 
 // cudnnSetPooling2dDescriptor(): BAD_PARAM when a window or stride is not positive, a padding is
 // negative, or mode / maxpoolingNanOpt is not a valid enumerant.
@@ -324,6 +355,7 @@ cudnnStatus_t cudnnSetPooling2dDescriptor(cudnnPoolingDescriptor_t poolingDesc, 
                                           cudnnNanPropagation_t maxpoolingNanOpt, int windowHeight, int windowWidth,
                                           int verticalPadding, int horizontalPadding, int verticalStride,
                                           int horizontalStride) {
+  STANDIN_COUNT_CALL();
   const char* call = "cudnnSetPooling2dDescriptor";
   if (poolingDesc == nullptr) return fail(CUDNN_STATUS_BAD_PARAM, call, "poolingDesc is NULL");
   if (mode != CUDNN_POOLING_MAX && mode != CUDNN_POOLING_MAX_DETERMINISTIC &&
@@ -354,6 +386,7 @@ cudnnStatus_t cudnnGetPooling2dDescriptor(const cudnnPoolingDescriptor_t pooling
                                           cudnnNanPropagation_t* maxpoolingNanOpt, int* windowHeight, int* windowWidth,
                                           int* verticalPadding, int* horizontalPadding, int* verticalStride,
                                           int* horizontalStride) {
+  STANDIN_COUNT_CALL();
   const char* call = "cudnnGetPooling2dDescriptor";
   if (poolingDesc == nullptr || !poolingDesc->value.set)
     return fail(CUDNN_STATUS_BAD_PARAM, call, "poolingDesc is not set");
@@ -379,6 +412,7 @@ cudnnStatus_t cudnnGetPooling2dDescriptor(const cudnnPoolingDescriptor_t pooling
 cudnnStatus_t cudnnGetPooling2dForwardOutputDim(const cudnnPoolingDescriptor_t poolingDesc,
                                                 const cudnnTensorDescriptor_t inputTensorDesc, int* n, int* c, int* h,
                                                 int* w) {
+  STANDIN_COUNT_CALL();
   const char* call = "cudnnGetPooling2dForwardOutputDim";
   if (poolingDesc == nullptr || !poolingDesc->value.set)
     return fail(CUDNN_STATUS_BAD_PARAM, call, "poolingDesc is not set");
@@ -408,9 +442,11 @@ cudnnStatus_t cudnnGetPooling2dForwardOutputDim(const cudnnPoolingDescriptor_t p
 // --- activations ---------------------------------------------------------------------------------
 
 cudnnStatus_t cudnnCreateActivationDescriptor(cudnnActivationDescriptor_t* activationDesc) {
+  STANDIN_COUNT_CALL();
   return create("cudnnCreateActivationDescriptor", activationDesc);
 }
 cudnnStatus_t cudnnDestroyActivationDescriptor(cudnnActivationDescriptor_t activationDesc) {
+  STANDIN_COUNT_CALL();
   return destroy(activationDesc);
 }
 
@@ -418,6 +454,7 @@ cudnnStatus_t cudnnDestroyActivationDescriptor(cudnnActivationDescriptor_t activ
 // coef: the ceiling of CLIPPED_RELU, the alpha of ELU.
 cudnnStatus_t cudnnSetActivationDescriptor(cudnnActivationDescriptor_t activationDesc, cudnnActivationMode_t mode,
                                            cudnnNanPropagation_t reluNanOpt, double coef) {
+  STANDIN_COUNT_CALL();
   const char* call = "cudnnSetActivationDescriptor";
   if (activationDesc == nullptr) return fail(CUDNN_STATUS_BAD_PARAM, call, "activationDesc is NULL");
   if (mode < CUDNN_ACTIVATION_SIGMOID || mode > CUDNN_ACTIVATION_SWISH) {
@@ -435,6 +472,7 @@ cudnnStatus_t cudnnSetActivationDescriptor(cudnnActivationDescriptor_t activatio
 cudnnStatus_t cudnnGetActivationDescriptor(const cudnnActivationDescriptor_t activationDesc,
                                            cudnnActivationMode_t* mode, cudnnNanPropagation_t* reluNanOpt,
                                            double* coef) {
+  STANDIN_COUNT_CALL();
   const char* call = "cudnnGetActivationDescriptor";
   if (activationDesc == nullptr || !activationDesc->value.set) {
     return fail(CUDNN_STATUS_BAD_PARAM, call, "activationDesc is not set");
@@ -451,15 +489,20 @@ cudnnStatus_t cudnnGetActivationDescriptor(const cudnnActivationDescriptor_t act
 // --- op-tensor operations -----------------------------------------------------------------------
 
 cudnnStatus_t cudnnCreateOpTensorDescriptor(cudnnOpTensorDescriptor_t* opTensorDesc) {
+  STANDIN_COUNT_CALL();
   return create("cudnnCreateOpTensorDescriptor", opTensorDesc);
 }
-cudnnStatus_t cudnnDestroyOpTensorDescriptor(cudnnOpTensorDescriptor_t opTensorDesc) { return destroy(opTensorDesc); }
+cudnnStatus_t cudnnDestroyOpTensorDescriptor(cudnnOpTensorDescriptor_t opTensorDesc) {
+  STANDIN_COUNT_CALL();
+  return destroy(opTensorDesc);
+}
 
 // cudnnSetOpTensorDescriptor(): BAD_PARAM when opTensorOp, opTensorCompType or opTensorNanOpt is
 // not a valid enumerant. Which compute type suits which data types is cudnnOpTensor's rule, checked
 // there (its NOT_SUPPORTED), not here.
 cudnnStatus_t cudnnSetOpTensorDescriptor(cudnnOpTensorDescriptor_t opTensorDesc, cudnnOpTensorOp_t opTensorOp,
                                          cudnnDataType_t opTensorCompType, cudnnNanPropagation_t opTensorNanOpt) {
+  STANDIN_COUNT_CALL();
   const char* call = "cudnnSetOpTensorDescriptor";
   if (opTensorDesc == nullptr) return fail(CUDNN_STATUS_BAD_PARAM, call, "opTensorDesc is NULL");
   if (opTensorOp < CUDNN_OP_TENSOR_ADD || opTensorOp > CUDNN_OP_TENSOR_NOT) {
@@ -479,6 +522,7 @@ cudnnStatus_t cudnnSetOpTensorDescriptor(cudnnOpTensorDescriptor_t opTensorDesc,
 
 cudnnStatus_t cudnnGetOpTensorDescriptor(const cudnnOpTensorDescriptor_t opTensorDesc, cudnnOpTensorOp_t* opTensorOp,
                                          cudnnDataType_t* opTensorCompType, cudnnNanPropagation_t* opTensorNanOpt) {
+  STANDIN_COUNT_CALL();
   const char* call = "cudnnGetOpTensorDescriptor";
   if (opTensorDesc == nullptr || !opTensorDesc->value.set) {
     return fail(CUDNN_STATUS_BAD_PARAM, call, "opTensorDesc is not set");
@@ -498,6 +542,7 @@ cudnnStatus_t cudnnGetOpTensorDescriptor(const cudnnOpTensorDescriptor_t opTenso
 // type is FLOAT for HALF data, else the data type. BAD_PARAM for an invalid mode.
 cudnnStatus_t cudnnDeriveBNTensorDescriptor(cudnnTensorDescriptor_t derivedBnDesc, const cudnnTensorDescriptor_t xDesc,
                                             cudnnBatchNormMode_t mode) {
+  STANDIN_COUNT_CALL();
   const char* call = "cudnnDeriveBNTensorDescriptor";
   if (derivedBnDesc == nullptr) return fail(CUDNN_STATUS_BAD_PARAM, call, "derivedBnDesc is NULL");
   if (xDesc == nullptr || !xDesc->value.set) return fail(CUDNN_STATUS_BAD_PARAM, call, "xDesc is not set");

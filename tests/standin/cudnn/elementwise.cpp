@@ -4,6 +4,7 @@
 #include <string>
 #include <utility>
 
+#include "tests/standin/call_count.h"
 #include "tests/standin/cudnn/cudnn_internal.h"
 #include "tests/standin/half.h"
 
@@ -51,6 +52,7 @@ extern "C" {
 cudnnStatus_t cudnnActivationForward(cudnnHandle_t handle, cudnnActivationDescriptor_t activationDesc,
                                      const void* alpha, const cudnnTensorDescriptor_t xDesc, const void* x,
                                      const void* beta, const cudnnTensorDescriptor_t yDesc, void* y) {
+  STANDIN_COUNT_CALL();
   const char* call = "cudnnActivationForward";
   if (handle == nullptr) return fail(CUDNN_STATUS_BAD_PARAM, call, "handle is NULL");
   if (activationDesc == nullptr || !activationDesc->value.set) {
@@ -90,6 +92,7 @@ cudnnStatus_t cudnnActivationForward(cudnnHandle_t handle, cudnnActivationDescri
 //   different data types. NOT_SUPPORTED: more than 5 dimensions.
 cudnnStatus_t cudnnAddTensor(cudnnHandle_t handle, const void* alpha, const cudnnTensorDescriptor_t aDesc,
                              const void* A, const void* beta, const cudnnTensorDescriptor_t cDesc, void* C) {
+  STANDIN_COUNT_CALL();
   const char* call = "cudnnAddTensor";
   if (handle == nullptr) return fail(CUDNN_STATUS_BAD_PARAM, call, "handle is NULL");
   if (cudnnStatus_t s = check_tensor(call, aDesc, "aDesc"); s != CUDNN_STATUS_SUCCESS) return s;
@@ -132,6 +135,7 @@ cudnnStatus_t cudnnAddTensor(cudnnHandle_t handle, const void* alpha, const cudn
 //   BAD_PARAM: "The dimensions n, c, h, w or the dataType of the two tensor descriptors are different."
 cudnnStatus_t cudnnTransformTensor(cudnnHandle_t handle, const void* alpha, const cudnnTensorDescriptor_t xDesc,
                                    const void* x, const void* beta, const cudnnTensorDescriptor_t yDesc, void* y) {
+  STANDIN_COUNT_CALL();
   const char* call = "cudnnTransformTensor";
   if (handle == nullptr) return fail(CUDNN_STATUS_BAD_PARAM, call, "handle is NULL");
   if (cudnnStatus_t s = check_tensor(call, xDesc, "xDesc"); s != CUDNN_STATUS_SUCCESS) return s;
@@ -152,6 +156,7 @@ cudnnStatus_t cudnnTransformTensor(cudnnHandle_t handle, const void* alpha, cons
 // "has to match the data type of tensor y" (a half for CUDNN_DATA_HALF, a float for FLOAT).
 //   BAD_PARAM: a NULL handle, descriptor, y or value. NOT_SUPPORTED: types the stand-in does not compute.
 cudnnStatus_t cudnnSetTensor(cudnnHandle_t handle, const cudnnTensorDescriptor_t yDesc, void* y, const void* valuePtr) {
+  STANDIN_COUNT_CALL();
   const char* call = "cudnnSetTensor";
   if (handle == nullptr) return fail(CUDNN_STATUS_BAD_PARAM, call, "handle is NULL");
   if (cudnnStatus_t s = check_tensor(call, yDesc, "yDesc"); s != CUDNN_STATUS_SUCCESS) return s;

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <string>
 
+#include "tests/standin/call_count.h"
 #include "tests/standin/cudnn/cudnn_internal.h"
 
 using namespace standin_cudnn;
@@ -59,6 +60,7 @@ cudnnStatus_t cudnnOpTensor(cudnnHandle_t handle, const cudnnOpTensorDescriptor_
                             const cudnnTensorDescriptor_t aDesc, const void* A, const void* alpha2,
                             const cudnnTensorDescriptor_t bDesc, const void* B, const void* beta,
                             const cudnnTensorDescriptor_t cDesc, void* C) {
+  STANDIN_COUNT_CALL();
   const char* call = "cudnnOpTensor";
   if (handle == nullptr) return fail(CUDNN_STATUS_BAD_PARAM, call, "handle is NULL");
   if (opTensorDesc == nullptr || !opTensorDesc->value.set) {

@@ -4,6 +4,7 @@
 #include <string>
 #include <utility>
 
+#include "tests/standin/call_count.h"
 #include "tests/standin/cudnn/cudnn_internal.h"
 
 using namespace standin_cudnn;
@@ -20,6 +21,7 @@ extern "C" {
 cudnnStatus_t cudnnPoolingForward(cudnnHandle_t handle, const cudnnPoolingDescriptor_t poolingDesc, const void* alpha,
                                   const cudnnTensorDescriptor_t xDesc, const void* x, const void* beta,
                                   const cudnnTensorDescriptor_t yDesc, void* y) {
+  STANDIN_COUNT_CALL();
   const char* call = "cudnnPoolingForward";
   if (handle == nullptr) return fail(CUDNN_STATUS_BAD_PARAM, call, "handle is NULL");
   if (poolingDesc == nullptr || !poolingDesc->value.set) {

@@ -3,6 +3,7 @@
 #include <string>
 #include <utility>
 
+#include "tests/standin/call_count.h"
 #include "tests/standin/cudnn/cudnn_internal.h"
 
 using namespace standin_cudnn;
@@ -20,6 +21,7 @@ extern "C" {
 cudnnStatus_t cudnnSoftmaxForward(cudnnHandle_t handle, cudnnSoftmaxAlgorithm_t algo, cudnnSoftmaxMode_t mode,
                                   const void* alpha, const cudnnTensorDescriptor_t xDesc, const void* x,
                                   const void* beta, const cudnnTensorDescriptor_t yDesc, void* y) {
+  STANDIN_COUNT_CALL();
   const char* call = "cudnnSoftmaxForward";
   if (handle == nullptr) return fail(CUDNN_STATUS_BAD_PARAM, call, "handle is NULL");
   if (algo != CUDNN_SOFTMAX_FAST && algo != CUDNN_SOFTMAX_ACCURATE && algo != CUDNN_SOFTMAX_LOG) {

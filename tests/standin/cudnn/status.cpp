@@ -4,6 +4,7 @@
 #include <new>
 #include <string>
 
+#include "tests/standin/call_count.h"
 #include "tests/standin/cudnn/cudnn_internal.h"
 
 namespace standin_cudnn {
@@ -33,23 +34,31 @@ bool decline_requested(const char* what) {
 
 using standin_cudnn::fail;
 
+// This library's call counts (call_count.h).
+STANDIN_DEFINE_CALL_COUNTS(infer_standin_cudnn_calls)
+
 extern "C" {
 
 __attribute__((visibility("default"))) const char* infer_standin_identity(void) {
   return "infer CPU stand-in for cuDNN 9.19 (test infrastructure, not NVIDIA's library)";
 }
 
-size_t cudnnGetVersion(void) { return CUDNN_VERSION; }
+size_t cudnnGetVersion(void) {
+  STANDIN_COUNT_CALL();
+  return CUDNN_VERSION;
+}
 
 // The CUDA runtime version this cuDNN was built against: that of the stand-in's libcudart in the
 // process (13000 or 12000), as a cuDNN for that CUDA major reports; INFER_STANDIN_CUDNN_CUDART
 // overrides it, to play a cuDNN built for another major than the runtime beside it.
 size_t cudnnGetCudartVersion(void) {
+  STANDIN_COUNT_CALL();
   if (const char* v = std::getenv("INFER_STANDIN_CUDNN_CUDART"); v && *v) return std::strtoul(v, nullptr, 10);
   return static_cast<size_t>(standin::runtime_version());
 }
 
 cudnnStatus_t cudnnGetProperty(libraryPropertyType type, int* value) {
+  STANDIN_COUNT_CALL();
   if (value == nullptr) return fail(CUDNN_STATUS_BAD_PARAM, "cudnnGetProperty", "value is NULL");
   switch (type) {
     case MAJOR_VERSION: *value = CUDNN_MAJOR; return CUDNN_STATUS_SUCCESS;
@@ -60,12 +69,25 @@ cudnnStatus_t cudnnGetProperty(libraryPropertyType type, int* value) {
 }
 
 // The sub-libraries are one library here: always consistent.
-cudnnStatus_t cudnnOpsVersionCheck(void) { return CUDNN_STATUS_SUCCESS; }
-cudnnStatus_t cudnnCnnVersionCheck(void) { return CUDNN_STATUS_SUCCESS; }
-cudnnStatus_t cudnnAdvVersionCheck(void) { return CUDNN_STATUS_SUCCESS; }
-cudnnStatus_t cudnnGraphVersionCheck(void) { return CUDNN_STATUS_SUCCESS; }
+cudnnStatus_t cudnnOpsVersionCheck(void) {
+  STANDIN_COUNT_CALL();
+  return CUDNN_STATUS_SUCCESS;
+}
+cudnnStatus_t cudnnCnnVersionCheck(void) {
+  STANDIN_COUNT_CALL();
+  return CUDNN_STATUS_SUCCESS;
+}
+cudnnStatus_t cudnnAdvVersionCheck(void) {
+  STANDIN_COUNT_CALL();
+  return CUDNN_STATUS_SUCCESS;
+}
+cudnnStatus_t cudnnGraphVersionCheck(void) {
+  STANDIN_COUNT_CALL();
+  return CUDNN_STATUS_SUCCESS;
+}
 
 const char* cudnnGetErrorString(cudnnStatus_t status) {
+  STANDIN_COUNT_CALL();
   switch (status) {
 #define STANDIN_NAME(s) \
   case s: return #s;
@@ -127,6 +149,7 @@ const char* cudnnGetErrorString(cudnnStatus_t status) {
 // cuDNN 9 API reference, cudnnGetLastErrorString(): copies the calling thread's latest error
 // message (truncated to max_size - 1 characters, NUL-terminated) and clears it.
 void cudnnGetLastErrorString(char* message, size_t max_size) {
+  STANDIN_COUNT_CALL();
   if (message == nullptr || max_size == 0) return;
   std::string taken;
   taken.swap(standin_cudnn::last_error);
@@ -138,6 +161,7 @@ void cudnnGetLastErrorString(char* message, size_t max_size) {
 // cudnnCreate(): CUDNN_STATUS_NOT_INITIALIZED when no usable device (the CUDA runtime found none
 // or none is selected); CUDNN_STATUS_BAD_PARAM for a NULL handle pointer.
 cudnnStatus_t cudnnCreate(cudnnHandle_t* handle) {
+  STANDIN_COUNT_CALL();
   if (handle == nullptr) return fail(CUDNN_STATUS_BAD_PARAM, "cudnnCreate", "handle is NULL");
   if (!standin::device_usable()) {
     return fail(CUDNN_STATUS_NOT_INITIALIZED, "cudnnCreate",
@@ -151,6 +175,7 @@ cudnnStatus_t cudnnCreate(cudnnHandle_t* handle) {
 }
 
 cudnnStatus_t cudnnDestroy(cudnnHandle_t handle) {
+  STANDIN_COUNT_CALL();
   if (handle == nullptr) return fail(CUDNN_STATUS_BAD_PARAM, "cudnnDestroy", "handle is NULL");
   delete handle;
   return CUDNN_STATUS_SUCCESS;
@@ -159,12 +184,14 @@ cudnnStatus_t cudnnDestroy(cudnnHandle_t handle) {
 // cudnnSetStream(): later calls on the handle run on `streamId`; the default is the legacy stream.
 // An invalid stream is reported by the first call that enqueues on it.
 cudnnStatus_t cudnnSetStream(cudnnHandle_t handle, cudaStream_t streamId) {
+  STANDIN_COUNT_CALL();
   if (handle == nullptr) return fail(CUDNN_STATUS_BAD_PARAM, "cudnnSetStream", "handle is NULL");
   handle->stream = streamId;
   return CUDNN_STATUS_SUCCESS;
 }
 
 cudnnStatus_t cudnnGetStream(cudnnHandle_t handle, cudaStream_t* streamId) {
+  STANDIN_COUNT_CALL();
   if (handle == nullptr || streamId == nullptr) {
     return fail(CUDNN_STATUS_BAD_PARAM, "cudnnGetStream", "handle or streamId is NULL");
   }
