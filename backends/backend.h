@@ -1,6 +1,7 @@
 // The interface every backend implements. A backend is built once for a network and a maximum
 // batch size: it plans and allocates everything then, so forward() and top_k() allocate nothing
-// (the default top_k() allocates its one buffer on its first call).
+// (the default top_k() allocates its one buffer on its first call; the GPU backend grows its
+// convolution workspace on the first pass at a batch size that needs more than 1 and max_batch do).
 #pragma once
 
 #include <cstddef>
@@ -60,6 +61,14 @@ struct BatchTiming {
   double device_ms = 0.0;
 };
 
+// One phase of building a backend (Backend::startup_phases): its name and the host's wall-clock
+// milliseconds from the end of the phase before it. Device work a phase queues and does not wait
+// for is counted where it is waited for (at the latest, the build's last phase).
+struct StartupPhase {
+  std::string name;
+  double ms = 0.0;
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -101,6 +110,11 @@ class Backend {
   // events could not be read (the GPU backend logs why, once). top_k() beyond the device's limits
   // (the default top_k()) reports the forward() it ran. Allocates nothing.
   virtual std::optional<BatchTiming> last_timing() const { return std::nullopt; }
+
+  // Where building this backend spent its time, in order (GPU: loading the module, the CUDA
+  // context, the cuDNN handle, the plan, the buffers and weights, each convolution's algorithm
+  // choice); empty for a backend that does not time its build (the CPU).
+  virtual std::vector<StartupPhase> startup_phases() const { return {}; }
 
  protected:
   // forward()'s argument checks: throws std::invalid_argument ("batch size out of range") unless

@@ -1,8 +1,11 @@
 #include "backends/gpu_backend.h"
 
 #include <array>
+#include <chrono>
 #include <cstdlib>
 #include <functional>
+#include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -26,9 +29,12 @@ void log_trampoline(void* ctx, const char* line) {
 
 class GpuBackend final : public Backend {
  public:
-  GpuBackend(std::shared_ptr<GpuLibrary> library, const Network& network, int max_batch, const GpuOptions& options)
+  // module_ms: how long opening `library` took (choice, trial load, load), when the caller timed it.
+  GpuBackend(std::shared_ptr<GpuLibrary> library, const Network& network, int max_batch, const GpuOptions& options,
+             std::optional<double> module_ms)
       : library_(std::move(library)),
         options_(options),
+        module_ms_(module_ms),
         layer_count_(network.layers().size()),
         output_size_(network.output_dims().size()),
         max_batch_(max_batch) {
@@ -89,9 +95,21 @@ class GpuBackend final : public Backend {
     return BatchTiming{t.h2d_ms, t.compute_ms, t.d2h_ms, t.device_ms};
   }
 
+  std::vector<StartupPhase> startup_phases() const override {
+    std::vector<StartupPhase> phases;
+    if (module_ms_) phases.push_back(StartupPhase{"GPU module: choice, trial load in a child, load", *module_ms_});
+    const char* name = nullptr;
+    double ms = 0.0;
+    for (std::size_t i = 0; library_->api().startup_phase(executor_, i, &name, &ms) == INFER_GPU_OK; ++i) {
+      phases.push_back(StartupPhase{name, ms});
+    }
+    return phases;
+  }
+
  private:
   std::shared_ptr<GpuLibrary> library_;  // keeps the code of executor_ loaded
   GpuOptions options_;                   // its log function is called by the library
+  std::optional<double> module_ms_;
   void* executor_ = nullptr;
   std::size_t layer_count_;
   std::size_t output_size_;
@@ -255,13 +273,17 @@ InferGpuVersions GpuLibrary::versions() const {
 }
 
 std::unique_ptr<Backend> make_gpu_backend(const Network& network, int max_batch, const GpuOptions& options) {
-  return make_gpu_backend(GpuLibrary::open(options.cuda_major, options.cuda_major_reason), network, max_batch, options);
+  if (max_batch < 1) throw std::invalid_argument("max_batch must be at least 1");
+  const auto start = std::chrono::steady_clock::now();
+  std::shared_ptr<GpuLibrary> library = GpuLibrary::open(options.cuda_major, options.cuda_major_reason);
+  const double module_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  return std::make_unique<GpuBackend>(std::move(library), network, max_batch, options, module_ms);
 }
 
 std::unique_ptr<Backend> make_gpu_backend(std::shared_ptr<GpuLibrary> library, const Network& network, int max_batch,
                                           const GpuOptions& options) {
   if (max_batch < 1) throw std::invalid_argument("max_batch must be at least 1");
-  return std::make_unique<GpuBackend>(std::move(library), network, max_batch, options);
+  return std::make_unique<GpuBackend>(std::move(library), network, max_batch, options, std::nullopt);
 }
 
 }  // namespace infer

@@ -22,7 +22,7 @@ extern "C" {
 
 // Bump whenever this table or any type it passes (Network, Layer, ...) changes. A change to the list
 // of ops (graph/ops.h) needs no bump: ops_hash carries it.
-#define INFER_GPU_PLUGIN_ABI 8
+#define INFER_GPU_PLUGIN_ABI 9
 
 // The C++ standard library whose layout the Network's members have (its headers define these).
 #if defined(_MSVC_STL_VERSION)
@@ -128,6 +128,11 @@ struct InferGpuPlugin {
   // first such call, after a call that failed, and when the events could not be read (the executor
   // logs why). Returns INFER_GPU_OK, or INFER_GPU_BAD_ARGUMENT for a null pointer.
   int (*last_timing)(void* executor, InferGpuTiming* out);
+
+  // Where building the executor spent its time, phase `index` in order (Backend::startup_phases):
+  // its name (valid while the executor lives) and milliseconds. INFER_GPU_BAD_ARGUMENT past the last
+  // phase or for a null pointer.
+  int (*startup_phase)(void* executor, std::size_t index, const char** name, double* ms);
 };
 
 // The one symbol the library exports.

@@ -15,7 +15,9 @@
 // p99_ms in JSON, what tools/bench/bench_peers.py compares), and on the GPU also the device's own time
 // from CUDA events (Backend::last_timing: "device" p50/p90/p99, and the p50 of the host-to-device
 // copy, the compute between the copies and the device-to-host copy). Also: start-up (model load +
-// backend build + first batch, from main), top-1 accuracy of the backend at its precision on the
+// backend build + first batch, from main) and its breakdown (startup_breakdown: on the GPU, the
+// module load, CUDA context, cuDNN handle, plan, buffers and each convolution's algorithm choice;
+// JSON startup_phases), top-1 accuracy of the backend at its precision on the
 // 10k images, and the process's peak resident memory. A program that prints numbers, not a test:
 // compare with a peer measured in the same run (tools/bench/bench_peers.py).
 
@@ -48,6 +50,24 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 double ms_since(Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); }
+
+// Start-up from the process's start to the first result, in order: what came before the backend
+// (the model and the test images: this program's, not the engine's), the backend's own phases
+// (Backend::startup_phases; none on the CPU), what its build took beyond them, and the first batch
+// of one image. The rows add up to the whole.
+std::vector<infer::StartupPhase> startup_breakdown(const std::vector<infer::StartupPhase>& backend_phases,
+                                                   double before_ms, double build_ms, double first_batch_ms) {
+  std::vector<infer::StartupPhase> out{{"before the backend: model load, test images", before_ms}};
+  double timed = 0.0;
+  for (const infer::StartupPhase& phase : backend_phases) {
+    out.push_back(phase);
+    timed += phase.ms;
+  }
+  out.push_back(
+      {backend_phases.empty() ? "backend build" : "backend build, the rest", std::max(0.0, build_ms - timed)});
+  out.push_back({"first batch (n = 1)", first_batch_ms});
+  return out;
+}
 
 double percentile(std::vector<double> v, double p) {
   std::sort(v.begin(), v.end());
@@ -161,8 +181,14 @@ int main(int argc, char** argv) {
                                                                                           : infer::CpuKernels::Onednn,
                                                                    cpu_kernels == "onednn"});
     std::vector<float> out(static_cast<std::size_t>(max_batch) * classes);
+    const double built_ms = ms_since(build);
+    const Clock::time_point first = Clock::now();
     backend->forward(inputs.data(), 1, out.data());
+    const double first_batch_ms = ms_since(first);
     const double startup_ms = ms_since(start), first_result_ms = ms_since(build);
+    const std::vector<infer::StartupPhase> phases =
+        startup_breakdown(backend->startup_phases(), std::chrono::duration<double, std::milli>(build - start).count(),
+                          built_ms, first_batch_ms);
 
     // Accuracy of this backend on all test images, at the largest batch size.
     int correct = 0;
@@ -237,9 +263,13 @@ int main(int argc, char** argv) {
                        {"timed_call", k > 0 ? "top_k(k=" + std::to_string(k) + ")" : std::string("forward")},
                        {"startup_ms", startup_ms},
                        {"first_result_ms", first_result_ms},
+                       {"startup_phases", nlohmann::json::array()},
                        {"accuracy", accuracy},
                        {"peak_rss_mib", peak_rss_mib()},
                        {"results", nlohmann::json::array()}};
+      for (const infer::StartupPhase& phase : phases) {
+        j["startup_phases"].push_back({{"phase", phase.name}, {"ms", phase.ms}});
+      }
       for (const Result& r : results) {
         nlohmann::json row{{"batch", r.batch},
                            {"iterations", r.iterations},
@@ -266,6 +296,8 @@ int main(int argc, char** argv) {
         "start-up %.1f ms (model load + backend build + first batch; backend build + first batch %.1f ms), "
         "top-1 accuracy %.4f on %d images, peak RSS %.1f MiB\n",
         startup_ms, first_result_ms, accuracy, count, peak_rss_mib());
+    std::printf("start-up breakdown (ms, host wall clock):\n");
+    for (const infer::StartupPhase& phase : phases) std::printf("%10.1f  %s\n", phase.ms, phase.name.c_str());
     const bool any_device = std::any_of(results.begin(), results.end(), [](const Result& r) { return r.device; });
     std::printf("%6s %10s %12s %10s %10s %10s", "batch", "iters", "images/s", "host p50", "host p90", "host p99");
     if (any_device) {

@@ -58,7 +58,8 @@ Executor::ConvolutionOperands Executor::convolution_operands(const Step& step, b
 // zeros keep the result finite even if cuDNN reads z (y itself could hold NaN or Inf from an
 // earlier batch). `workspace` bytes of the
 // shared workspace are offered: the probes and the real calls offer the same amount, so a
-// configuration that passed its probe gets what it ran with.
+// configuration that passed its probe gets what it ran with (or more, where another batch size
+// needs more: prepare_batch_size).
 cudnnStatus_t Executor::conv_bias_activation(const Step& step, bool float_fallback, cudnnConvolutionFwdAlgo_t algo,
                                              std::size_t stop, std::size_t workspace) {
   const bool relu = step.fused_relu && stop == step.layer_count();

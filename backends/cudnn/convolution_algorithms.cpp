@@ -207,6 +207,13 @@ std::vector<Candidate> list_candidates(cudnnHandle_t handle, Plan& plan, const S
   return out;
 }
 
+// How many candidates were tried and found within kWorkspaceLimitBytes (an untried one is not).
+std::size_t within_limit_count(const std::vector<Candidate>& candidates) {
+  return static_cast<std::size_t>(std::count_if(candidates.begin(), candidates.end(), [](const Candidate& c) {
+    return c.workspace && *c.workspace <= kWorkspaceLimitBytes;
+  }));
+}
+
 const char* type_name(cudnnDataType_t t) {
   return t == CUDNN_DATA_HALF ? "half" : t == CUDNN_DATA_FLOAT ? "float" : "other";
 }
@@ -268,6 +275,7 @@ void Executor::choose_algorithms() {
     if (steps[i].kind != StepKind::Convolution) continue;
     candidates[i] = list_candidates(handle_.get(), plan_, steps[i], false, deterministic);
   }
+  startup_.mark("algorithms: cuDNN's heuristics, every step");
 
   // Autotune: the cache, and a workspace as large as any measured algorithm may use.
   std::optional<AutotuneCache> cache;
@@ -284,6 +292,7 @@ void Executor::choose_algorithms() {
       log("autotune cache " + cache_path.u8string() + ": " + std::to_string(cache->size()) + " entries");
     }
     reserve_workspace(kWorkspaceLimitBytes);
+    startup_.mark("algorithms: autotune cache load");
   }
   // The workspace grows to each candidate's while probing (reserve_workspace) and shrinks to what
   // the chosen ones need below.
@@ -315,7 +324,9 @@ void Executor::choose_algorithms() {
     const Candidate* plain = first_running(false);
     std::string fallback_reason;
     if (!plain && plan_.storage_type() == CUDNN_DATA_HALF) {
-      fallback_reason = candidates[i].empty() ? "no half NHWC algorithm offered" : "every half NHWC algorithm declined";
+      fallback_reason = candidates[i].empty()                    ? "no half NHWC algorithm offered"
+                        : within_limit_count(candidates[i]) == 0 ? "no half NHWC algorithm within the workspace limit"
+                                                                 : "every half NHWC algorithm declined";
       fallback_reason += " (C = " + std::to_string(step.in.c) + ", K = " + std::to_string(layer.out.c) + ")";
       choice.float_fallback = true;
       prepare_float_fallback(step);
@@ -326,8 +337,8 @@ void Executor::choose_algorithms() {
       const std::string what = std::string(choice.float_fallback ? "fp32 (the fp16 step's float fallback)"
                                                                  : precision_name(plan_.precision())) +
                                (deterministic ? " deterministic" : "");
-      const auto within = [](const Candidate& c) { return *c.workspace <= kWorkspaceLimitBytes; };
-      if (std::none_of(candidates[i].begin(), candidates[i].end(), within)) {
+      const std::size_t within = within_limit_count(candidates[i]);
+      if (within == 0) {
         throw GpuError(context + ": cuDNN offers no " + what +
                        " forward algorithm for this convolution that needs at "
                        "most " +
@@ -335,7 +346,7 @@ void Executor::choose_algorithms() {
                        " MiB of workspace; run this model on the CPU backend");
       }
       throw GpuError(context + ": cudnnConvolutionForward declined every " + what +
-                     " algorithm the heuristics offered (" + std::to_string(candidates[i].size()) +
+                     " algorithm the heuristics offered (" + std::to_string(within) +
                      "); run this model on the CPU backend");
     }
     const bool fallback = choice.float_fallback;
@@ -439,6 +450,7 @@ void Executor::choose_algorithms() {
         std::to_string(choice.workspace_bytes) + " B (" + choice.source +
         (choice.time_ms >= 0.0 ? " " + time_text(choice.time_ms) : std::string()) + ")" +
         (deterministic ? ", deterministic" : ""));
+    startup_.mark("algorithm: " + step.name);
   }
   plan_.set_batch(plan_.max_batch());
   if (cache && cache->dirty() && !cache_path.empty()) {
@@ -449,50 +461,49 @@ void Executor::choose_algorithms() {
       log(std::string("autotune cache not saved: ") + e.what());
     }
   }
-  if (needed < workspace_.bytes()) {
-    INFER_CUDA_CHECK("convolution workspace", cudaStreamSynchronize(stream_.get()));  // probes are done with it
-    workspace_ = DeviceBuffer();
-    workspace_ = DeviceBuffer(needed, "convolution workspace");
-  }
+  if (needed < workspace_.bytes()) replace_workspace(needed);  // after the probes, which used it
   // The probes ran at both ends, with the workspace each choice was probed with.
   batch_size_ready_.assign(static_cast<std::size_t>(plan_.max_batch()) + 1, false);
   batch_size_ready_[1] = true;
   batch_size_ready_[static_cast<std::size_t>(plan_.max_batch())] = true;
+  startup_.mark("algorithms: final workspace" + std::string(cache ? ", autotune cache save" : ""));
 }
 
 // The first pass at batch size n (the plan set to n; no capture under way): every chosen
 // algorithm's workspace at n. Where a step needs more than its choice offers, the offer grows, and
-// the workspace with it, once: the graphs captured so far baked the old buffer's address in, so
-// they are dropped (they are captured again on their next call). A fused algorithm that cuDNN
-// declines at n leaves that step to its separate calls at n (fused_declined_), as a declined call
-// does; a separate algorithm declined at n, which ran at 1 and max_batch, is an error.
+// the workspace with it, once (replace_workspace drops the graphs that baked the old address in;
+// they are captured again on their next call). A fused algorithm that cuDNN declines at n leaves
+// that step to its separate calls at n (fused_declined_), as a declined call does; a separate
+// algorithm declined at n, which ran at 1 and max_batch, is an error. All or nothing: the new
+// offers, the declines and the larger workspace take effect together, after every query and the
+// allocation succeeded, so that a throw leaves the executor as it was (n is checked again on its
+// next pass).
 void Executor::prepare_batch_size(int n) {
   const std::size_t index = static_cast<std::size_t>(n);
   if (batch_size_ready_[index]) return;
   const std::vector<Step>& steps = plan_.steps();
-  std::size_t needed = workspace_.bytes();
+  std::vector<std::size_t> offers(steps.size(), 0);
+  std::vector<std::size_t> declined;  // steps whose fused algorithm cuDNN declines at n
+  std::size_t needed = 0;
   for (std::size_t i = 0; i < steps.size(); ++i) {
     if (steps[i].kind != StepKind::Convolution) continue;
     const Step& step = steps[i];
-    ConvolutionChoice& choice = convolutions_[i];
+    const ConvolutionChoice& choice = convolutions_[i];
     const std::string context = layer_context(plan_.network().layers()[step.first_layer]);
     const ConvolutionDescs d = descriptors(plan_, step, choice.float_fallback);
-    const bool fused = choice.mode != ConvolutionMode::Separate;
+    offers[i] = choice.workspace_bytes;
     for (const bool fused_algo : {false, true}) {
-      if (fused_algo && !fused) continue;
+      if (fused_algo && choice.mode == ConvolutionMode::Separate) continue;
       const cudnnConvolutionFwdAlgo_t algo = fused_algo ? choice.fused_algo : choice.plain_algo;
       std::size_t bytes = 0;
       const cudnnStatus_t s =
           cudnnGetConvolutionForwardWorkspaceSize(handle_.get(), d.x, d.w, d.convolution, d.y, algo, &bytes);
-      if (declines(s) && fused_algo) {
-        clear_last_error();
-        fused_declined_.emplace(step.first_layer, n);
-        log(step.name + ": cuDNN declines " + algorithm_name(algo) + " at n = " + std::to_string(n) +
-            "; the separate calls run this step at that batch size");
-        continue;
-      }
       if (declines(s)) {
         clear_last_error();
+        if (fused_algo) {
+          declined.push_back(i);
+          continue;
+        }
         throw GpuError(context + ": cuDNN declines the " + algorithm_name(algo) + " convolution at batch size " +
                        std::to_string(n) + ", which it ran at 1 and " + std::to_string(plan_.max_batch()) +
                        "; run this model at those batch sizes or on the CPU backend");
@@ -500,27 +511,41 @@ void Executor::prepare_batch_size(int n) {
       if (s != CUDNN_STATUS_SUCCESS) {
         detail::throw_cudnn_error(s, "cudnnGetConvolutionForwardWorkspaceSize", context, __FILE__, __LINE__);
       }
-      choice.workspace_bytes = std::max(choice.workspace_bytes, bytes);
+      offers[i] = std::max(offers[i], bytes);
       needed = std::max(needed, bytes);
     }
   }
   if (needed > workspace_.bytes()) {
-    INFER_CUDA_CHECK("convolution workspace", cudaStreamSynchronize(stream_.get()));
-    graphs_.clear();
-    workspace_ = DeviceBuffer();
-    workspace_ = DeviceBuffer(needed, "convolution workspace");
+    const bool had_graphs = !graphs_.empty();
+    replace_workspace(needed);
     log("convolution workspace grown to " + std::to_string(needed) + " B for n = " + std::to_string(n) +
-        " (more than n = 1 and n = " + std::to_string(plan_.max_batch()) + " need); CUDA graphs captured again");
+        " (more than n = 1 and n = " + std::to_string(plan_.max_batch()) + " need)" +
+        (had_graphs ? "; the CUDA graphs captured so far are captured again" : ""));
+  }
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    if (steps[i].kind == StepKind::Convolution) convolutions_[i].workspace_bytes = offers[i];
+  }
+  for (std::size_t i : declined) {
+    fused_declined_.emplace(steps[i].first_layer, n);
+    log(steps[i].name + ": cuDNN declines " + algorithm_name(convolutions_[i].fused_algo) +
+        " at n = " + std::to_string(n) + "; the separate calls run this step at that batch size");
   }
   batch_size_ready_[index] = true;
 }
 
-// Grows the workspace to `bytes` while probing (build time only: a graph keeps the address).
+// A workspace of `bytes` in place of the current one. The new buffer is allocated first, so that a
+// failure leaves the old one; then the stream is drained (work queued so far may use the old one)
+// and the CUDA graphs, which baked the old address in, are dropped.
+void Executor::replace_workspace(std::size_t bytes) {
+  DeviceBuffer replacement(bytes, "convolution workspace");
+  INFER_CUDA_CHECK("convolution workspace", cudaStreamSynchronize(stream_.get()));
+  graphs_.clear();
+  workspace_ = std::move(replacement);
+}
+
+// Grows the workspace to `bytes` while probing (build time only).
 void Executor::reserve_workspace(std::size_t bytes) {
-  if (bytes <= workspace_.bytes()) return;
-  INFER_CUDA_CHECK("convolution workspace", cudaStreamSynchronize(stream_.get()));  // earlier probes used it
-  workspace_ = DeviceBuffer();
-  workspace_ = DeviceBuffer(bytes, "convolution workspace");
+  if (bytes > workspace_.bytes()) replace_workspace(bytes);
 }
 
 void Executor::prepare_float_fallback(const Step& step) {

@@ -29,9 +29,11 @@ Executor::Executor(const Network& network, int max_batch, const GpuOptions& opti
       h2d_end_(Event::create("timing events")),
       d2h_start_(Event::create("timing events")),
       d2h_end_(Event::create("timing events")),
-      handle_(create_handle(stream_.get())),
-      kernels_(),  // after the stream: the device's context is current
-      plan_(network, max_batch, PlanOptions{options.precision, options.fold_batchnorm}) {
+      handle_((startup_.mark("CUDA context: device, stream, events"), create_handle(stream_.get()))),
+      kernels_((startup_.mark("cuDNN handle"), Kernels())),  // after the stream: the device's context is current
+      plan_((startup_.mark("kernels: module load"),
+             Plan(network, max_batch, PlanOptions{options.precision, options.fold_batchnorm}))) {
+  startup_.mark("plan: steps and descriptors");
   const std::size_t batch = static_cast<std::size_t>(max_batch);
   cudaStream_t stream = stream_.get();
   const SyncOnUnwind sync_on_throw(stream);  // a local of the body: destroyed before the members are
@@ -82,8 +84,10 @@ Executor::Executor(const Network& network, int max_batch, const GpuOptions& opti
   }
   zero_z_ = ConstantBuffer::zeros(z_bytes, stream, "fused convolution z operand");
 
+  startup_.mark("buffers and weights");
   choose_algorithms();  // its probes run the fused call: after the memset, on the same stream
   INFER_CUDA_CHECK("executor setup", cudaStreamSynchronize(stream));
+  startup_.mark("final synchronisation");
 }
 
 TensorIn Executor::tensor_in(std::size_t activation) const {

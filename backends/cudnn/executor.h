@@ -24,11 +24,12 @@
 #include <vector>
 
 #include "backends/backend.h"
-#include "graph/network.h"
 #include "backends/cudnn/buffers.h"
 #include "backends/cudnn/calls.h"
 #include "backends/cudnn/check.h"
 #include "backends/cudnn/plan.h"
+#include "backends/cudnn/startup_timer.h"
+#include "graph/network.h"
 
 namespace infer::cudnn {
 
@@ -107,6 +108,8 @@ class Executor {
   const std::string& description() const { return description_; }
   const Plan& plan() const { return plan_; }
   const std::vector<ConvolutionChoice>& convolutions() const { return convolutions_; }  // per step
+  // Where the constructor spent its time (Backend::startup_phases), in order.
+  const std::vector<StartupPhase>& startup_phases() const { return startup_.phases(); }
 
  private:
   // One distinct pass: what a CUDA graph captures. k == 0: forward() of layer_count layers.
@@ -172,10 +175,12 @@ class Executor {
   // it; grows the workspace to `bytes` while probing. Build time only (graphs keep the addresses).
   void prepare_float_fallback(const Step& step);
   void reserve_workspace(std::size_t bytes);
+  void replace_workspace(std::size_t bytes);  // drains the stream, drops the CUDA graphs
   // The first pass at a batch size other than 1 and max_batch checks the chosen algorithms'
   // workspace there, and grows it if that size needs more (convolution_algorithms.cpp).
   void prepare_batch_size(int n);
-  // Probes: run the call at n = max_batch and n = 1 with exactly `workspace` bytes.
+  // Probes: run the call at n = max_batch and n = 1 (the plan's current one first) with exactly
+  // `workspace` bytes.
   bool fused_call_runs(const Step& step, bool float_fallback, cudnnConvolutionFwdAlgo_t algo, std::size_t workspace);
   bool plain_call_runs(const Step& step, bool float_fallback, cudnnConvolutionFwdAlgo_t algo, std::size_t workspace);
   bool call_runs(const Step& step, const char* name, const std::function<cudnnStatus_t()>& call);
@@ -190,7 +195,9 @@ class Executor {
   void convolution_calls(const Step& step, const ConvolutionChoice& choice, std::size_t stop, bool capturing);
 
   // Declaration order is construction order: the device is selected before the stream and the
-  // handle are created, and everything on the device is released before them.
+  // handle are created, and everything on the device is released before them. The timer starts
+  // first, so that its first phase covers the device selection.
+  StartupTimer startup_;
   GpuOptions options_;
   std::string device_name_;  // "NVIDIA H200 (sm_90)"
   std::string description_;

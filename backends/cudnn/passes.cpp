@@ -23,8 +23,9 @@
 // the capture: each cuDNN call reads its descriptors when it is made and bakes their values into
 // the kernels it enqueues, so a graph keeps the batch size it was captured with, whatever the
 // descriptors say later. The addresses baked in (buffers, pinned staging, workspace) live as long
-// as the executor. A capture or instantiation that fails is ended cleanly, logged, and that pass
-// runs its calls directly from then on.
+// as the executor, except the workspace's when a batch size's first pass grows it
+// (prepare_batch_size), which drops every graph captured before. A capture or instantiation that fails is ended
+// cleanly, logged, and that pass runs its calls directly from then on.
 #include <algorithm>
 #include <cstring>
 #include <exception>
@@ -40,11 +41,11 @@ void Executor::execute(const Pass& pass, const float* input) {
                    "; restart the process (or use the CPU backend) to run more batches");
   }
   plan_.set_batch(pass.n);  // before any capture: the calls bake the descriptors' values in
-  prepare_batch_size(pass.n);  // a batch size's first pass may grow the workspace: also before
   const std::size_t in_bytes = static_cast<std::size_t>(pass.n) * plan_.network().input().dims.size() * sizeof(float);
   std::memcpy(input_staging_.floats(), input, in_bytes);
   bool timing_read = false;
   try {
+    prepare_batch_size(pass.n);  // a batch size's first pass may grow the workspace: also before any capture
     if (options_.cuda_graphs) {
       timing_read = replay(pass);
     } else {

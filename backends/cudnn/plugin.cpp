@@ -137,6 +137,15 @@ int last_timing(void* executor, InferGpuTiming* out) {
   return INFER_GPU_OK;
 }
 
+int startup_phase(void* executor, std::size_t index, const char** name, double* ms) {
+  if (!executor || !name || !ms) return INFER_GPU_BAD_ARGUMENT;
+  const std::vector<StartupPhase>& phases = static_cast<const Executor*>(executor)->startup_phases();
+  if (index >= phases.size()) return INFER_GPU_BAD_ARGUMENT;
+  *name = phases[index].name.c_str();
+  *ms = phases[index].ms;
+  return INFER_GPU_OK;
+}
+
 const InferGpuPlugin kPlugin = {
     INFER_GPU_PLUGIN_ABI,
     static_cast<std::uint32_t>(sizeof(Network)),
@@ -150,6 +159,7 @@ const InferGpuPlugin kPlugin = {
     describe,
     destroy,
     last_timing,
+    startup_phase,
 };
 
 }  // namespace

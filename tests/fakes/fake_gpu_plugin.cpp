@@ -32,6 +32,7 @@ const InferGpuPlugin kPlugin = {
     nullptr,
     nullptr,
     nullptr,
+    nullptr,
 };
 
 }  // namespace

@@ -1533,6 +1533,76 @@ TEST_F(GpuBackend, AMiddleBatchSizeThatNeedsMoreWorkspaceGrowsItBeforeItsFirstPa
   }
 }
 
+// A batch size whose workspace check fails leaves the executor as it was: on the stand-in, n = 4
+// needs 1 MiB more workspace in every step and cuDNN declines the last linear layer there (K = 10),
+// so the check throws after the steps before it asked for more. The pass at 4 fails with a
+// GpuError naming the layer, every time, and 1 and 7 (graphs captured before and after) still
+// match the CPU: a check that kept the larger offers without the larger workspace made every later
+// pass fail. On a GPU the variables are ignored and every pass must match.
+TEST_F(GpuBackend, ABatchSizeThatFailsItsWorkspaceCheckLeavesTheOthersRunning) {
+  SKIP_WITHOUT_GPU();
+  const ScopedEnv peak("INFER_STANDIN_CUDNN_WORKSPACE_PEAK", "4");
+  const ScopedEnv decline("INFER_STANDIN_CUDNN_DECLINE", "k-unaligned-at-n=4");
+  const Network& net = shipped_model();
+  std::string last_linear;  // the one layer with K = 10
+  for (const Layer& l : net.layers()) {
+    if (l.kind == LayerKind::Linear) last_linear = l.name;
+  }
+  auto cpu = make_cpu_backend(net, kMaxBatch);
+  for (Precision p : {Precision::Fp32, Precision::Fp16}) {
+    SCOPED_TRACE(precision_name(p));
+    auto gpu = make_gpu_backend(net, kMaxBatch, with_precision(p));
+    const bool standin = gpu->description().find("stand-in") != std::string::npos;
+    for (int n : {kMaxBatch, 4, 1, kMaxBatch, 4, 1}) {
+      const std::vector<float> input = rng_.vector(static_cast<std::size_t>(n) * net.input().dims.size());
+      if (n == 4 && standin) {
+        std::vector<float> out(static_cast<std::size_t>(n) * net.output_dims().size());
+        try {
+          gpu->forward(input.data(), n, out.data());
+          ADD_FAILURE() << "n = 4 ran, where the stand-in declines the last layer";
+        } catch (const GpuError& e) {
+          EXPECT_NE(std::string(e.what()).find("declines"), std::string::npos) << e.what();
+          EXPECT_NE(std::string(e.what()).find("'" + last_linear + "'"), std::string::npos) << e.what();
+        }
+        continue;
+      }
+      expect_matches_at_precision(*gpu, *cpu, net, input, n, net.layers().size(), p);
+    }
+  }
+}
+
+// The build's start-up phases (Backend::startup_phases, what infer-bench prints): the module load,
+// the CUDA context, the cuDNN handle, the plan, and one phase per convolution step named after it,
+// in that order, each a time >= 0, together within the wall time the build took around them.
+TEST_F(GpuBackend, StartupPhasesCoverTheBuildInOrder) {
+  SKIP_WITHOUT_GPU();
+  const Network& net = shipped_model();
+  std::vector<std::string> log;
+  const auto start = std::chrono::steady_clock::now();
+  auto gpu = make_gpu_backend(net, kMaxBatch, logging_to(log));
+  const double build_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  const std::vector<StartupPhase> phases = gpu->startup_phases();
+  ASSERT_GE(phases.size(), 5u);
+  EXPECT_EQ(phases[0].name.rfind("GPU module", 0), 0u) << phases[0].name;
+  EXPECT_EQ(phases[1].name.rfind("CUDA context", 0), 0u) << phases[1].name;
+  EXPECT_EQ(phases[2].name, "cuDNN handle");
+  std::vector<std::string> steps;  // the convolution steps, in the order the log names their choices
+  for (const std::string& line : log) {
+    if (is_choice_line(line)) steps.push_back(line.substr(0, line.find(':')));
+  }
+  ASSERT_EQ(steps.size(), static_cast<std::size_t>(convolution_count(net)));
+  std::vector<std::string> timed;
+  double total = 0.0;
+  for (const StartupPhase& phase : phases) {
+    EXPECT_GE(phase.ms, 0.0) << phase.name;
+    total += phase.ms;
+    if (phase.name.rfind("algorithm: ", 0) == 0) timed.push_back(phase.name.substr(11));
+  }
+  EXPECT_EQ(timed, steps);
+  EXPECT_LE(total, build_ms);
+  EXPECT_TRUE(make_cpu_backend(net, 1)->startup_phases().empty());
+}
+
 // The host calls the stand-in's cuDNN, CUDA runtime and driver count while an executor is built
 // (device, handle, plan, weights, algorithm choice): the same at max_batch 8 and 96, where the
 // old workspace query at every batch size cost 8 or 96 calls per candidate and step, and within a

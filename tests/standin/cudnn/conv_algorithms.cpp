@@ -18,12 +18,15 @@
 // Fault injection (test infrastructure): INFER_STANDIN_CUDNN_DECLINE=half-nhwc-unaligned makes every
 // algorithm decline (CUDNN_STATUS_NOT_SUPPORTED) a convolution with HALF data in NHWC layout whose
 // input channels C or output channels K is not a multiple of 8, as engines that need 16-byte aligned
-// channel vectors do. INFER_STANDIN_CUDNN_WORKSPACE_PEAK=<n> adds 1 MiB to every algorithm's
+// channel vectors do. INFER_STANDIN_CUDNN_DECLINE=k-unaligned-at-n=<n> makes every algorithm decline
+// a convolution whose K is not a multiple of 8 at batch size n alone (a configuration an engine
+// supports at some batch sizes only). INFER_STANDIN_CUDNN_WORKSPACE_PEAK=<n> adds 1 MiB to every algorithm's
 // workspace at batch size n alone, as cuDNN does not promise that the need grows with n: a middle
 // batch size may need more than both ends. Both variables are read on every call.
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 
 #include "tests/standin/call_count.h"
@@ -84,6 +87,14 @@ cudnnStatus_t algo_supports(const ConvProblem& p, cudnnConvolutionFwdAlgo_t algo
   if (half && nhwc && (p.x.dim[1] % 8 != 0 || p.w.dim[0] % 8 != 0) && decline_requested("half-nhwc-unaligned")) {
     why = "declined by INFER_STANDIN_CUDNN_DECLINE=half-nhwc-unaligned (HALF NHWC with C or K not a multiple of 8)";
     return CUDNN_STATUS_NOT_SUPPORTED;
+  }
+  if (const char* env = std::getenv("INFER_STANDIN_CUDNN_DECLINE")) {
+    constexpr char kAtN[] = "k-unaligned-at-n=";
+    const char* at = std::strstr(env, kAtN);
+    if (at != nullptr && p.w.dim[0] % 8 != 0 && std::strtol(at + sizeof kAtN - 1, nullptr, 10) == p.x.dim[0]) {
+      why = "declined by INFER_STANDIN_CUDNN_DECLINE=k-unaligned-at-n=" + std::to_string(p.x.dim[0]);
+      return CUDNN_STATUS_NOT_SUPPORTED;
+    }
   }
   const int r = p.w.dim[2], s = p.w.dim[3];
   const bool unit_stride = p.conv.stride[0] == 1 && p.conv.stride[1] == 1;

@@ -40,6 +40,8 @@ int last_timing(void*, InferGpuTiming* out) {
   return INFER_GPU_OK;
 }
 
+int startup_phase(void*, std::size_t, const char**, double*) { return INFER_GPU_BAD_ARGUMENT; }
+
 int device(InferGpuDevice* out) {
   *out = InferGpuDevice{};
   return INFER_GPU_OK;
@@ -56,7 +58,8 @@ const InferGpuPlugin kPlugin = {INFER_GPU_PLUGIN_ABI,
                                 top_k,
                                 describe,
                                 destroy,
-                                last_timing};
+                                last_timing,
+                                startup_phase};
 
 }  // namespace
 
