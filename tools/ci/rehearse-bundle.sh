@@ -20,6 +20,8 @@
 # 4. In the root: ldd of every bundled binary (nothing missing), infer --device cpu on a sample,
 #    then `chroot ROOT .../tools/release/gpu-check.sh` under a timeout, its logs copied out, with the
 #    build's torchvision conformance data at 64x64 as $INFER_CONFORMANCE_DIR (no python3 there).
+#    Then gpu-check.sh --bench-only with the tests-passed file that run wrote: the suites skipped,
+#    the start-up breakdown and the rest run.
 # Ends with GREEN or RED, the bundle size and the time of each part; exit 0 only if GREEN.
 # The stand-in (BUILD_DIR/standin/lib: libcudart.so.13 and .12, libcudnn.so.9, libcuda.so.1,
 # libnvidia-ml.so.1) is never put into the bundle, only into the rehearsal's root.
@@ -120,6 +122,24 @@ if ((have_standin)); then
     { verdict=RED; reasons+=("gpu-check.sh's summary does not say it ran on the stand-in"); }
   grep -qE '^\| infer --cuda 12, a sample +\| ok ' "$logs/summary.txt" 2>/dev/null ||
     { verdict=RED; reasons+=("gpu-check.sh did not run the CUDA 12 backend from the bundle"); }
+  grep -qE '^\| start-up breakdown +\| ok ' "$logs/summary.txt" 2>/dev/null ||
+    { verdict=RED; reasons+=("gpu-check.sh did not print the start-up breakdown"); }
+  # Again with --bench-only and the tests-passed file the first run wrote: the suites are skipped,
+  # the rest runs and passes.
+  if [[ -s "$root/var/tmp/gpu-check-logs/tests-passed" ]]; then
+    rc=0
+    in_root "$root" env OUT=/var/tmp/gpu-check-bench-only INFER_GPU_CHECK_BUDGET_S="$budget" \
+      timeout --kill-after=10 $((budget + 60)) "$bundle/tools/gpu-check.sh" --bench-only \
+      /var/tmp/gpu-check-logs/tests-passed || rc=$?
+    ((rc == 0)) || { verdict=RED; reasons+=("gpu-check.sh --bench-only exit $rc in the root"); }
+    bench_only_summary="$root/var/tmp/gpu-check-bench-only/summary.txt"
+    grep -qE '^\| GPU vs CPU backend tests +\| skipped ' "$bench_only_summary" 2>/dev/null ||
+      { verdict=RED; reasons+=("gpu-check.sh --bench-only did not skip the test suites"); }
+    grep -qE '^\| start-up breakdown +\| ok ' "$bench_only_summary" 2>/dev/null ||
+      { verdict=RED; reasons+=("gpu-check.sh --bench-only did not run the start-up breakdown"); }
+  elif ((rc == 0)); then
+    verdict=RED; reasons+=("gpu-check.sh passed but wrote no tests-passed file")
+  fi
   keep="${OUT:-$build}/rehearsal-gpu-check-logs"
   rm -rf "$keep" && cp -r "$logs" "$keep" 2>/dev/null && say "gpu-check logs: $keep"
 else

@@ -18,7 +18,9 @@
 #   then the CUDA 12 backend on the same GPU (a 580 driver runs CUDA 12 programs too): a sample with
 #   --cuda 12, the GPU-vs-CPU tests with INFER_CUDA=12, and one table of both backends' accuracy on
 #   the 10k test images and speed (infer-bench, fp32/tf32/fp16, batch 1 and 64), with the CUDA 12
-#   backend's first result with the driver's JIT cache off and on (CUDA_CACHE_DISABLE).
+#   backend's first result with the driver's JIT cache off and on (CUDA_CACHE_DISABLE); the
+#   start-up breakdown (infer-bench: module, context, handle, planning per step, first batch) with
+#   CUDA_MODULE_LOADING at its default and at EAGER.
 # A step whose Python packages are missing is "not run", not a failure. It ends with the summary
 # table, one row per step. Exit 0 only if every step ran and passed.
 #
@@ -61,6 +63,16 @@
 # not run the benchmark.
 set -uo pipefail  # an array that may be empty is expanded as ${a[@]+"${a[@]}"}: bash before 4.4 calls "${a[@]}" of an empty one unbound
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+# --bench-only FILE: FILE is the tests-passed file of an earlier run (below, at the end). When it
+# names this bundle (BUNDLE, a clean commit) on this same kind of device, the test suites and the
+# conformance steps are skipped, saying so, and the rest runs: the sample, the benchmarks, the
+# start-up breakdown, both backends' table. Otherwise every step runs, saying why.
+bench_only_file=""
+if [[ "${1-}" == --bench-only ]]; then
+  [[ $# -ge 2 ]] || { echo "gpu-check: --bench-only needs the tests-passed file of an earlier run" >&2; exit 2; }
+  bench_only_file="$2"
+  shift 2
+fi
 if [[ $# -ge 1 ]]; then
   root="$(cd "$1" && pwd)" || { echo "gpu-check: no folder $1" >&2; exit 2; }
 elif [[ -x "$here/../bin/infer" ]]; then
@@ -202,7 +214,16 @@ if [[ -n "$data" ]]; then export FASHION_MNIST_DIR="$data"; echo "Fashion-MNIST:
 # through $INFER_CONFORMANCE_DIR (the rehearsal), else made here in the background while the first
 # steps run, where python3 has torch, torchvision and onnxruntime; too large to travel in a bundle.
 conf_dir="" conf_pid="" conf_note=""
-if [[ -n "${INFER_CONFORMANCE_DIR:-}" && -f "$INFER_CONFORMANCE_DIR/conformance.json" ]]; then
+# --bench-only with a file for this bundle: the tests will likely be skipped (the device is
+# compared later), so the export is not started.
+likely_skip=0
+if [[ -n "$bench_only_file" ]]; then
+  early_id="$(sed -n '1s/^infer \([^ ,]*\),.*/\1/p' "$root/BUNDLE" 2>/dev/null)"
+  [[ -n "$early_id" ]] && [[ "$(sed -n 1p "$bench_only_file" 2>/dev/null)" == "infer $early_id on "* ]] && likely_skip=1
+fi
+if ((likely_skip)); then
+  conf_note="not made: --bench-only"
+elif [[ -n "${INFER_CONFORMANCE_DIR:-}" && -f "$INFER_CONFORMANCE_DIR/conformance.json" ]]; then
   conf_dir="$INFER_CONFORMANCE_DIR" conf_note="given: $conf_dir"
 elif [[ -f "$conformance_py" ]] && command -v python3 >/dev/null; then
   conf_dir="${TMPDIR:-/tmp}/infer-conformance-224" conf_note="made here: $conf_dir"
@@ -263,6 +284,26 @@ if ((step_rc == 0)) && grep -q ': Ankle boot 0\.' "$logs/sample.log"; then
   row "infer --device gpu, a sample" "ok" "Ankle boot $tag"
 else row "infer --device gpu, a sample" "FAIL" "exit $step_rc: $(head -n1 "$logs/sample.log" | cut -c1-100)"; fi
 
+# --- what this run is: the bundle's commit on this device (the tests-passed file's line) -------------
+bundle_id="$(sed -n '1s/^infer \([^ ,]*\),.*/\1/p' "$root/BUNDLE" 2>/dev/null)"
+if ((standin)); then device_id="the CPU stand-in"
+else device_id="$(timeout 30 nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | sed -n 1p)"; fi
+run_id=""
+[[ -n "$bundle_id" && "$bundle_id" != *-dirty ]] && run_id="infer $bundle_id on ${device_id:-an unnamed GPU}"
+skip_tests=0
+if [[ -n "$bench_only_file" ]]; then
+  passed_id="$(sed -n 1p "$bench_only_file" 2>/dev/null)"
+  if [[ -z "$run_id" ]]; then
+    echo "gpu-check: --bench-only: no clean commit in $root/BUNDLE; running every step"
+  elif [[ "$passed_id" != "$run_id" ]]; then
+    echo "gpu-check: --bench-only: $bench_only_file says '${passed_id:-nothing}', this run is '$run_id'; running every step"
+  else
+    skip_tests=1
+    echo "gpu-check: --bench-only: the test steps passed for '$run_id' ($bench_only_file); skipping them"
+  fi
+fi
+skipped_row() { row "$1" "skipped" "passed for this bundle and device (--bench-only $bench_only_file)"; }
+
 # --- GPU test suites ------------------------------------------------------------------------
 # gtest's per-test lines are counted: "[       OK ] Suite.Name (N ms)", "[  FAILED  ] ... (N ms)",
 # "[  SKIPPED ] Suite.Name (N ms)".
@@ -271,6 +312,7 @@ run_suite() {
   local name="$1" cap="$2" log="$3" exe="$4"
   shift 4
   section "$name"
+  if ((skip_tests)); then skipped_row "$name"; return; fi
   if [[ ! -x "$exe" ]]; then row "$name" "MISSING" "$exe not in the bundle"; return; fi
   run_step "$name" "$cap" "$log" "$exe" "$@"
   local passed failed skipped names verdict
@@ -295,7 +337,10 @@ run_suite "10k accuracy, --device gpu" 180 accuracy.log "$bin/infer_gpu_accuracy
 # tests/backends/cudnn/test_gpu_conformance.cpp against ONNX Runtime (the derived bound on one input, top-1 on all),
 # then `infer --model X.onnx` itself on the bundled samples, --device cpu against --device gpu.
 conf_ready=0
-if [[ -n "$conf_pid" ]]; then
+if ((skip_tests)); then
+  [[ -n "$conf_pid" ]] && kill "$conf_pid" 2>/dev/null && wait "$conf_pid" 2>/dev/null
+  skipped_row "torchvision conformance"
+elif [[ -n "$conf_pid" ]]; then
   section "torchvision conformance data"
   echo "waiting for the background export (log $logs/conformance-data.log)"
   wait "$conf_pid"
@@ -409,6 +454,29 @@ if ((cu12_runs)); then
   export LD_LIBRARY_PATH="$saved_path"
 fi
 
+# --- start-up: where the time to the first result goes (infer-bench's breakdown) ------------------
+# CUDA 13 backend, with CUDA_MODULE_LOADING at its default (lazy since CUDA 12.2: kernels load on
+# first use) and at EAGER (every kernel of every loaded module at context creation). On the
+# stand-in the phases are a rehearsal of the plumbing: its emulated work runs at synchronisations.
+section "start-up breakdown"
+breakdown() { awk '/^start-up breakdown/ {p = 1; next} /^ *batch / {p = 0} p' "$1"; }  # reads the file: no pipe
+startup_ms() { sed -n 's/^start-up \([0-9.]*\) ms.*/\1/p' "$1"; }
+if [[ ! -x "$bin/infer-bench" ]]; then
+  row "start-up breakdown" "MISSING" "$bin/infer-bench"
+else
+  startup_note=""
+  for loading in default EAGER; do
+    envs=(env INFER_CUDA=13)
+    [[ "$loading" == EAGER ]] && envs+=(CUDA_MODULE_LOADING=EAGER)
+    run_step "start-up $loading" 60 "startup-$loading.log" "${envs[@]}" "$bin/infer-bench" --device gpu --batch 1 \
+      --seconds 0.2
+    if ((step_rc != 0)); then startup_note+=" $loading: FAIL (exit $step_rc)"
+    else startup_note+=" $loading: $(startup_ms "$logs/startup-$loading.log") ms"; fi
+  done
+  if [[ "$startup_note" == *FAIL* ]]; then row "start-up breakdown" "FAIL" "${startup_note# }"
+  else row "start-up breakdown" "ok" "process start to first result,${startup_note}"; fi
+fi
+
 section "both backends: accuracy and speed"
 # bench_json FILE KEY: a number from infer-bench --json (one object, "results" per batch).
 num() { grep -oE "\"$2\":[-0-9.eE+]+" "$1" | sed -n '1s/^[^:]*://p'; }  # sed reads all: no SIGPIPE
@@ -462,6 +530,11 @@ fi
     section "torchvision architectures: infer on this GPU vs ONNX Runtime"
     cat "$logs/conformance-table.txt" "$logs/onnx-cli.log" 2>/dev/null
   fi
+  for loading in default EAGER; do
+    [[ -s "$logs/startup-$loading.log" ]] || continue
+    section "start-up breakdown, CUDA 13 backend, CUDA_MODULE_LOADING=$loading (ms)"
+    breakdown "$logs/startup-$loading.log"
+  done
   if [[ -s "$logs/backends.md" ]]; then
     section "the CUDA 13 and CUDA 12 backends on this GPU (same run)"
     cat "$logs/backends.md"
@@ -474,4 +547,9 @@ fi
   echo "logs: $logs"
 } | tee "$logs/summary.txt"
 for r in ${rows[@]+"${rows[@]}"}; do [[ "$r" =~ \|\ (FAIL|MISSING|TIMEOUT)\  ]] && finish 1; done
+# Every step passed: the file that lets a later run of this bundle on this device skip the tests.
+if ((!skip_tests)) && [[ -n "$run_id" ]]; then
+  echo "$run_id" >"$logs/tests-passed"
+  echo "tests passed for '$run_id': $logs/tests-passed (gpu-check.sh --bench-only FILE skips them next time)"
+fi
 finish 0
