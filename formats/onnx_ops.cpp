@@ -413,9 +413,14 @@ float scalar_constant(const Importer& m, const std::string& name) {
 }
 
 // The node's output keeps the layout of its inputs: channels-last when one of them is.
+// Whether any input of the node is a channels-last view.
+bool any_channels_last(const Importer& m, const onnx::NodeProto& node) {
+  return std::any_of(node.input().begin(), node.input().end(),
+                     [&](const std::string& input) { return m.channels_last(input); });
+}
+
 void keep_layout(Importer& m, const onnx::NodeProto& node) {
-  for (const std::string& input : node.input())
-    if (m.channels_last(input)) return m.set_channels_last(node.output(0));
+  if (any_channels_last(m, node)) m.set_channels_last(node.output(0));
 }
 
 // PyTorch's layer_norm over the last axis written out (NormView, onnx_reader.h).
@@ -532,13 +537,6 @@ bool channel_affine(Importer& m, const onnx::NodeProto& node) {
   const auto c = static_cast<std::size_t>(channels);
   std::vector<double> scale(c, 1.0), shift(c, 0.0);
   for (std::size_t i = 0; i < c; ++i) (add ? shift : scale)[i] = v[i];
-  // The affine map folded into the layer's per-channel parameters, each rounded once.
-  auto fold = [&](std::vector<float>& weight, std::vector<float>& bias) {
-    const std::size_t per = weight.size() / c;
-    for (std::size_t i = 0; i < weight.size(); ++i) weight[i] = static_cast<float>(weight[i] * scale[i / per]);
-    bias.resize(c, 0.0f);
-    for (std::size_t i = 0; i < c; ++i) bias[i] = static_cast<float>(bias[i] * scale[i] + shift[i]);
-  };
   Layer* producer = m.sole_reader_layer(node, 1 - k);
   // Parameters of the sizes the layer needs (the network checks them later; a fold must not write
   // past them first): otherwise no fold.
@@ -551,19 +549,7 @@ bool channel_affine(Importer& m, const onnx::NodeProto& node) {
         p.bias.size() == c;
     if (!per_output && !per_channel_params) producer = nullptr;
   }
-  if (producer != nullptr && producer->kind == LayerKind::Conv2d) {
-    fold(producer->params.weight, producer->params.bias);
-    std::get<Conv2dAttrs>(producer->attrs).bias = true;
-  } else if (producer != nullptr && producer->kind == LayerKind::Linear) {
-    fold(producer->params.weight, producer->params.bias);
-    std::get<LinearAttrs>(producer->attrs).bias = true;
-  } else if (producer != nullptr &&
-             (producer->kind == LayerKind::LayerNorm || producer->kind == LayerKind::BatchNorm)) {
-    std::vector<float>& weight = producer->params.weight;
-    for (std::size_t i = 0; i < c; ++i) weight[i] = static_cast<float>(weight[i] * scale[i]);
-    std::vector<float>& bias = producer->params.bias;
-    for (std::size_t i = 0; i < c; ++i) bias[i] = static_cast<float>(bias[i] * scale[i] + shift[i]);
-  } else {
+  if (producer == nullptr) {
     Conv2dAttrs a;
     a.out_channels = channels;
     a.groups = channels;
@@ -573,6 +559,17 @@ bool channel_affine(Importer& m, const onnx::NodeProto& node) {
     if (last) m.set_channels_last(node.output(0));
     return true;
   }
+  // The affine map folded into the layer's parameters, each rounded once: the weights of output
+  // channel i (all of a convolution's or linear layer's, the one of a normalisation) times s_i, the
+  // bias (zeros where there was none) times s_i plus t_i.
+  std::vector<float>& weight = producer->params.weight;
+  std::vector<float>& bias = producer->params.bias;
+  const std::size_t per = weight.size() / c;
+  for (std::size_t i = 0; i < weight.size(); ++i) weight[i] = static_cast<float>(weight[i] * scale[i / per]);
+  bias.resize(c, 0.0f);
+  for (std::size_t i = 0; i < c; ++i) bias[i] = static_cast<float>(bias[i] * scale[i] + shift[i]);
+  if (auto* a = std::get_if<Conv2dAttrs>(&producer->attrs)) a->bias = true;
+  if (auto* a = std::get_if<LinearAttrs>(&producer->attrs)) a->bias = true;
   m.map_output(node, 0, producer->name);
   if (last) m.set_channels_last(node.output(0));
   return true;
@@ -1042,8 +1039,7 @@ void convert(Importer& m, const onnx::NodeProto& node) {
   for (const Reader& r : readers()) {
     if (r.type != node.op_type()) continue;
     if (!r.own_outputs) m.no_extra_outputs(node, 1);
-    bool channels_last = false;
-    for (const std::string& input : node.input()) channels_last = channels_last || m.channels_last(input);
+    const bool channels_last = any_channels_last(m, node);
     if (channels_last && r.layout == Layout::Nchw) {
       m.fail(node,
              "reads a channels-last tensor ([N, H, W, C], after a Transpose with perm [0, 2, 3, 1]); infer "
