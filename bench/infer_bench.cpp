@@ -18,8 +18,9 @@
 // backend build + first batch, from main) and its breakdown (startup_breakdown: on the GPU, the
 // module load, CUDA context, cuDNN handle, plan, buffers and each convolution's algorithm choice;
 // JSON startup_phases), top-1 accuracy of the backend at its precision on the
-// 10k images, and the process's peak resident memory. A program that prints numbers, not a test:
-// compare with a peer measured in the same run (tools/bench/bench_peers.py).
+// 10k images (--no-accuracy skips it: at batch 1 on the CPU stand-in it takes minutes), and the process's peak resident
+// memory. A program that prints numbers, not a test: compare with a peer measured in the same run
+// (tools/bench/bench_peers.py).
 
 #include <algorithm>
 #include <chrono>
@@ -138,6 +139,8 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(0, 1000))
       ->default_val(3);
   cli.add_flag("--json", json, "One JSON object on stdout");
+  bool no_accuracy = false;
+  cli.add_flag("--no-accuracy", no_accuracy, "Skip the top-1 accuracy pass over the test images");
   CLI11_PARSE(cli, argc, argv);
   if (device == "cpu" && precision != infer::Precision::Fp32) {
     std::cerr << "infer-bench: --precision " << infer::precision_name(precision) << " needs --device gpu\n";
@@ -192,7 +195,7 @@ int main(int argc, char** argv) {
 
     // Accuracy of this backend on all test images, at the largest batch size.
     int correct = 0;
-    for (int i = 0; i < count; i += max_batch) {
+    for (int i = 0; i < count && !no_accuracy; i += max_batch) {
       const int n = std::min(max_batch, count - i);
       backend->forward(inputs.data() + static_cast<std::size_t>(i) * sample, n, out.data());
       for (int k = 0; k < n; ++k) {
@@ -264,7 +267,7 @@ int main(int argc, char** argv) {
                        {"startup_ms", startup_ms},
                        {"first_result_ms", first_result_ms},
                        {"startup_phases", nlohmann::json::array()},
-                       {"accuracy", accuracy},
+                       {"accuracy", no_accuracy ? nlohmann::json() : nlohmann::json(accuracy)},
                        {"peak_rss_mib", peak_rss_mib()},
                        {"results", nlohmann::json::array()}};
       for (const infer::StartupPhase& phase : phases) {
@@ -292,10 +295,13 @@ int main(int argc, char** argv) {
     }
     std::printf("infer-bench: %s, model %s, %s, timed call %s\n", backend->description().c_str(), net.name().c_str(),
                 infer::precision_name(precision), k > 0 ? ("top_k(k=" + std::to_string(k) + ")").c_str() : "forward");
+    const std::string accuracy_text = no_accuracy ? "top-1 accuracy not measured (--no-accuracy)"
+                                                  : "top-1 accuracy " + std::to_string(accuracy).substr(0, 6) + " on " +
+                                                        std::to_string(count) + " images";
     std::printf(
         "start-up %.1f ms (model load + backend build + first batch; backend build + first batch %.1f ms), "
-        "top-1 accuracy %.4f on %d images, peak RSS %.1f MiB\n",
-        startup_ms, first_result_ms, accuracy, count, peak_rss_mib());
+        "%s, peak RSS %.1f MiB\n",
+        startup_ms, first_result_ms, accuracy_text.c_str(), peak_rss_mib());
     std::printf("start-up breakdown (ms, host wall clock):\n");
     for (const infer::StartupPhase& phase : phases) std::printf("%10.1f  %s\n", phase.ms, phase.name.c_str());
     const bool any_device = std::any_of(results.begin(), results.end(), [](const Result& r) { return r.device; });

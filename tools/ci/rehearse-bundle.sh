@@ -129,7 +129,7 @@ if ((have_standin)); then
   if [[ -s "$root/var/tmp/gpu-check-logs/tests-passed" ]]; then
     rc=0
     in_root "$root" env OUT=/var/tmp/gpu-check-bench-only INFER_GPU_CHECK_BUDGET_S="$budget" \
-      timeout --kill-after=10 $((budget + 60)) "$bundle/tools/gpu-check.sh" --bench-only \
+      INFER_CUDA12_LIB_DIRS="$site/nvidia/cudnn/lib:$site/nvidia/cuda_runtime/lib" timeout --kill-after=10 $((budget + 60)) "$bundle/tools/gpu-check.sh" --bench-only \
       /var/tmp/gpu-check-logs/tests-passed || rc=$?
     ((rc == 0)) || { verdict=RED; reasons+=("gpu-check.sh --bench-only exit $rc in the root"); }
     bench_only_summary="$root/var/tmp/gpu-check-bench-only/summary.txt"

@@ -6,7 +6,7 @@
 #   tools/release/gpu-bundle.sh [BUILD_DIR [OUT_DIR]]    (default: build, and BUILD_DIR)
 #   -> OUT_DIR/infer-gpu-bundle/ and OUT_DIR/infer-gpu-bundle.tar.gz; prints their sizes
 #
-#   bin/    infer (and infer-serve, which `infer serve` runs), infer-bench and the test executables
+#   bin/    infer (and infer-serve, which `infer serve` runs), infer-bench, infer-launch-floor and the test executables
 #           that matter on a GPU
 #   lib/    both GPU backends, libinfer_cudnn_cu13.so and libinfer_cudnn_cu12.so (infer looks in
 #           ../lib too), and the shared libraries the binaries need that such a machine lacks:
@@ -57,7 +57,7 @@ fi
 
 rm -rf "$bundle" "$bundle.tar.gz"
 mkdir -p "$bundle"/{bin,lib,share/fashion-mnist,tools}
-exes=(infer infer-serve infer-bench infer_gpu_tests infer_gpu_accuracy_tests infer_gpu_conformance_tests infer_accuracy_tests
+exes=(infer infer-serve infer-bench infer-launch-floor infer_gpu_tests infer_gpu_accuracy_tests infer_gpu_conformance_tests infer_accuracy_tests
       infer_cudnn_plan_tests infer_cudnn_views_tests)   # those built; the optional ones exist only with CUDA or in newer trees
 for f in "${exes[@]}"; do
   [[ -x "$build/bin/$f" ]] && cp "$build/bin/$f" "$bundle/bin/"

@@ -20,7 +20,8 @@
 #   the 10k test images and speed (infer-bench, fp32/tf32/fp16, batch 1 and 64), with the CUDA 12
 #   backend's first result with the driver's JIT cache off and on (CUDA_CACHE_DISABLE); the
 #   start-up breakdown (infer-bench: module, context, handle, planning per step, first batch) with
-#   CUDA_MODULE_LOADING at its default and at EAGER.
+#   CUDA_MODULE_LOADING at its default and at EAGER; the launch floor (infer-launch-floor: a graph of
+#   empty kernels and pinned copies), which the batch-1 targets are measured against.
 # A step whose Python packages are missing is "not run", not a failure. It ends with the summary
 # table, one row per step. Exit 0 only if every step ran and passed.
 #
@@ -469,12 +470,25 @@ else
     envs=(env INFER_CUDA=13)
     [[ "$loading" == EAGER ]] && envs+=(CUDA_MODULE_LOADING=EAGER)
     run_step "start-up $loading" 60 "startup-$loading.log" "${envs[@]}" "$bin/infer-bench" --device gpu --batch 1 \
-      --seconds 0.2
+      --seconds 0.2 --no-accuracy
     if ((step_rc != 0)); then startup_note+=" $loading: FAIL (exit $step_rc)"
     else startup_note+=" $loading: $(startup_ms "$logs/startup-$loading.log") ms"; fi
   done
   if [[ "$startup_note" == *FAIL* ]]; then row "start-up breakdown" "FAIL" "${startup_note# }"
   else row "start-up breakdown" "ok" "process start to first result,${startup_note}"; fi
+fi
+
+# --- the launch floor: what a batch-1 pass cannot go below (infer-launch-floor) -------------------
+section "launch floor"
+if ((standin)); then
+  row "launch floor" "skipped" "the CPU stand-in: timing means nothing"
+elif [[ ! -x "$bin/infer-launch-floor" ]]; then
+  row "launch floor" "MISSING" "$bin/infer-launch-floor"
+else
+  run_step "launch floor" 60 launch-floor.log "$bin/infer-launch-floor"
+  if ((step_rc == 0)); then
+    row "launch floor" "ok" "one graph of copy in, 12 empty kernels, copy out: p50 $(sed -n 's/^one graph: [^0-9]*\([0-9.]*\).*/\1/p' "$logs/launch-floor.log") us"
+  else row "launch floor" "FAIL" "exit $step_rc (launch-floor.log)"; fi
 fi
 
 section "both backends: accuracy and speed"
@@ -529,6 +543,10 @@ fi
   if [[ -s "$logs/conformance-table.txt" ]]; then
     section "torchvision architectures: infer on this GPU vs ONNX Runtime"
     cat "$logs/conformance-table.txt" "$logs/onnx-cli.log" 2>/dev/null
+  fi
+  if [[ -s "$logs/launch-floor.log" ]]; then
+    section "the launch floor on this GPU"
+    cat "$logs/launch-floor.log"
   fi
   for loading in default EAGER; do
     [[ -s "$logs/startup-$loading.log" ]] || continue
