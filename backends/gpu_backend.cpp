@@ -100,6 +100,7 @@ class GpuBackend final : public Backend {
     if (module_ms_) phases.push_back(StartupPhase{"GPU module: choice, trial load in a child, load", *module_ms_});
     const char* name = nullptr;
     double ms = 0.0;
+    if (library_->api().startup_phase == nullptr) return phases;
     for (std::size_t i = 0; library_->api().startup_phase(executor_, i, &name, &ms) == INFER_GPU_OK; ++i) {
       phases.push_back(StartupPhase{name, ms});
     }

@@ -295,13 +295,16 @@ int main(int argc, char** argv) {
     }
     std::printf("infer-bench: %s, model %s, %s, timed call %s\n", backend->description().c_str(), net.name().c_str(),
                 infer::precision_name(precision), k > 0 ? ("top_k(k=" + std::to_string(k) + ")").c_str() : "forward");
-    const std::string accuracy_text = no_accuracy ? "top-1 accuracy not measured (--no-accuracy)"
-                                                  : "top-1 accuracy " + std::to_string(accuracy).substr(0, 6) + " on " +
-                                                        std::to_string(count) + " images";
+    char accuracy_text[96];
+    if (no_accuracy) {
+      std::snprintf(accuracy_text, sizeof accuracy_text, "top-1 accuracy not measured (--no-accuracy)");
+    } else {
+      std::snprintf(accuracy_text, sizeof accuracy_text, "top-1 accuracy %.4f on %d images", accuracy, count);
+    }
     std::printf(
         "start-up %.1f ms (model load + backend build + first batch; backend build + first batch %.1f ms), "
         "%s, peak RSS %.1f MiB\n",
-        startup_ms, first_result_ms, accuracy_text.c_str(), peak_rss_mib());
+        startup_ms, first_result_ms, accuracy_text, peak_rss_mib());
     std::printf("start-up breakdown (ms, host wall clock):\n");
     for (const infer::StartupPhase& phase : phases) std::printf("%10.1f  %s\n", phase.ms, phase.name.c_str());
     const bool any_device = std::any_of(results.begin(), results.end(), [](const Result& r) { return r.device; });

@@ -412,13 +412,13 @@ float scalar_constant(const Importer& m, const std::string& name) {
   return c != nullptr && c->is_float && c->floats.size() == 1 ? c->floats[0] : std::numeric_limits<float>::quiet_NaN();
 }
 
-// The node's output keeps the layout of its inputs: channels-last when one of them is.
 // Whether any input of the node is a channels-last view.
 bool any_channels_last(const Importer& m, const onnx::NodeProto& node) {
   return std::any_of(node.input().begin(), node.input().end(),
                      [&](const std::string& input) { return m.channels_last(input); });
 }
 
+// The node's output keeps the layout of its inputs: channels-last when one of them is.
 void keep_layout(Importer& m, const onnx::NodeProto& node) {
   if (any_channels_last(m, node)) m.set_channels_last(node.output(0));
 }

@@ -543,9 +543,13 @@ void Executor::replace_workspace(std::size_t bytes) {
   workspace_ = std::move(replacement);
 }
 
-// Grows the workspace to `bytes` while probing (build time only).
+// Grows the workspace to `bytes` while probing (build time only: no graph yet). The old one is
+// freed first, so that the device never holds both.
 void Executor::reserve_workspace(std::size_t bytes) {
-  if (bytes > workspace_.bytes()) replace_workspace(bytes);
+  if (bytes <= workspace_.bytes()) return;
+  INFER_CUDA_CHECK("convolution workspace", cudaStreamSynchronize(stream_.get()));  // earlier probes used it
+  workspace_ = DeviceBuffer();
+  workspace_ = DeviceBuffer(bytes, "convolution workspace");
 }
 
 void Executor::prepare_float_fallback(const Step& step) {

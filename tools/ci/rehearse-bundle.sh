@@ -142,6 +142,9 @@ if ((have_standin)); then
   fi
   keep="${OUT:-$build}/rehearsal-gpu-check-logs"
   rm -rf "$keep" && cp -r "$logs" "$keep" 2>/dev/null && say "gpu-check logs: $keep"
+  if [[ -d "$root/var/tmp/gpu-check-bench-only" && -d "$keep" ]]; then
+    cp -r "$root/var/tmp/gpu-check-bench-only" "$keep/bench-only" 2>/dev/null || true
+  fi
 else
   verdict=RED; reasons+=("no stand-in in $standin (libcudart.so.13 and .12, libcudnn.so.9, libcuda.so.1, libnvidia-ml.so.1): gpu-check.sh not run")
 fi

@@ -64,18 +64,30 @@
 # not run the benchmark.
 set -uo pipefail  # an array that may be empty is expanded as ${a[@]+"${a[@]}"}: bash before 4.4 calls "${a[@]}" of an empty one unbound
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-# --bench-only FILE: FILE is the tests-passed file of an earlier run (below, at the end). When it
-# names this bundle (BUNDLE, a clean commit) on this same kind of device, the test suites and the
-# conformance steps are skipped, saying so, and the rest runs: the sample, the benchmarks, the
-# start-up breakdown, both backends' table. Otherwise every step runs, saying why.
-bench_only_file=""
-if [[ "${1-}" == --bench-only ]]; then
-  [[ $# -ge 2 ]] || { echo "gpu-check: --bench-only needs the tests-passed file of an earlier run" >&2; exit 2; }
-  bench_only_file="$2"
-  shift 2
-fi
-if [[ $# -ge 1 ]]; then
-  root="$(cd "$1" && pwd)" || { echo "gpu-check: no folder $1" >&2; exit 2; }
+# --bench-only FILE: FILE is the tests-passed file of an earlier run (written at the end: this
+# bundle and device, then the test steps that passed). When it names this bundle (BUNDLE, a clean
+# commit) on this same kind of device, each test step it lists is skipped, saying so, and the rest
+# runs: the sample, the benchmarks, the start-up breakdown, both backends' table. Otherwise every
+# step runs, saying why.
+usage="usage: gpu-check.sh [--bench-only TESTS_PASSED_FILE] [BUNDLE_OR_BUILD_DIR]"
+bench_only_file="" folder=""
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --bench-only)
+      [[ $# -ge 2 && -n "$2" ]] || { echo "gpu-check: --bench-only needs the tests-passed file of an earlier run" >&2; exit 2; }
+      bench_only_file="$2"
+      shift 2
+      ;;
+    -*) echo "gpu-check: unknown option $1; $usage" >&2; exit 2 ;;
+    *)
+      [[ -z "$folder" ]] || { echo "gpu-check: one folder only; $usage" >&2; exit 2; }
+      folder="$1"
+      shift
+      ;;
+  esac
+done
+if [[ -n "$folder" ]]; then
+  root="$(cd "$folder" && pwd)" || { echo "gpu-check: no folder $folder" >&2; exit 2; }
 elif [[ -x "$here/../bin/infer" ]]; then
   root="$(cd "$here/.." && pwd)"      # in a bundle: tools/ beside bin/
 else
@@ -92,6 +104,7 @@ bin="$root/bin"
 logs="${OUT:-$PWD/gpu-check-logs-$(date +%Y%m%d-%H%M%S)}"
 mkdir -p "$logs" || { echo "gpu-check: cannot create the log folder $logs" >&2; exit 2; }
 logs="$(cd "$logs" && pwd)"
+rm -f "$logs/tests-passed"  # only this run's passing may write it
 exec > >(tee -a "$logs/gpu-check.log") 2>&1
 tee_pid=$!
 finish() { exec >&- 2>&-; wait "$tee_pid" 2>/dev/null; exit "$1"; }  # every line is out before the exit
@@ -222,10 +235,10 @@ if [[ -n "$bench_only_file" ]]; then
   early_id="$(sed -n '1s/^infer \([^ ,]*\),.*/\1/p' "$root/BUNDLE" 2>/dev/null)"
   [[ -n "$early_id" ]] && [[ "$(sed -n 1p "$bench_only_file" 2>/dev/null)" == "infer $early_id on "* ]] && likely_skip=1
 fi
-if ((likely_skip)); then
-  conf_note="not made: --bench-only"
-elif [[ -n "${INFER_CONFORMANCE_DIR:-}" && -f "$INFER_CONFORMANCE_DIR/conformance.json" ]]; then
+if [[ -n "${INFER_CONFORMANCE_DIR:-}" && -f "$INFER_CONFORMANCE_DIR/conformance.json" ]]; then
   conf_dir="$INFER_CONFORMANCE_DIR" conf_note="given: $conf_dir"
+elif ((likely_skip)); then
+  conf_note="not made: --bench-only $bench_only_file names this bundle"
 elif [[ -f "$conformance_py" ]] && command -v python3 >/dev/null; then
   conf_dir="${TMPDIR:-/tmp}/infer-conformance-224" conf_note="made here: $conf_dir"
   (
@@ -303,7 +316,17 @@ if [[ -n "$bench_only_file" ]]; then
     echo "gpu-check: --bench-only: the test steps passed for '$run_id' ($bench_only_file); skipping them"
   fi
 fi
+# step_passed NAME: the tests-passed file names this run (skip_tests) and lists NAME.
+listed_steps=()
+((skip_tests)) && mapfile -t -s 1 listed_steps <"$bench_only_file"
+step_passed() {
+  local s
+  for s in ${listed_steps[@]+"${listed_steps[@]}"}; do [[ "$s" == "$1" ]] && return 0; done
+  return 1
+}
 skipped_row() { row "$1" "skipped" "passed for this bundle and device (--bench-only $bench_only_file)"; }
+# The test steps a tests-passed file may list: the suites (run_suite's names) and the ONNX CLI check.
+test_steps=()
 
 # --- GPU test suites ------------------------------------------------------------------------
 # gtest's per-test lines are counted: "[       OK ] Suite.Name (N ms)", "[  FAILED  ] ... (N ms)",
@@ -313,7 +336,8 @@ run_suite() {
   local name="$1" cap="$2" log="$3" exe="$4"
   shift 4
   section "$name"
-  if ((skip_tests)); then skipped_row "$name"; return; fi
+  test_steps+=("$name")
+  if step_passed "$name"; then skipped_row "$name"; return; fi
   if [[ ! -x "$exe" ]]; then row "$name" "MISSING" "$exe not in the bundle"; return; fi
   run_step "$name" "$cap" "$log" "$exe" "$@"
   local passed failed skipped names verdict
@@ -338,9 +362,11 @@ run_suite "10k accuracy, --device gpu" 180 accuracy.log "$bin/infer_gpu_accuracy
 # tests/backends/cudnn/test_gpu_conformance.cpp against ONNX Runtime (the derived bound on one input, top-1 on all),
 # then `infer --model X.onnx` itself on the bundled samples, --device cpu against --device gpu.
 conf_ready=0
-if ((skip_tests)); then
+test_steps+=("torchvision vs ONNX Runtime" "infer --model X.onnx")
+if step_passed "torchvision vs ONNX Runtime" && step_passed "infer --model X.onnx"; then
   [[ -n "$conf_pid" ]] && kill "$conf_pid" 2>/dev/null && wait "$conf_pid" 2>/dev/null
-  skipped_row "torchvision conformance"
+  skipped_row "torchvision vs ONNX Runtime"
+  skipped_row "infer --model X.onnx"
 elif [[ -n "$conf_pid" ]]; then
   section "torchvision conformance data"
   echo "waiting for the background export (log $logs/conformance-data.log)"
@@ -352,6 +378,7 @@ elif [[ -n "$conf_pid" ]]; then
     row "torchvision conformance" "not run" "python3 lacks torch, torchvision or onnxruntime"
   else row "torchvision conformance" "FAIL" "tools/train/torchvision_conformance.py exit $conf_rc (conformance-data.log)"; fi
 elif [[ -n "$conf_dir" ]]; then conf_ready=1
+elif ((likely_skip)); then row "torchvision conformance" "not run" "the export was not started: --bench-only $bench_only_file named this bundle, but not this device"
 else row "torchvision conformance" "not run" "no python3 with torch, torchvision, onnxruntime; no INFER_CONFORMANCE_DIR"; fi
 if ((conf_ready)); then
   export INFER_CONFORMANCE_DIR="$conf_dir"
@@ -565,9 +592,19 @@ fi
   echo "logs: $logs"
 } | tee "$logs/summary.txt"
 for r in ${rows[@]+"${rows[@]}"}; do [[ "$r" =~ \|\ (FAIL|MISSING|TIMEOUT)\  ]] && finish 1; done
-# Every step passed: the file that lets a later run of this bundle on this device skip the tests.
-if ((!skip_tests)) && [[ -n "$run_id" ]]; then
-  echo "$run_id" >"$logs/tests-passed"
-  echo "tests passed for '$run_id': $logs/tests-passed (gpu-check.sh --bench-only FILE skips them next time)"
+# No step failed: the file that lets a later run of this bundle on this device skip the test
+# steps that passed here (each named; a step that was not run, or skipped, is not listed).
+if [[ -n "$run_id" ]]; then
+  passed=()
+  for step in ${test_steps[@]+"${test_steps[@]}"}; do
+    for r in ${rows[@]+"${rows[@]}"}; do
+      [[ "$r" == "$(printf '| %-30s | %-12s |' "$step" "ok")"* ||
+         "$r" == "$(printf '| %-30s | %-12s | passed for this bundle' "$step" "skipped")"* ]] && passed+=("$step")
+    done
+  done
+  if ((${#passed[@]})); then
+    printf '%s\n' "$run_id" "${passed[@]}" >"$logs/tests-passed"
+    echo "tests-passed for '$run_id': ${#passed[@]} test step(s) in $logs/tests-passed (--bench-only FILE skips them next time)"
+  fi
 fi
 finish 0
