@@ -2,7 +2,7 @@
 // target is a multiple of it). A program that prints numbers, not a test; tools/release/gpu-check.sh
 // runs it beside infer-bench.
 //
-//   infer-launch-floor [--nodes N] [--iterations I] [--json]
+//   infer-launch-floor [--nodes N] [--iterations I] [--json]      (--help: the usage, no GPU needed)
 //
 // Three loops, each timed host to host on the steady clock (launch, then cudaStreamSynchronize),
 // I iterations after 100 of warm-up, reported as p50 and p99 in microseconds:
@@ -106,6 +106,10 @@ int main(int argc, char** argv) {
   bool json = false;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
+    if (arg == "--help" || arg == "-h") {
+      std::printf("usage: infer-launch-floor [--nodes N] [--iterations I] [--json]\n");
+      return 0;
+    }
     if (arg == "--json") {
       json = true;
     } else if ((arg == "--nodes" || arg == "--iterations") && i + 1 < argc) {

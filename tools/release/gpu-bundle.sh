@@ -160,7 +160,7 @@ done
 # found here, not on the device.
 for f in "$bundle"/bin/*; do
   case "$(basename "$f")" in
-    infer | infer-serve | infer-bench) args=(--help) ;;
+    infer | infer-serve | infer-bench | infer-launch-floor) args=(--help) ;;
     *) args=(--gtest_list_tests) ;;
   esac
   LD_BIND_NOW=1 "$f" "${args[@]}" >/dev/null 2>"$out/start-check.err" ||
