@@ -327,6 +327,11 @@ step_passed() {
 skipped_row() { row "$1" "skipped" "passed for this bundle and device (--bench-only $bench_only_file)"; }
 # The test steps a tests-passed file may list: the suites (run_suite's names) and the ONNX CLI check.
 test_steps=()
+note_test_step() {
+  local s
+  for s in ${test_steps[@]+"${test_steps[@]}"}; do [[ "$s" == "$1" ]] && return; done
+  test_steps+=("$1")
+}
 
 # --- GPU test suites ------------------------------------------------------------------------
 # gtest's per-test lines are counted: "[       OK ] Suite.Name (N ms)", "[  FAILED  ] ... (N ms)",
@@ -336,7 +341,7 @@ run_suite() {
   local name="$1" cap="$2" log="$3" exe="$4"
   shift 4
   section "$name"
-  test_steps+=("$name")
+  note_test_step "$name"
   if step_passed "$name"; then skipped_row "$name"; return; fi
   if [[ ! -x "$exe" ]]; then row "$name" "MISSING" "$exe not in the bundle"; return; fi
   run_step "$name" "$cap" "$log" "$exe" "$@"
@@ -362,7 +367,8 @@ run_suite "10k accuracy, --device gpu" 180 accuracy.log "$bin/infer_gpu_accuracy
 # tests/backends/cudnn/test_gpu_conformance.cpp against ONNX Runtime (the derived bound on one input, top-1 on all),
 # then `infer --model X.onnx` itself on the bundled samples, --device cpu against --device gpu.
 conf_ready=0
-test_steps+=("torchvision vs ONNX Runtime" "infer --model X.onnx")
+note_test_step "torchvision vs ONNX Runtime"
+note_test_step "infer --model X.onnx"
 if step_passed "torchvision vs ONNX Runtime" && step_passed "infer --model X.onnx"; then
   [[ -n "$conf_pid" ]] && kill "$conf_pid" 2>/dev/null && wait "$conf_pid" 2>/dev/null
   skipped_row "torchvision vs ONNX Runtime"
