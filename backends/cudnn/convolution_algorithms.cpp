@@ -151,6 +151,23 @@ class BatchResized {
   int c_ = 0, h_ = 0, w_ = 0, ns_ = 0, cs_ = 0, hs_ = 0, ws_ = 0;
 };
 
+// The workspace `algo` needs for these descriptors, or nullopt where cuDNN declines the
+// configuration (its last error cleared); throws for any other failure. One host query.
+std::optional<std::size_t> query_workspace(cudnnHandle_t handle, const ConvolutionDescs& d, cudnnTensorDescriptor_t x,
+                                           cudnnTensorDescriptor_t y, cudnnConvolutionFwdAlgo_t algo,
+                                           const std::string& context) {
+  std::size_t bytes = 0;
+  const cudnnStatus_t s = cudnnGetConvolutionForwardWorkspaceSize(handle, x, d.w, d.convolution, y, algo, &bytes);
+  if (declines(s)) {
+    clear_last_error();
+    return std::nullopt;
+  }
+  if (s != CUDNN_STATUS_SUCCESS) {
+    detail::throw_cudnn_error(s, "cudnnGetConvolutionForwardWorkspaceSize", context, __FILE__, __LINE__);
+  }
+  return bytes;
+}
+
 // The workspace `algo` needs at the batch sizes the probes run, n = 1 and n = max_batch (the more
 // of the two); kWorkspaceLimitBytes + 1 if cuDNN declines it at either. Two host queries (no
 // device work); prepare_batch_size checks the others when they first run.
@@ -161,17 +178,9 @@ std::size_t workspace_at_probed_sizes(cudnnHandle_t handle, const Plan& plan, co
   const BatchResized x(d.x, context), y(d.y, context);
   std::size_t most = 0;
   for (int n : {1, plan.max_batch()}) {
-    std::size_t bytes = 0;
-    const cudnnStatus_t s =
-        cudnnGetConvolutionForwardWorkspaceSize(handle, x.at(n), d.w, d.convolution, y.at(n), algo, &bytes);
-    if (declines(s)) {
-      clear_last_error();
-      return kWorkspaceLimitBytes + 1;
-    }
-    if (s != CUDNN_STATUS_SUCCESS) {
-      detail::throw_cudnn_error(s, "cudnnGetConvolutionForwardWorkspaceSize", context, __FILE__, __LINE__);
-    }
-    most = std::max(most, bytes);
+    const std::optional<std::size_t> bytes = query_workspace(handle, d, x.at(n), y.at(n), algo, context);
+    if (!bytes) return kWorkspaceLimitBytes + 1;
+    most = std::max(most, *bytes);
   }
   return most;
 }
@@ -495,24 +504,18 @@ void Executor::prepare_batch_size(int n) {
     for (const bool fused_algo : {false, true}) {
       if (fused_algo && choice.mode == ConvolutionMode::Separate) continue;
       const cudnnConvolutionFwdAlgo_t algo = fused_algo ? choice.fused_algo : choice.plain_algo;
-      std::size_t bytes = 0;
-      const cudnnStatus_t s =
-          cudnnGetConvolutionForwardWorkspaceSize(handle_.get(), d.x, d.w, d.convolution, d.y, algo, &bytes);
-      if (declines(s)) {
-        clear_last_error();
-        if (fused_algo) {
-          declined.push_back(i);
-          continue;
-        }
+      const std::optional<std::size_t> bytes = query_workspace(handle_.get(), d, d.x, d.y, algo, context);
+      if (!bytes && fused_algo) {
+        declined.push_back(i);
+        continue;
+      }
+      if (!bytes) {
         throw GpuError(context + ": cuDNN declines the " + algorithm_name(algo) + " convolution at batch size " +
                        std::to_string(n) + ", which it ran at 1 and " + std::to_string(plan_.max_batch()) +
                        "; run this model at those batch sizes or on the CPU backend");
       }
-      if (s != CUDNN_STATUS_SUCCESS) {
-        detail::throw_cudnn_error(s, "cudnnGetConvolutionForwardWorkspaceSize", context, __FILE__, __LINE__);
-      }
-      offers[i] = std::max(offers[i], bytes);
-      needed = std::max(needed, bytes);
+      offers[i] = std::max(offers[i], *bytes);
+      needed = std::max(needed, *bytes);
     }
   }
   if (needed > workspace_.bytes()) {

@@ -228,12 +228,13 @@ if [[ -n "$data" ]]; then export FASHION_MNIST_DIR="$data"; echo "Fashion-MNIST:
 # through $INFER_CONFORMANCE_DIR (the rehearsal), else made here in the background while the first
 # steps run, where python3 has torch, torchvision and onnxruntime; too large to travel in a bundle.
 conf_dir="" conf_pid="" conf_note=""
-# --bench-only with a file for this bundle: the tests will likely be skipped (the device is
-# compared later), so the export is not started.
+# The bundle's commit (BUNDLE, written by gpu-bundle.sh; empty in a build folder). With
+# --bench-only and a file for this bundle the tests will likely be skipped (the device is compared
+# later), so the export is not started.
+bundle_id="$(sed -n '1s/^infer \([^ ,]*\),.*/\1/p' "$root/BUNDLE" 2>/dev/null)"
 likely_skip=0
-if [[ -n "$bench_only_file" ]]; then
-  early_id="$(sed -n '1s/^infer \([^ ,]*\),.*/\1/p' "$root/BUNDLE" 2>/dev/null)"
-  [[ -n "$early_id" ]] && [[ "$(sed -n 1p "$bench_only_file" 2>/dev/null)" == "infer $early_id on "* ]] && likely_skip=1
+if [[ -n "$bench_only_file" && -n "$bundle_id" ]]; then
+  [[ "$(sed -n 1p "$bench_only_file" 2>/dev/null)" == "infer $bundle_id on "* ]] && likely_skip=1
 fi
 if [[ -n "${INFER_CONFORMANCE_DIR:-}" && -f "$INFER_CONFORMANCE_DIR/conformance.json" ]]; then
   conf_dir="$INFER_CONFORMANCE_DIR" conf_note="given: $conf_dir"
@@ -299,7 +300,6 @@ if ((step_rc == 0)) && grep -q ': Ankle boot 0\.' "$logs/sample.log"; then
 else row "infer --device gpu, a sample" "FAIL" "exit $step_rc: $(head -n1 "$logs/sample.log" | cut -c1-100)"; fi
 
 # --- what this run is: the bundle's commit on this device (the tests-passed file's line) -------------
-bundle_id="$(sed -n '1s/^infer \([^ ,]*\),.*/\1/p' "$root/BUNDLE" 2>/dev/null)"
 if ((standin)); then device_id="the CPU stand-in"
 else device_id="$(timeout 30 nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | sed -n 1p)"; fi
 run_id=""
