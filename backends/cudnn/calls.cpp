@@ -162,4 +162,14 @@ LaunchStatus select_top_k(const Kernels& kernels, DeviceIn scores, int n, int cl
                        static_cast<float*>(scores_out.get()), stream);
 }
 
+LaunchStatus select_softmax_top_k(const Kernels& kernels, DeviceIn logits, bool half, int n, int classes, int k,
+                                  DeviceOut classes_out, DeviceOut scores_out, cudaStream_t stream) {
+  const std::size_t element = half ? 2 : sizeof(float);
+  require_fits("select_softmax_top_k", "logits", elements(n, classes, 1, 1) * element, logits.bytes());
+  require_fits("select_softmax_top_k", "classes_out", elements(n, k, 1, 1) * sizeof(int), classes_out.bytes());
+  require_fits("select_softmax_top_k", "scores_out", elements(n, k, 1, 1) * sizeof(float), scores_out.bytes());
+  return kernels.softmax_top_k(logits.get(), half, n, classes, k, static_cast<int*>(classes_out.get()),
+                               static_cast<float*>(scores_out.get()), stream);
+}
+
 }  // namespace infer::cudnn

@@ -112,5 +112,8 @@ LaunchStatus layernorm(const Kernels& kernels, DeviceIn x, DeviceOut y, DeviceIn
 // scores: n x classes floats; classes_out (ints) and scores_out (floats): n x k each.
 LaunchStatus select_top_k(const Kernels& kernels, DeviceIn scores, int n, int classes, int k, DeviceOut classes_out,
                           DeviceOut scores_out, cudaStream_t stream);
+// The same after a softmax, in one kernel: logits n x classes elements (half: 2 bytes each, float: 4).
+LaunchStatus select_softmax_top_k(const Kernels& kernels, DeviceIn logits, bool half, int n, int classes, int k,
+                                  DeviceOut classes_out, DeviceOut scores_out, cudaStream_t stream);
 
 }  // namespace infer::cudnn

@@ -149,6 +149,8 @@ class Executor {
   // Every copy, call, kernel and timing event of a pass; no sync. `capturing`: inside a stream
   // capture (the timing events must then become event-record nodes of the graph).
   void enqueue(const Pass& pass, bool capturing);
+  // The top-k results of a pass (n x k classes and scores) into pinned staging, timed as its d2h copy.
+  void copy_top_k(const Pass& pass, bool capturing);
   void record(cudaEvent_t event, bool capturing);  // one timing event on the stream
   void read_timing();                              // the events of the completed pass into last_timing_
   DeviceIn float_output(std::size_t activation, int n);

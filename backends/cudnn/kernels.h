@@ -1,4 +1,4 @@
-// The backend's own kernels (kernels/*.cuh: top-k selection, the fp16 layout conversions, the
+// The backend's own kernels (kernels/*.cuh: top-k selection, alone or after a softmax, the fp16 layout conversions, the
 // pointwise ops, the bilinear resize, the layer normalisation), ready to launch on the device that was current when the
 // object was made. How they reach the GPU depends on the CUDA major this module is built for (INFER_CUDA_MAJOR):
 //
@@ -80,6 +80,13 @@ class Kernels {
   // into classes_out and scores_out (n x k each). The limits of check_top_k_limits must hold.
   LaunchStatus top_k(const float* scores_in, int n, int classes, int k, int* classes_out, float* scores_out,
                      cudaStream_t stream) const;
+
+  // The softmax over each sample's `classes` logits (n x classes floats, or IEEE half values when
+  // `half`) and the k best of its probabilities, in one launch (kernels/top_k.cuh): what a softmax
+  // over the channels of 1 x 1 outputs followed by top_k computes, but for the order of the float
+  // sum, without writing the probabilities. The same limits as top_k.
+  LaunchStatus softmax_top_k(const void* logits, bool half, int n, int classes, int k, int* classes_out,
+                             float* scores_out, cudaStream_t stream) const;
 
  private:
   struct Module;  // 12: the loaded module and its functions; 13: unused

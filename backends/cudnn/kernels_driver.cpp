@@ -17,13 +17,14 @@ namespace infer::cudnn {
 namespace {
 
 // The order of Module::functions.
-enum Function { kTopK, kFloatToHalf, kHalfToFloat, kPointwise, kResize, kLayerNorm };
+enum Function { kTopK, kFloatToHalf, kHalfToFloat, kPointwise, kResize, kLayerNorm, kSoftmaxTopK };
 constexpr std::array<const char*, kKernelCount> kFunctionNames = {"infer::cudnn::kernels::top_k_kernel",
                                                                   "infer::cudnn::kernels::float_nchw_to_half_nhwc",
                                                                   "infer::cudnn::kernels::half_nhwc_to_float_nchw",
                                                                   "infer::cudnn::kernels::pointwise_kernel",
                                                                   "infer::cudnn::kernels::resize_bilinear_kernel",
-                                                                  "infer::cudnn::kernels::layernorm_kernel"};
+                                                                  "infer::cudnn::kernels::layernorm_kernel",
+                                                                  "infer::cudnn::kernels::softmax_top_k_kernel"};
 
 struct LibraryCloser {
   void operator()(void* handle) const { dlclose(handle); }
@@ -163,6 +164,13 @@ LaunchStatus Kernels::top_k(const float* scores_in, int n, int classes, int k, i
                             cudaStream_t stream) const {
   void* args[] = {&scores_in, &classes, &k, &classes_out, &scores_out};
   return module_->run(kTopK, static_cast<unsigned>(n), kTopKThreads, stream, args);
+}
+
+LaunchStatus Kernels::softmax_top_k(const void* logits, bool half, int n, int classes, int k, int* classes_out,
+                                    float* scores_out, cudaStream_t stream) const {
+  int half_flag = half ? 1 : 0;
+  void* args[] = {&logits, &half_flag, &classes, &k, &classes_out, &scores_out};
+  return module_->run(kSoftmaxTopK, static_cast<unsigned>(n), kTopKThreads, stream, args);
 }
 
 }  // namespace infer::cudnn

@@ -10,7 +10,7 @@ struct KernelName {
   const char* ptx;
 };
 
-constexpr int kKernelCount = 6;  // the --kernel list of backends/cudnn/CMakeLists.txt
+constexpr int kKernelCount = 7;  // the --kernel list of backends/cudnn/CMakeLists.txt
 
 extern const char kKernelsPtx[];
 extern const KernelName kKernelNames[kKernelCount];

@@ -87,4 +87,12 @@ LaunchStatus Kernels::top_k(const float* scores_in, int n, int classes, int k, i
   return status_of_launch();
 }
 
+LaunchStatus Kernels::softmax_top_k(const void* logits, bool half, int n, int classes, int k, int* classes_out,
+                                    float* scores_out, cudaStream_t stream) const {
+  (void)cudaGetLastError();
+  kernels::softmax_top_k_kernel<<<static_cast<unsigned>(n), kTopKThreads, 0, stream>>>(logits, half ? 1 : 0, classes,
+                                                                                       k, classes_out, scores_out);
+  return status_of_launch();
+}
+
 }  // namespace infer::cudnn

@@ -3,8 +3,10 @@
 //
 // A pass (enqueue()): input copy from the pinned staging buffer, [Fp16: conversion to half NHWC],
 // every step's cuDNN calls, [a half output converted to float], [the top-k kernel], the copy of
-// the results into pinned staging. Nothing in it allocates, creates a descriptor or synchronises;
-// execute() adds the one cudaStreamSynchronize.
+// the results into pinned staging. A top-k pass over a network that ends in a softmax over 1 x 1
+// outputs (Plan::ends_in_class_softmax) runs that softmax inside the top-k kernel instead
+// (softmax_top_k_kernel): one launch where there were a softmax, [a conversion,] and a selection. Nothing in it
+// allocates, creates a descriptor or synchronises; execute() adds the one cudaStreamSynchronize.
 //
 // Timing: four events, created once, are recorded on the stream in every pass: before and after
 // the input copy, before and after the result copy. After the sync, cudaEventElapsedTime turns them
@@ -185,6 +187,9 @@ void Executor::record(cudaEvent_t event, bool capturing) {
 
 void Executor::enqueue(const Pass& pass, bool capturing) {
   const std::vector<Layer>& layers = plan_.network().layers();
+  const std::vector<Step>& steps = plan_.steps();
+  // A top-k pass over a network that ends in a class softmax runs that step in the selection's kernel.
+  const bool fused_softmax = pass.k > 0 && pass.layer_count == layers.size() && plan_.ends_in_class_softmax();
   cudaStream_t stream = stream_.get();
   const Dims& in = plan_.network().input().dims;
   const std::size_t in_bytes = static_cast<std::size_t>(pass.n) * in.size() * sizeof(float);
@@ -198,11 +203,22 @@ void Executor::enqueue(const Pass& pass, bool capturing) {
     INFER_KERNEL_CHECK("network input", convert_float_nchw_to_half_nhwc(kernels_, input_float_.in(), out(0), pass.n,
                                                                         in.c, in.h, in.w, stream));
   }
-  for (std::size_t i = 0; i < plan_.steps().size(); ++i) {
-    if (plan_.steps()[i].first_layer >= pass.layer_count) break;
+  const std::size_t step_count = fused_softmax ? steps.size() - 1 : steps.size();
+  for (std::size_t i = 0; i < step_count; ++i) {
+    if (steps[i].first_layer >= pass.layer_count) break;
     run_step(i, pass.layer_count, capturing);
   }
   const Layer& last = layers[pass.layer_count - 1];
+  const int classes = static_cast<int>(last.out.size());
+  if (fused_softmax) {
+    const std::size_t logits = steps.back().inputs[0];
+    INFER_KERNEL_CHECK(
+        layer_context(last),
+        select_softmax_top_k(kernels_, Executor::in(logits), plan_.activations()[logits].type == CUDNN_DATA_HALF,
+                             pass.n, classes, pass.k, top_classes_.out(), top_scores_.out(), stream));
+    copy_top_k(pass, capturing);
+    return;
+  }
   const DeviceIn result = float_output(pass.layer_count, pass.n);
   if (pass.k == 0) {
     const std::size_t out_bytes = static_cast<std::size_t>(pass.n) * last.out.size() * sizeof(float);
@@ -211,15 +227,18 @@ void Executor::enqueue(const Pass& pass, bool capturing) {
     record(d2h_end_.get(), capturing);
     return;
   }
-  const int classes = static_cast<int>(last.out.size());
   INFER_KERNEL_CHECK(layer_context(last), select_top_k(kernels_, result, pass.n, classes, pass.k, top_classes_.out(),
                                                        top_scores_.out(), stream));
+  copy_top_k(pass, capturing);
+}
+
+void Executor::copy_top_k(const Pass& pass, bool capturing) {
   const std::size_t count = static_cast<std::size_t>(pass.n) * static_cast<std::size_t>(pass.k);
   unsigned char* staging = static_cast<unsigned char*>(top_staging_.get());
-  const std::size_t scores_at = plan_.max_batch() * last.out.size() * sizeof(int);
+  const std::size_t scores_at = plan_.max_batch() * plan_.network().output_dims().size() * sizeof(int);
   record(d2h_start_.get(), capturing);
-  INFER_CUDA_CHECK("top-k", copy_to_host(staging, top_classes_.in(), count * sizeof(int), stream));
-  INFER_CUDA_CHECK("top-k", copy_to_host(staging + scores_at, top_scores_.in(), count * sizeof(float), stream));
+  INFER_CUDA_CHECK("top-k", copy_to_host(staging, top_classes_.in(), count * sizeof(int), stream_.get()));
+  INFER_CUDA_CHECK("top-k", copy_to_host(staging + scores_at, top_scores_.in(), count * sizeof(float), stream_.get()));
   record(d2h_end_.get(), capturing);
 }
 

@@ -356,6 +356,13 @@ void Plan::plan_flatten(std::size_t index) {
   steps_.push_back(std::move(step));
 }
 
+bool Plan::ends_in_class_softmax() const {
+  if (steps_.empty()) return false;
+  const Step& last = steps_.back();
+  return last.kind == StepKind::Softmax && last.first_layer + 1 == network_->layers().size() && last.in.h == 1 &&
+         last.in.w == 1;
+}
+
 // Softmax over the channels, always in float: a half input is converted by the executor into the
 // step's float NCHW scratch buffer (nchw_input) first. The output is float NCHW.
 void Plan::plan_softmax(std::size_t index) {

@@ -203,6 +203,10 @@ class Plan {
   void set_batch(int n);
 
   const std::vector<Step>& steps() const { return steps_; }
+  // True when the last step is a softmax over the channels of 1 x 1 outputs and the network's last
+  // layer (a classifier's usual end): a top-k pass then runs that step and the selection as one
+  // kernel (Kernels::softmax_top_k), reading the step's input.
+  bool ends_in_class_softmax() const;
   const std::vector<Activation>& activations() const { return activations_; }
   // Bytes per sample of each device buffer; the executor allocates max_batch times this.
   const std::vector<std::size_t>& buffer_bytes() const { return buffer_bytes_; }

@@ -32,6 +32,12 @@ void top_k_kernel(dim3 grid, dim3 block, const float* scores_in, int classes, in
            [=] { kernels::top_k_kernel(scores_in, classes, k, classes_out, scores_out); });
 }
 
+void softmax_top_k_kernel(dim3 grid, dim3 block, const void* logits, int half, int classes, int k, int* classes_out,
+                          float* scores_out) {
+  run_grid("softmax_top_k_kernel", grid, block, true,
+           [=] { kernels::softmax_top_k_kernel(logits, half, classes, k, classes_out, scores_out); });
+}
+
 void pointwise_kernel(dim3 grid, dim3 block, int op, float a, float b, const void* x, void* y, std::size_t count,
                       int half) {
   run_grid("pointwise_kernel", grid, block, false, [=] { kernels::pointwise_kernel(op, a, b, x, y, count, half); });

@@ -14,6 +14,8 @@ void float_nchw_to_half_nhwc(dim3 grid, dim3 block, const float* in, void* out, 
 void half_nhwc_to_float_nchw(dim3 grid, dim3 block, const void* in, float* out, std::size_t total, int c, int h, int w);
 void top_k_kernel(dim3 grid, dim3 block, const float* scores_in, int classes, int k, int* classes_out,
                   float* scores_out);
+void softmax_top_k_kernel(dim3 grid, dim3 block, const void* logits, int half, int classes, int k, int* classes_out,
+                          float* scores_out);
 void pointwise_kernel(dim3 grid, dim3 block, int op, float a, float b, const void* x, void* y, std::size_t count,
                       int half);
 void resize_bilinear_kernel(dim3 grid, dim3 block, const void* x, void* y, int n, int c, int in_h, int in_w, int out_h,

@@ -79,19 +79,22 @@ cudaError_t half_nhwc_to_float_nchw(dim3 grid, dim3 block, Args args, cudaStream
               [=] { emulated::half_nhwc_to_float_nchw(grid, block, in, out, total, c, h, w); }));
 }
 
-// top_k.h: one block of 256 threads per sample (grid.x = n); for each sample the k best of
-// `classes` scores. Parameters (const float* scores_in, int classes, int k, int* classes_out,
-// float* scores_out).
+// top_k.h: one block of 256 threads per sample (grid.x = n).
+void require_top_k_launch(const char* kernel, dim3 grid, dim3 block) {
+  if (block.x != 256 || block.y != 1 || block.z != 1 || grid.y != 1 || grid.z != 1) {
+    standin::fail(kernel, "launched with block (" + std::to_string(block.x) + ", " + std::to_string(block.y) + ", " +
+                              std::to_string(block.z) + "); top_k.h: one block of 256 threads per sample");
+  }
+}
+
+// For each sample the k best of `classes` scores. Parameters (const float* scores_in, int classes,
+// int k, int* classes_out, float* scores_out).
 cudaError_t top_k_kernel(dim3 grid, dim3 block, Args args, cudaStream_t stream) {
   const auto* in = arg<const float*>(args, 0);
   const int classes = arg<int>(args, 1), k = arg<int>(args, 2);
   auto* classes_out = arg<int*>(args, 3);
   auto* scores_out = arg<float*>(args, 4);
-  if (block.x != 256 || block.y != 1 || block.z != 1 || grid.y != 1 || grid.z != 1) {
-    standin::fail("top_k_kernel", "launched with block (" + std::to_string(block.x) + ", " + std::to_string(block.y) +
-                                      ", " + std::to_string(block.z) +
-                                      "); top_k.h: one block of 256 threads per sample");
-  }
+  require_top_k_launch("top_k_kernel", grid, block);
   if (classes < 1 || k < 1 || k > classes) return cudaErrorInvalidValue;
   const std::size_t n = grid.x;
   return static_cast<cudaError_t>(
@@ -100,6 +103,25 @@ cudaError_t top_k_kernel(dim3 grid, dim3 block, Args args, cudaStream_t stream) 
                {classes_out, n * k * 4, "classes_out"},
                {scores_out, n * k * 4, "scores_out"}},
               [=] { emulated::top_k_kernel(grid, block, in, classes, k, classes_out, scores_out); }));
+}
+
+// kernels.h (softmax_top_k): for each sample the softmax of its `classes` logits (floats, or half
+// values when `half` is 1) and the k best probabilities. Parameters (const void* logits, int half,
+// int classes, int k, int* classes_out, float* scores_out).
+cudaError_t softmax_top_k_kernel(dim3 grid, dim3 block, Args args, cudaStream_t stream) {
+  const auto* logits = arg<const void*>(args, 0);
+  const int half = arg<int>(args, 1), classes = arg<int>(args, 2), k = arg<int>(args, 3);
+  auto* classes_out = arg<int*>(args, 4);
+  auto* scores_out = arg<float*>(args, 5);
+  require_top_k_launch("softmax_top_k_kernel", grid, block);
+  if ((half != 0 && half != 1) || classes < 1 || k < 1 || k > classes) return cudaErrorInvalidValue;
+  const std::size_t n = grid.x;
+  return static_cast<cudaError_t>(
+      enqueue(stream, "softmax_top_k_kernel",
+              {{logits, n * classes * (half ? 2 : 4), "logits"},
+               {classes_out, n * k * 4, "classes_out"},
+               {scores_out, n * k * 4, "scores_out"}},
+              [=] { emulated::softmax_top_k_kernel(grid, block, logits, half, classes, k, classes_out, scores_out); }));
 }
 
 // kernels.h (pointwise): y[i] = f(x[i]) for i < count (x == y allowed), count floats (half == 0) or
@@ -176,6 +198,7 @@ constexpr Known kKnown[] = {
     {"23float_nchw_to_half_nhwcEPKfP6__halfmiii", float_nchw_to_half_nhwc},
     {"23half_nhwc_to_float_nchwEPK6__halfPfmiii", half_nhwc_to_float_nchw},
     {"12top_k_kernelEPKfiiPiPf", top_k_kernel},
+    {"20softmax_top_k_kernelEPKviiiPiPf", softmax_top_k_kernel},
     {"16pointwise_kernelEiffPKvPvmi", pointwise_kernel},
     {"22resize_bilinear_kernelEPKvPviiiiiii", resize_bilinear_kernel},
     // the second const float* is the substitution S6_ (S_ to S5_: infer, infer::cudnn,

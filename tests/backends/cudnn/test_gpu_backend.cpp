@@ -103,9 +103,10 @@ int count_lines(const std::vector<std::string>& log, const std::string& part) {
   return n;
 }
 
-// The host calls counted so far by the stand-in libraries in this process (tests/standin/call_count.h),
-// or nullopt when the libcudnn.so.9 loaded is not the stand-in (NVIDIA's libraries count nothing).
-std::optional<std::uint64_t> standin_calls() {
+// The host calls counted so far by the stand-in libraries in this process (tests/standin/call_count.h):
+// to the entry point `name`, or to all of them when it is null; nullopt when the libcudnn.so.9
+// loaded is not the stand-in (NVIDIA's libraries count nothing).
+std::optional<std::uint64_t> standin_calls(const char* name = nullptr) {
   const std::pair<const char*, const char*> libraries[] = {{"libcudnn.so.9", "infer_standin_cudnn_calls"},
                                                            {"libcudart.so.13", "infer_standin_cudart_calls"},
                                                            {"libcudart.so.12", "infer_standin_cudart_calls"},
@@ -115,7 +116,7 @@ std::optional<std::uint64_t> standin_calls() {
     void* library = dlopen(soname, RTLD_LAZY | RTLD_NOLOAD);  // only one already loaded
     if (library == nullptr) continue;
     if (auto calls = reinterpret_cast<std::uint64_t (*)(const char*)>(dlsym(library, query))) {
-      total = total.value_or(0) + calls(nullptr);
+      total = total.value_or(0) + calls(name);
     } else if (std::strcmp(soname, "libcudnn.so.9") == 0) {
       dlclose(library);
       return std::nullopt;
@@ -1041,6 +1042,87 @@ TEST_F(GpuBackend, TopKOnTheDeviceMatchesCpu) {
       EXPECT_THROW(gpu->top_k(in.data(), 1, 0, c.data(), sc.data()), std::invalid_argument);
       EXPECT_THROW(gpu->top_k(in.data(), 1, classes + 1, c.data(), sc.data()), std::invalid_argument);
       EXPECT_THROW(gpu->top_k(in.data(), kMaxBatch + 1, 1, c.data(), sc.data()), std::invalid_argument);
+    }
+  }
+}
+
+// A top-k pass over a network that ends in a softmax over 1 x 1 outputs runs that softmax inside the
+// selection's kernel (Plan::ends_in_class_softmax, softmax_top_k_kernel): cuDNN's softmax is not
+// called (counted on the stand-in, where forward() must still call it once), and the answers are
+// the CPU's, in every precision, direct and from CUDA graphs. `classifier` has 300 classes after
+// a linear layer (more than one thread's share of a 256-thread block; half logits under fp16);
+// `spatial` softmaxes 6 positions of 5 channels, which is not fused and must match as well.
+TEST_F(GpuBackend, TopKRunsAClassSoftmaxInItsOwnKernel) {
+  SKIP_WITHOUT_GPU();
+  const Network classifier =
+      random_network(rng_, {40, 1, 1}, {linear_layer("fc", 300), plain_layer("softmax", LayerKind::Softmax)});
+  const Network spatial = random_network(rng_, {5, 3, 2}, {plain_layer("softmax", LayerKind::Softmax)});
+  const bool counted = standin_calls().has_value();
+  for (Precision p : {Precision::Fp32, Precision::Tf32, Precision::Fp16}) {
+    for (bool graphs : {false, true}) {
+      for (const Network* net : {&shipped_model(), &classifier, &spatial}) {
+        const bool fused = net != &spatial;
+        SCOPED_TRACE(std::string(precision_name(p)) + (graphs ? ", graphs, " : ", direct, ") +
+                     std::to_string(net->output_dims().size()) + " outputs");
+        GpuOptions options = with_precision(p);
+        options.cuda_graphs = graphs;
+        auto cpu = make_cpu_backend(*net, kMaxBatch);
+        auto gpu = make_gpu_backend(*net, kMaxBatch, options);
+        for (int n : {1, kMaxBatch, 3, 1}) {
+          const std::vector<float> input = rng_.vector(static_cast<std::size_t>(n) * net->input().dims.size());
+          const std::uint64_t before = standin_calls("cudnnSoftmaxForward").value_or(0);
+          expect_top_k_matches(*gpu, *cpu, *net, input, n, 3, p);
+          const std::uint64_t top_k_calls = standin_calls("cudnnSoftmaxForward").value_or(0) - before;
+          std::vector<float> scores(static_cast<std::size_t>(n) * net->output_dims().size());
+          gpu->forward(input.data(), n, scores.data());
+          const std::uint64_t forward_calls = standin_calls("cudnnSoftmaxForward").value_or(0) - before - top_k_calls;
+          if (!counted) continue;
+          if (fused) {
+            EXPECT_EQ(top_k_calls, 0u) << "n = " << n << ": the top-k pass called cuDNN's softmax";
+          } else if (!graphs) {
+            EXPECT_EQ(top_k_calls, 1u) << "n = " << n;
+          }
+          if (!graphs) {
+            EXPECT_EQ(forward_calls, 1u) << "n = " << n << ": forward() runs the softmax step";
+          }
+        }
+      }
+    }
+  }
+}
+
+// A NaN or infinite logit makes every probability of its sample NaN, on the device as in the
+// softmax (exp(inf - inf) is NaN, and so is the sum); NaN ranks first, ties by index, so the k
+// best are classes 0 to k - 1, all NaN. The other samples are untouched. One softmax layer over
+// 300 logits, so the logits are the input.
+TEST_F(GpuBackend, TopKOfAClassSoftmaxWithNonFiniteLogitsIsNaNInClassOrder) {
+  SKIP_WITHOUT_GPU();
+  constexpr int kClasses = 300, n = 4, k = 5;
+  const Network net = random_network(rng_, {kClasses, 1, 1}, {plain_layer("softmax", LayerKind::Softmax)});
+  for (Precision p : {Precision::Fp32, Precision::Fp16}) {
+    SCOPED_TRACE(precision_name(p));
+    auto cpu = make_cpu_backend(net, n);
+    auto gpu = make_gpu_backend(net, n, with_precision(p));
+    std::vector<float> input = rng_.vector(static_cast<std::size_t>(n) * kClasses);
+    input[0 * kClasses + 299] = std::numeric_limits<float>::quiet_NaN();
+    input[1 * kClasses + 7] = std::numeric_limits<float>::infinity();
+    input[2 * kClasses + 0] = -std::numeric_limits<float>::infinity();  // a probability of 0, nothing more
+    std::vector<int> got_classes(n * k, -1), want_classes(n * k, -1);
+    std::vector<float> got_scores(n * k, kSentinel), want_scores(n * k, kSentinel);
+    gpu->top_k(input.data(), n, k, got_classes.data(), got_scores.data());
+    cpu->top_k(input.data(), n, k, want_classes.data(), want_scores.data());
+    for (int s = 0; s < 2; ++s) {
+      for (int j = 0; j < k; ++j) {
+        EXPECT_EQ(got_classes[s * k + j], j) << "sample " << s << " rank " << j;
+        EXPECT_TRUE(std::isnan(got_scores[s * k + j])) << "sample " << s << " rank " << j;
+        EXPECT_EQ(want_classes[s * k + j], j) << "the CPU, sample " << s << " rank " << j;
+      }
+    }
+    for (int s = 2; s < n; ++s) {
+      for (int j = 0; j < k; ++j) {
+        EXPECT_TRUE(std::isfinite(got_scores[s * k + j])) << "sample " << s << " rank " << j;
+        EXPECT_NE(got_classes[s * k + j], s == 2 ? 0 : -1) << "sample " << s << ": -inf ranked among the best";
+      }
     }
   }
 }
