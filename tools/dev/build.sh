@@ -23,6 +23,16 @@ log="$(mktemp)"
 trap 'rm -f "$log"' EXIT
 # The flags are CMakePresets.json's "default" preset; BUILD_DIR and BUILD_TYPE override its folder and type.
 args=(-S "$root" --preset default -B "$build")
+# The Python package (python/) needs nanobind, from PyPI into tools/dev/py-venv.sh's venv (once).
+# Without the network it is left out, with a warning; INFER_REQUIRE_PYTHON=1 (CI) makes that an error.
+if py="$("$root/tools/dev/py-venv.sh")" && nanobind_dir="$("$py" -c 'import nanobind; print(nanobind.cmake_dir())')"; then
+  args+=(-DINFER_BUILD_PYTHON=ON -DPython_EXECUTABLE="$py" -Dnanobind_DIR="$nanobind_dir")
+elif [[ "${INFER_REQUIRE_PYTHON:-0}" == 1 ]]; then
+  echo "build: tools/dev/py-venv.sh failed and INFER_REQUIRE_PYTHON=1: no Python package" >&2
+  exit 1
+else
+  echo "build: warning: tools/dev/py-venv.sh failed: the Python package is not built" >&2
+fi
 if [[ -n "${BUILD_TYPE:-}" ]]; then args+=(-DCMAKE_BUILD_TYPE="$BUILD_TYPE"); fi
 if ! cmake "${args[@]}" >"$log" 2>&1; then
   cat "$log" >&2

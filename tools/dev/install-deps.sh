@@ -35,6 +35,7 @@ packages+=(
   libonnx-testdata       # tests: ONNX's operator conformance cases (/usr/share/libonnx-testdata)
   python3-torchvision    # tests: torchvision models exported to ONNX at test time (and PyTorch itself)
   python3-numpy python3-venv  # tests: tools/dev/ort-venv.sh (ONNX Runtime from PyPI beside Debian's numpy)
+  python3-dev            # the Python package (python/: its extension module's headers; nanobind from PyPI)
 )
 containers=0
 for arg in "$@"; do
