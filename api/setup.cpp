@@ -205,8 +205,9 @@ int batch_within_memory_limit(const ClassifierOptions& o, const LoadedModel& mod
     const std::string breakdown =
         "parameters " + bytes_string(plan.parameter_bytes) + ", activations " + bytes_string(plan.sample_bytes) +
         ", workspace " + bytes_string(plan.workspace_bytes) +
-        (plan.winograd_bytes.empty() ? std::string()
-                                     : ", Winograd convolutions " + bytes_string(plan.winograd_bytes[0]));
+        (plan.onednn_bytes.empty()
+             ? std::string()
+             : ", oneDNN's scratchpad and Winograd weights " + bytes_string(plan.onednn_bytes[0]));
     throw MemoryLimitError(model.toml_path.u8string(),
                            "the model needs " + bytes_string(one) + " of memory for one sample (" + breakdown +
                                "), more than the memory limit of " + bytes_string(o.max_memory),

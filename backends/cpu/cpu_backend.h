@@ -49,6 +49,16 @@ struct WinogradMemory {
   std::uint64_t weights = 0;
 };
 std::vector<WinogradMemory> onednn_winograd_memory(const Layer& layer, int max_m);
+// The scratchpad oneDNN asks of the backend for a convolution run by its direct algorithm, a linear
+// layer's inner product, or a pooling, as the backend creates them (user scratchpad, layouts left
+// to oneDNN where the backend leaves them; a pooling's input in each layout it may come in; without
+// post-ops), for any program of 1 to max_m samples: the larger of what one sample's and max_m
+// samples' primitives ask (two queries a layer, not max_m: they are part of every start-up). That
+// takes oneDNN's scratchpads to grow with the samples, not shrink, as they do: per thread, up to
+// the threads' share. Its implementations differ by CPU, and so does this: on AMD's Zen 4, oneDNN
+// 2.6 pools a plain NCHW input through a 32 KiB scratchpad per sample of 5 x 18 x 19 (a blocked
+// copy of it), which no im2col estimate covers. 0 for other layers, or without oneDNN.
+std::uint64_t onednn_scratchpad_memory(const Layer& layer, int max_m);
 
 // Samples the plain kernels run through the layers at a time. Each worker thread that a batch of
 // max_batch can keep busy holds activation buffers for min(kCpuChunk, max_batch) samples and one

@@ -63,27 +63,30 @@ std::uint64_t MemoryPlan::bytes(int max_batch) const {
   const std::uint64_t chunk = u(kCpuChunk);
   const std::uint64_t samples = batch <= chunk ? batch : round_up(batch, chunk);
   const std::uint64_t chunks = (batch + chunk - 1) / chunk;
-  const std::uint64_t winograd =
-      winograd_bytes.empty() ? 0 : winograd_bytes[std::min<std::size_t>(batch, winograd_bytes.size()) - 1];
-  return add(add(add(parameter_bytes, mul(samples, sample_bytes)), mul(chunks, workspace_bytes)), winograd);
+  const std::uint64_t onednn =
+      onednn_bytes.empty() ? 0 : onednn_bytes[std::min<std::size_t>(batch, onednn_bytes.size()) - 1];
+  return add(add(add(parameter_bytes, mul(samples, sample_bytes)), mul(chunks, workspace_bytes)), onednn);
 }
 
 MemoryPlan plan_memory(const Network& network) {
   const std::vector<Layer>& layers = network.layers();
   std::uint64_t params = 0, packed = 0, largest_tensor = 0, workspace = 0;
-  // Per program size: the largest Winograd scratchpad of any layer, the sum of their weights.
+  // Per program size: oneDNN's one shared scratchpad (the largest any layer asks for, Winograd or
+  // direct), the sum of the Winograd weights.
   constexpr int kPrograms = 2 * kCpuChunk;  // oneDNN's largest chunk
-  std::vector<std::uint64_t> winograd_scratchpad, winograd_weights;
+  std::vector<std::uint64_t> onednn_scratchpad, winograd_weights;
+  std::uint64_t direct_scratchpad = 0;  // the other primitives', for any program size
   for (std::size_t i = 0; i < layers.size(); ++i) {
     const Layer& layer = layers[i];
     const std::vector<WinogradMemory> w = onednn_winograd_memory(layer, kPrograms);
-    if (!w.empty()) {
-      winograd_scratchpad.resize(w.size(), 0);
+    direct_scratchpad = std::max(direct_scratchpad, onednn_scratchpad_memory(layer, kPrograms));
+    if (w.size() > onednn_scratchpad.size()) {
+      onednn_scratchpad.resize(w.size(), 0);
       winograd_weights.resize(w.size(), 0);
-      for (std::size_t m = 0; m < w.size(); ++m) {
-        winograd_scratchpad[m] = std::max(winograd_scratchpad[m], w[m].scratchpad);
-        winograd_weights[m] = add(winograd_weights[m], mul(2, w[m].weights));
-      }
+    }
+    for (std::size_t m = 0; m < w.size(); ++m) {
+      onednn_scratchpad[m] = std::max(onednn_scratchpad[m], w[m].scratchpad);
+      winograd_weights[m] = add(winograd_weights[m], mul(2, w[m].weights));
     }
     for (const std::vector<float>* p :
          {&layer.params.weight, &layer.params.bias, &layer.params.running_mean, &layer.params.running_var}) {
@@ -110,8 +113,12 @@ MemoryPlan plan_memory(const Network& network) {
   plan.parameter_bytes = mul(add(add(params, packed), largest_tensor), kFloatBytes);
   plan.sample_bytes = mul(sample, kFloatBytes);
   plan.workspace_bytes = mul(workspace, kFloatBytes);
-  for (std::size_t m = 0; m < winograd_scratchpad.size(); ++m) {
-    plan.winograd_bytes.push_back(add(winograd_scratchpad[m], winograd_weights[m]));
+  if (direct_scratchpad > 0 && onednn_scratchpad.empty()) {
+    onednn_scratchpad.assign(kPrograms, 0);
+    winograd_weights.assign(kPrograms, 0);
+  }
+  for (std::size_t m = 0; m < onednn_scratchpad.size(); ++m) {
+    plan.onednn_bytes.push_back(add(std::max(onednn_scratchpad[m], direct_scratchpad), winograd_weights[m]));
   }
   return plan;
 }

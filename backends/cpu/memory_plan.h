@@ -31,14 +31,16 @@ struct MemoryPlan {
   std::uint64_t parameter_bytes = 0;
   std::uint64_t sample_bytes = 0;
   std::uint64_t workspace_bytes = 0;
-  // oneDNN's Winograd convolutions (cpu_backend.h), by the largest program size m = 1 .. 16
-  // (index m - 1): its one shared scratchpad, sized for the largest, and the transformed weights
-  // of every layer, twice (with and without a folded batch-norm). Empty when none runs.
-  std::vector<std::uint64_t> winograd_bytes;
+  // oneDNN's own memory (cpu_backend.h), by the largest program size m = 1 .. 16 (index m - 1): its
+  // one shared scratchpad, sized for the largest any convolution or inner product asks for
+  // (Winograd or direct: oneDNN's implementations, and so their scratchpads, differ by CPU), and
+  // the Winograd convolutions' transformed weights of every layer, twice (with and without a
+  // folded batch-norm). Empty without oneDNN.
+  std::vector<std::uint64_t> onednn_bytes;
 
   // Bytes for a backend built for max_batch >= 1 samples: the parameters, the activations of
   // max_batch samples (rounded up to whole chunks of kCpuChunk above one chunk: the CPU backend's
-  // workers each hold a chunk), one workspace per chunk and oneDNN's Winograd memory for programs
+  // workers each hold a chunk), one workspace per chunk and oneDNN's own memory for programs
   // of up to max_batch samples. Saturates at UINT64_MAX, never wraps.
   std::uint64_t bytes(int max_batch) const;
 };

@@ -18,6 +18,7 @@ std::unique_ptr<Backend> make_onednn_backend(const Network&, int, bool) {
 bool onednn_has_winograd() { return false; }
 
 std::vector<WinogradMemory> onednn_winograd_memory(const Layer&, int) { return {}; }
+std::uint64_t onednn_scratchpad_memory(const Layer&, int) { return 0; }
 
 std::string cpu_libraries() {
   return "plain kernels (no oneDNN in this build): " + cpu::gemm_library() + ", " +

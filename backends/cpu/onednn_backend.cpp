@@ -245,6 +245,53 @@ std::vector<WinogradMemory> onednn_winograd_memory(const Layer& layer, int max_m
   return out;
 }
 
+std::uint64_t onednn_scratchpad_memory(const Layer& layer, int max_m) {
+  const bool pooling = layer.kind == LayerKind::MaxPool || layer.kind == LayerKind::AvgPool ||
+                       layer.kind == LayerKind::GlobalAvgPool || layer.kind == LayerKind::AdaptiveAvgPool;
+  if (layer.kind != LayerKind::Conv2d && layer.kind != LayerKind::Linear && !pooling) return 0;
+  const dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  using dnnl::memory;
+  const auto scratchpad = [&](int m) -> std::uint64_t {
+    try {
+      if (layer.kind == LayerKind::Linear) {
+        const memory::dim c = static_cast<memory::dim>(layer.in.size()), k = layer.out.c;
+        const dnnl::inner_product_forward::primitive_desc pd(
+            {dnnl::prop_kind::forward_inference, memory::desc({m, c}, memory::data_type::f32, memory::format_tag::any),
+             memory::desc({k, c}, memory::data_type::f32, memory::format_tag::any),
+             memory::desc({k}, memory::data_type::f32, memory::format_tag::x),
+             memory::desc({m, k}, memory::data_type::f32, memory::format_tag::nc)},
+            attr, engine);
+        return pd.scratchpad_desc().get_size();
+      }
+      if (pooling) {
+        // Its input comes in the layout the layer before wrote: plain NCHW, or blocked by 16
+        // channels (AVX-512) or 8 (AVX2). Some poolings transpose a plain input through their
+        // scratchpad: the largest of the three.
+        std::uint64_t largest = 0;
+        for (const memory::format_tag tag :
+             {memory::format_tag::nchw, memory::format_tag::nChw16c, memory::format_tag::nChw8c}) {
+          const memory::desc src({m, layer.in.c, layer.in.h, layer.in.w}, memory::data_type::f32, tag);
+          const std::optional<dnnl::pooling_forward::desc> desc = cpu::pooling_desc(layer, m, src);
+          if (!desc) return 0;  // the plain kernels run it: no scratchpad of oneDNN's
+          const dnnl::pooling_forward::primitive_desc pd(*desc, attr, engine);
+          largest = std::max<std::uint64_t>(largest, pd.scratchpad_desc().get_size());
+        }
+        return largest;
+      }
+      const memory::desc dst({m, layer.out.c, layer.out.h, layer.out.w}, memory::data_type::f32,
+                             memory::format_tag::any);
+      const dnnl::convolution_forward::primitive_desc pd(
+          cpu::convolution_desc(layer, m, dnnl::algorithm::convolution_direct, dst), attr, engine);
+      return pd.scratchpad_desc().get_size();
+    } catch (const dnnl::error&) {
+      return 0;  // declined: the program runs the layer with the plain kernels, whose im2col the plan counts
+    }
+  };
+  return std::max(scratchpad(1), max_m > 1 ? scratchpad(max_m) : 0);
+}
+
 bool onednn_has_winograd() {
   static const bool has = [] {
     // A small convolution of the accepted shape (16 to 16 channels, 3x3, 8x8, padding 1) on two

@@ -506,8 +506,7 @@ void OnednnProgram::plan_batchnorm(std::size_t i) {
   add_primitive(i, pd, std::move(args));
 }
 
-void OnednnProgram::plan_pooling(std::size_t i) {
-  const Layer& layer = network_.layers()[i];
+std::optional<dnnl::pooling_forward::desc> pooling_desc(const Layer& layer, int m, const memory::desc& src) {
   Pool2dAttrs a;
   algorithm alg = algorithm::pooling_avg_include_padding;
   if (layer.kind == LayerKind::GlobalAvgPool) {
@@ -515,7 +514,7 @@ void OnednnProgram::plan_pooling(std::size_t i) {
     a.kernel_w = a.stride_w = layer.in.w;
   } else if (layer.kind == LayerKind::AdaptiveAvgPool) {
     const AdaptivePoolAttrs& ad = layer.adaptive();
-    if (layer.in.h % ad.out_h != 0 || layer.in.w % ad.out_w != 0) return plan_plain(i);
+    if (layer.in.h % ad.out_h != 0 || layer.in.w % ad.out_w != 0) return std::nullopt;
     a.kernel_h = a.stride_h = layer.in.h / ad.out_h;
     a.kernel_w = a.stride_w = layer.in.w / ad.out_w;
   } else {
@@ -531,16 +530,16 @@ void OnednnProgram::plan_pooling(std::size_t i) {
   const int pr_h = std::max(a.pad_h, (layer.out.h - 1) * a.stride_h + a.kernel_h - layer.in.h - a.pad_h);
   const int pr_w = std::max(a.pad_w, (layer.out.w - 1) * a.stride_w + a.kernel_w - layer.in.w - a.pad_w);
   // An average that counts padding must not count a ceil-mode overhang, which oneDNN would.
-  if (alg == algorithm::pooling_avg_include_padding && (pr_h > a.pad_h || pr_w > a.pad_w)) return plan_plain(i);
-  const dnnl::pooling_forward::primitive_desc pd({kInference,
-                                                  alg,
-                                                  source(i).get_desc(),
-                                                  any(m_, layer.out),
-                                                  {a.stride_h, a.stride_w},
-                                                  {a.kernel_h, a.kernel_w},
-                                                  {a.pad_h, a.pad_w},
-                                                  {pr_h, pr_w}},
-                                                 attributes(), storage_.engine());
+  if (alg == algorithm::pooling_avg_include_padding && (pr_h > a.pad_h || pr_w > a.pad_w)) return std::nullopt;
+  return dnnl::pooling_forward::desc(kInference, alg, src, any(m, layer.out), {a.stride_h, a.stride_w},
+                                     {a.kernel_h, a.kernel_w}, {a.pad_h, a.pad_w}, {pr_h, pr_w});
+}
+
+void OnednnProgram::plan_pooling(std::size_t i) {
+  const Layer& layer = network_.layers()[i];
+  const std::optional<dnnl::pooling_forward::desc> desc = pooling_desc(layer, m_, source(i).get_desc());
+  if (!desc) return plan_plain(i);
+  const dnnl::pooling_forward::primitive_desc pd(*desc, attributes(), storage_.engine());
   add_primitive(i, pd, {{DNNL_ARG_SRC, source(i)}});
 }
 

@@ -28,6 +28,12 @@ dnnl::memory::dims convolution_weight_dims(const Layer& layer);
 // probe (onednn_backend.cpp) all describe convolutions with it.
 dnnl::convolution_forward::desc convolution_desc(const Layer& layer, int m, dnnl::algorithm alg,
                                                  const dnnl::memory::desc& dst);
+// The descriptor of a pooling layer (MaxPool, AvgPool, GlobalAvgPool, AdaptiveAvgPool) on m samples
+// read in layout `src`, its output in the layout oneDNN prefers; nullopt where the program runs the
+// layer with the plain kernels instead (an adaptive pool whose windows differ in size, an average
+// that counts padding but whose ceil-mode window overhangs). The program and the memory plan both
+// describe poolings with it.
+std::optional<dnnl::pooling_forward::desc> pooling_desc(const Layer& layer, int m, const dnnl::memory::desc& src);
 
 // Memory shared by every program of one backend; programs run one at a time, so they share it
 // all: one buffer per key (an activation and which copy of it), the weights of each layer in each

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "backends/cpu/memory_plan.h"
+#include "backends/cpu/threads.h"
 #include "formats/model_file.h"
 #include "platform/byte_size.h"
 #include "tests/support/model_cases.h"
@@ -62,7 +63,12 @@ class MemoryLimit : public ::testing::Test {
   // bytes one sample needs (as the plan computes them), the limit and the option that raises it.
   // Returns the plan's bytes for one sample.
   std::uint64_t expect_refused(const ProcessResult& r, const std::string& limit) const {
+    // Planned as infer plans it for one image: on one thread (oneDNN's scratchpads are per thread,
+    // and the plan asks oneDNN for them). This process's threads are put back after.
+    const int threads = cpu::onednn_threads();
+    cpu::set_threads(1);
     const std::uint64_t one = plan_memory(load_model(model()).network).bytes(1);
+    cpu::set_threads(threads);
     EXPECT_EQ(r.exit_code, 3) << r.err;
     const std::vector<std::string> lines = ProcessResult::lines(r.err);
     EXPECT_EQ(lines.size(), 1u) << r.err;
