@@ -10,7 +10,11 @@ machine matches the environment a deployment was validated on (VERSIONS.toml).
 The C++ library does the work (the _infer extension is a thin nanobind layer over its public API);
 its errors arrive as infer.Error and its subclasses. docs/python.md has the whole API.
 """
-from ._infer import (  # noqa: F401
+from . import _nvidia
+
+_nvidia.preload()  # NVIDIA's pip wheels, where installed: before the GPU module looks for them
+
+from ._infer import (  # noqa: E402,F401
     BackendOutcome,
     BuildBackend,
     BuildInfo,
