@@ -36,6 +36,7 @@ packages+=(
   python3-torchvision    # tests: torchvision models exported to ONNX at test time (and PyTorch itself)
   python3-numpy python3-venv  # tests: tools/dev/ort-venv.sh (ONNX Runtime from PyPI beside Debian's numpy)
   python3-dev            # the Python package (python/: its extension module's headers; nanobind from PyPI)
+  ccache                 # CMakeLists.txt compiles through it: CI builds the same sources in several folders
 )
 containers=0
 for arg in "$@"; do
