@@ -275,8 +275,12 @@ std::uint64_t onednn_scratchpad_memory(const Layer& layer, int max_m) {
           const memory::desc src({m, layer.in.c, layer.in.h, layer.in.w}, memory::data_type::f32, tag);
           const std::optional<dnnl::pooling_forward::desc> desc = cpu::pooling_desc(layer, m, src);
           if (!desc) return 0;  // the plain kernels run it: no scratchpad of oneDNN's
-          const dnnl::pooling_forward::primitive_desc pd(*desc, attr, engine);
-          largest = std::max<std::uint64_t>(largest, pd.scratchpad_desc().get_size());
+          try {
+            const dnnl::pooling_forward::primitive_desc pd(*desc, attr, engine);
+            largest = std::max<std::uint64_t>(largest, pd.scratchpad_desc().get_size());
+          } catch (const dnnl::error&) {
+            // Not for this layout here: the others still count.
+          }
         }
         return largest;
       }

@@ -4,8 +4,9 @@
 // (numpy, PyTorch's CPU tensors, ...) where it lies, and returns a new numpy array over memory the
 // array owns (or writes into `out`): no copy either way. The GIL is released around the work, so
 // Python threads classify in parallel, each with its own Classifier; threads sharing one take turns
-// (infer::Classifier is not thread-safe, so each PyClassifier has a lock). Construction keeps the
-// GIL: it probes NVIDIA's libraries in a child process (fork), which no other thread may race.
+// (infer::Classifier is not thread-safe, so each PyClassifier has a lock). Construction probes
+// NVIDIA's libraries in a child process (fork) while no other thread is inside the library
+// (library_lock.h).
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/filesystem.h>
 #include <nanobind/stl/optional.h>
@@ -17,12 +18,14 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <shared_mutex>
 #include <string>
 #include <vector>
 
 #include "bindings.h"
 #include "infer/classifier.h"
 #include "infer/errors.h"
+#include "library_lock.h"
 
 namespace nb = nanobind;
 using namespace nb::literals;
@@ -55,12 +58,19 @@ struct PyClassifier {
   std::vector<float> sample;
   std::mutex mutex;
 
-  PyClassifier(const std::optional<std::filesystem::path>& model, ClassifierOptions options) {
-    options.notice = [this](const Notice& n) { notices.push_back(n.message); };
-    classifier = std::make_unique<Classifier>(model.value_or(std::filesystem::path()), options);
-    sample.resize(classifier->input_size());
-  }
+  PyClassifier(std::unique_ptr<Classifier> built, std::vector<std::string> said)
+      : notices(std::move(said)), classifier(std::move(built)), sample(classifier->input_size()) {}
 };
+
+// Work on `self` with the GIL released: shared with the other threads' work (library_lock.h), then
+// this classifier's turn.
+template <typename F>
+auto with_classifier(PyClassifier& self, F&& work) {
+  nb::gil_scoped_release released;
+  const std::shared_lock<std::shared_mutex> library(library_lock());
+  const std::lock_guard<std::mutex> turn(self.mutex);
+  return work(*self.classifier);
+}
 
 // The (N, C, H, W) batch `x` for `c`, or OptionError naming `what` and the shape expected.
 std::size_t batch_of(const Classifier& c, const FloatArray& x, const char* what) {
@@ -152,10 +162,20 @@ void bind_classifier(nb::module_& m) {
             o.cuda_major = cuda;
             o.softmax = softmax;
             o.autotune = autotune;
-            new (self) PyClassifier(model, o);
+            std::vector<std::string> notices;
+            o.notice = [&notices](const Notice& n) { notices.push_back(n.message); };
+            std::unique_ptr<Classifier> built;
+            {
+              // Building probes in a child process (fork): no other thread inside the library.
+              const std::unique_lock<std::shared_mutex> alone(library_lock());
+              built = std::make_unique<Classifier>(model.value_or(std::filesystem::path()), o);
+            }
+            // Warned before the object exists: a warning turned into an error (python -W error)
+            // then destroys `built` here, where nanobind would never destroy a half-made object.
             nb::object warn = nb::module_::import_("warnings").attr("warn");
             nb::object category = nb::module_::import_("infer._infer").attr("Notice");
-            for (const std::string& n : self->notices) warn(n, category, 2);
+            for (const std::string& n : notices) warn(n, category, 2);
+            new (self) PyClassifier(std::move(built), std::move(notices));
           },
           "model"_a = nb::none(), nb::kw_only(), "device"_a = "auto", "precision"_a = "fp32", "max_batch"_a = 64,
           "max_memory"_a = ClassifierOptions().max_memory, "threads"_a = 0, "verify"_a = true,
@@ -172,27 +192,23 @@ void bind_classifier(nb::module_& m) {
           "classify",
           [](PyClassifier& self, nb::bytes image, int top_k) {
             const std::string data(image.c_str(), image.size());
-            nb::gil_scoped_release released;
-            const std::lock_guard<std::mutex> lock(self.mutex);
-            self.classifier->preprocess(reinterpret_cast<const unsigned char*>(data.data()), data.size(),
-                                        self.sample.data(), "<bytes>");
-            return self.classifier->classify(self.sample.data(), top_k);
+            return with_classifier(self, [&](Classifier& c) {
+              c.preprocess(reinterpret_cast<const unsigned char*>(data.data()), data.size(), self.sample.data(),
+                           "<bytes>");
+              return c.classify(self.sample.data(), top_k);
+            });
           },
           "image"_a, "top_k"_a = 3, "The top_k best classes of an encoded image (PNG, JPEG, ...) in memory.")
       .def(
           "classify",
           [](PyClassifier& self, const std::filesystem::path& image, int top_k) {
-            nb::gil_scoped_release released;
-            const std::lock_guard<std::mutex> lock(self.mutex);
-            return self.classifier->classify(image, top_k);
+            return with_classifier(self, [&](Classifier& c) { return c.classify(image, top_k); });
           },
           "image"_a, "top_k"_a = 3, "The top_k best classes of an image file. Raises infer.InputError for it.")
       .def(
           "classify",
           [](PyClassifier& self, const std::vector<std::filesystem::path>& images, int top_k) {
-            nb::gil_scoped_release released;
-            const std::lock_guard<std::mutex> lock(self.mutex);
-            return self.classifier->classify_batch(images, top_k);
+            return with_classifier(self, [&](Classifier& c) { return c.classify_batch(images, top_k); });
           },
           "images"_a, "top_k"_a = 3,
           "Each image file in order, in batches: an image that cannot be classified gets its error in its "
@@ -204,13 +220,10 @@ void bind_classifier(nb::module_& m) {
             const bool one = samples.ndim() == 3;
             if (one) require_sample(*self.classifier, samples);
             const std::size_t n = one ? 1 : batch_of(*self.classifier, samples, "samples");
-            {
-              nb::gil_scoped_release released;
-              const std::lock_guard<std::mutex> lock(self.mutex);
-              for (std::size_t i = 0; i < n; ++i) {
-                out.push_back(self.classifier->classify(samples.data() + i * self.classifier->input_size(), top_k));
-              }
-            }
+            with_classifier(self, [&](Classifier& c) {
+              for (std::size_t i = 0; i < n; ++i) out.push_back(c.classify(samples.data() + i * c.input_size(), top_k));
+              return 0;
+            });
             return one ? nb::cast(out[0]) : nb::cast(out);
           },
           "samples"_a, "top_k"_a = 3,
@@ -234,9 +247,10 @@ void bind_classifier(nb::module_& m) {
               y = made->data();
             }
             if (n > 0) {
-              nb::gil_scoped_release released;
-              const std::lock_guard<std::mutex> lock(self.mutex);
-              self.classifier->run(x.data(), static_cast<int>(n), y);
+              with_classifier(self, [&](Classifier& c) {
+                c.run(x.data(), static_cast<int>(n), y);
+                return 0;
+              });
             }
             return out ? nb::cast(*out) : nb::cast(*made);
           },
@@ -251,8 +265,11 @@ void bind_classifier(nb::module_& m) {
             const InputShape s = self.classifier->input_shape();
             auto out = new_array<3>({static_cast<std::size_t>(s.channels), static_cast<std::size_t>(s.height),
                                      static_cast<std::size_t>(s.width)});
-            nb::gil_scoped_release released;
-            self.classifier->preprocess(image, out.data());
+            {
+              nb::gil_scoped_release released;
+              const std::shared_lock<std::shared_mutex> library(library_lock());
+              self.classifier->preprocess(image, out.data());
+            }
             return out;
           },
           "image"_a, "An image file as the network's input: a new (C, H, W) float32 array.")
@@ -263,9 +280,12 @@ void bind_classifier(nb::module_& m) {
             auto out = new_array<3>({static_cast<std::size_t>(s.channels), static_cast<std::size_t>(s.height),
                                      static_cast<std::size_t>(s.width)});
             const std::string data(image.c_str(), image.size());
-            nb::gil_scoped_release released;
-            self.classifier->preprocess(reinterpret_cast<const unsigned char*>(data.data()), data.size(), out.data(),
-                                        "<bytes>");
+            {
+              nb::gil_scoped_release released;
+              const std::shared_lock<std::shared_mutex> library(library_lock());
+              self.classifier->preprocess(reinterpret_cast<const unsigned char*>(data.data()), data.size(), out.data(),
+                                          "<bytes>");
+            }
             return out;
           },
           "image"_a, "An encoded image in memory as the network's input: a new (C, H, W) float32 array.")

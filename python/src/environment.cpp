@@ -7,12 +7,15 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include <mutex>
 #include <optional>
+#include <shared_mutex>
 #include <string>
 
 #include "bindings.h"
 #include "infer/environment.h"
 #include "infer/version.h"
+#include "library_lock.h"
 
 namespace nb = nanobind;
 using namespace nb::literals;
@@ -64,6 +67,7 @@ void bind_environment(nb::module_& m) {
   m.def(
       "check_environment",
       [](std::optional<std::filesystem::path> manifest, int cuda) {
+        const std::unique_lock<std::shared_mutex> alone(library_lock());  // it forks: library_lock.h
         return check_environment(manifest.value_or(std::filesystem::path()), cuda);
       },
       "manifest"_a = nb::none(), "cuda"_a = 0,
@@ -79,6 +83,7 @@ void bind_environment(nb::module_& m) {
   m.def(
       "write_manifest",
       [](const std::filesystem::path& path, std::optional<std::filesystem::path> model) {
+        const std::unique_lock<std::shared_mutex> alone(library_lock());  // it probes, forking: library_lock.h
         return write_environment_manifest(path, model.value_or(std::filesystem::path()));
       },
       "path"_a, "model"_a = nb::none(),

@@ -1,5 +1,7 @@
 """infer's typed C++ errors arrive as Python exceptions of matching classes, with their parts."""
+import gc
 import os
+import warnings
 
 import numpy as np
 import pytest
@@ -85,3 +87,35 @@ def test_errors_leave_the_classifier_usable(clf, fashion_samples, rng):
     assert np.array_equal(clf.run(x), before)
     assert os.path.basename(fashion_samples[0]) == "ankle-boot.png"
     assert clf.classify(fashion_samples[0], top_k=1)[0].label == "Ankle boot"
+
+
+def test_a_notice_raised_as_an_error_leaves_nothing_behind():
+    # With notices as errors (python -W error), building raises infer.Notice; the Classifier built
+    # before the warning must be destroyed, not left half made. Each leaked one would keep its
+    # backend's buffers: ten of them, many times what one Classifier holds.
+    if gpu_usable():
+        pytest.skip("this machine's GPU matches its manifest: no notice to raise")
+
+    def rss():
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+    def attempt():
+        with pytest.raises(infer.Notice):
+            infer.Classifier(max_batch=1024)
+
+    gc.collect()
+    before = rss()
+    held = infer.Classifier(device="cpu", max_batch=1024)
+    one = rss() - before  # what one Classifier holds, its buffers allocated
+    del held
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", infer.Notice)
+        attempt()  # the libraries' caches warm once
+        gc.collect()
+        base = rss()
+        for _ in range(10):
+            attempt()
+        gc.collect()
+        grown = rss() - base
+    assert grown < 3 * one, f"10 refused builds kept {grown / 2**20:.1f} MiB; one Classifier holds {one / 2**20:.1f} MiB"
