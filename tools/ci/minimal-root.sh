@@ -9,8 +9,31 @@
 #                           added to the caller's `mounted` array, which its cleanup unmounts.
 #   in_root ROOT CMD...     CMD in the root with a clean environment.
 #   say ...                 a line on stderr, prefixed with $rehearsal (the caller's name).
+#   rehearsal_start NAME    the caller's state: work, a fresh /var/tmp/infer-NAME.XXXXXX removed on
+#                           exit (after unmounting what mount_root mounted), root=$work/root, the
+#                           verdict GREEN with no reasons, no timings.
+#   timed LABEL EXPR        one timing line, "LABEL: $((EXPR)) s".
+#   red REASON              the verdict RED, for REASON.
 
 say() { echo "${rehearsal:-rehearsal}: $*" >&2; }
+
+rehearsal_start() {
+  timings=()
+  verdict=GREEN
+  reasons=()
+  mounted=()
+  work="$(mktemp -d "/var/tmp/infer-$1.XXXXXX")"
+  root="$work/root"
+  trap rehearsal_cleanup EXIT
+}
+
+rehearsal_cleanup() {
+  for ((i = ${#mounted[@]} - 1; i >= 0; i--)); do umount -l "${mounted[i]}" 2>/dev/null || true; done
+  rm -rf --one-file-system "$work"
+}
+
+timed() { timings+=("$1: $(($2)) s"); }
+red() { verdict=RED; reasons+=("$1"); }
 
 minimal_root() {
   local root="$1" log="$2"

@@ -38,18 +38,7 @@ rehearsal=rehearse-bundle
 # shellcheck source=tools/ci/minimal-root.sh
 source "$root_dir/tools/ci/minimal-root.sh"
 t0=$SECONDS
-timings=()
-timed() { timings+=("$1: $(($2)) s"); }
-
-work="$(mktemp -d /var/tmp/infer-rehearsal.XXXXXX)"
-root="$work/root"
-mounted=()
-cleanup() {
-  local m
-  for ((i = ${#mounted[@]} - 1; i >= 0; i--)); do umount -l "${mounted[i]}" 2>/dev/null || true; done
-  rm -rf --one-file-system "$work"
-}
-trap cleanup EXIT
+rehearsal_start rehearsal
 
 # --- 1. the bundle --------------------------------------------------------------------------------
 t=$SECONDS

@@ -38,20 +38,7 @@ source "$root_dir/tools/ci/minimal-root.sh"
 standin="$build/standin/lib"
 sample=/usr/share/infer/samples/ankle-boot.png
 t0=$SECONDS
-timings=()
-timed() { timings+=("$1: $(($2)) s"); }
-verdict=GREEN
-reasons=()
-red() { verdict=RED; reasons+=("$1"); }
-
-work="$(mktemp -d /var/tmp/infer-packages.XXXXXX)"
-root="$work/root"
-mounted=()
-cleanup() {
-  for ((i = ${#mounted[@]} - 1; i >= 0; i--)); do umount -l "${mounted[i]}" 2>/dev/null || true; done
-  rm -rf --one-file-system "$work"
-}
-trap cleanup EXIT
+rehearsal_start packages
 
 # --- 1. the packages ------------------------------------------------------------------------------
 t=$SECONDS

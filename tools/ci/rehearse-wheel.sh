@@ -24,20 +24,7 @@ root_dir="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 rehearsal=rehearse-wheel
 # shellcheck source=tools/ci/minimal-root.sh
 source "$root_dir/tools/ci/minimal-root.sh"
-timings=()
-timed() { timings+=("$1: $(($2)) s"); }
-verdict=GREEN
-reasons=()
-red() { verdict=RED; reasons+=("$1"); }
-
-work="$(mktemp -d /var/tmp/infer-wheel.XXXXXX)"
-root="$work/root"
-mounted=()
-cleanup() {
-  for ((i = ${#mounted[@]} - 1; i >= 0; i--)); do umount -l "${mounted[i]}" 2>/dev/null || true; done
-  rm -rf --one-file-system "$work"
-}
-trap cleanup EXIT
+rehearsal_start wheel
 
 # --- 1. the wheel, repaired -----------------------------------------------------------------------
 t=$SECONDS
