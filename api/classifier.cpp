@@ -141,6 +141,20 @@ std::vector<Prediction> Classifier::classify(const float* sample, int k) {
   return impl_->predictions(0, k);
 }
 
+std::vector<std::vector<Prediction>> Classifier::classify_samples(const float* samples, int n, int k) {
+  if (n < 1) throw OptionError("n", "must be at least 1, found " + std::to_string(n));
+  k = impl_->checked_k(k);
+  std::vector<std::vector<Prediction>> out;
+  out.reserve(static_cast<std::size_t>(n));
+  const int batch = impl_->backend->max_batch();
+  for (int done = 0; done < n; done += batch) {
+    const int now = std::min(batch, n - done);
+    impl_->select(samples + static_cast<std::size_t>(done) * impl_->sample, now, k);
+    for (int i = 0; i < now; ++i) out.push_back(impl_->predictions(i, k));
+  }
+  return out;
+}
+
 void Classifier::preprocess(const std::filesystem::path& image, float* sample) const {
   impl_->preprocess_into(image, sample);
 }

@@ -133,6 +133,9 @@ class INFER_API Classifier {
   std::vector<Classification> classify_batch(const std::vector<std::filesystem::path>& images, int k = 5);
   // The k best classes of one preprocessed sample (input_size() floats, C x H x W, normalised).
   std::vector<Prediction> classify(const float* sample, int k = 5);
+  // The k best classes of each of n >= 1 preprocessed samples (n x input_size() floats), in batches
+  // of max_batch(): a forward pass per batch, not per sample. Throws OptionError for n or k < 1.
+  std::vector<std::vector<Prediction>> classify_samples(const float* samples, int n, int k = 5);
 
   // An image file as the network's input: input_size() floats written to `sample`. Throws InputError.
   void preprocess(const std::filesystem::path& image, float* sample) const;

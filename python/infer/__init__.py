@@ -34,6 +34,7 @@ from ._infer import (  # noqa: E402,F401
     WrittenManifest,
     build_info,
     check_environment,
+    image_file_extensions,
     version,
     write_manifest,
 )
@@ -42,5 +43,6 @@ __version__ = version()
 __all__ = [
     "BackendOutcome", "BuildBackend", "BuildInfo", "Classification", "Classifier", "Error", "GpuError",
     "GpuUnavailableError", "InputError", "Item", "MemoryLimitError", "NotRegularFileError", "Notice", "OptionError",
-    "Prediction", "Report", "WrittenManifest", "build_info", "check_environment", "version", "write_manifest",
+    "Prediction", "Report", "WrittenManifest", "build_info", "check_environment", "image_file_extensions", "version",
+    "write_manifest",
 ]

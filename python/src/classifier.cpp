@@ -107,6 +107,33 @@ nb::ndarray<nb::numpy, float, nb::ndim<Dims>> new_array(const std::size_t (&shap
   return nb::ndarray<nb::numpy, float, nb::ndim<Dims>>(data, Dims, shape, owner);
 }
 
+// preprocess(): `write` fills a sample, in `out` (checked to be one (C, H, W) sample) or in a new
+// array, with the GIL released (preprocess() is safe beside the classifier's other callers).
+template <typename Write>
+nb::object preprocess_into(const PyClassifier& self, std::optional<OutArray>& out, Write&& write) {
+  const InputShape s = self.classifier->input_shape();
+  const std::size_t shape[3] = {static_cast<std::size_t>(s.channels), static_cast<std::size_t>(s.height),
+                                static_cast<std::size_t>(s.width)};
+  std::optional<nb::ndarray<nb::numpy, float, nb::ndim<3>>> made;
+  float* sample = nullptr;
+  if (out) {
+    if (out->ndim() != 3 || out->shape(0) != shape[0] || out->shape(1) != shape[1] || out->shape(2) != shape[2]) {
+      throw OptionError("out", "must have shape (" + std::to_string(shape[0]) + ", " + std::to_string(shape[1]) + ", " +
+                                   std::to_string(shape[2]) + ") float32, C-contiguous");
+    }
+    sample = out->data();
+  } else {
+    made = new_array<3>(shape);
+    sample = made->data();
+  }
+  {
+    nb::gil_scoped_release released;
+    const std::shared_lock<std::shared_mutex> library(library_lock());
+    write(sample);
+  }
+  return out ? nb::cast(*out) : nb::cast(*made);
+}
+
 // The shortest text that reads back as the same float (not the double Python would print).
 std::string shortest(float v) {
   char text[32];
@@ -125,6 +152,11 @@ void bind_classifier(nb::module_& m) {
   // For tests/python: the address run() reads an array at, through the same conversion (none).
   m.def(
       "_data_address", [](FloatArray x) { return reinterpret_cast<std::uintptr_t>(x.data()); }, "x"_a.noconvert());
+
+  m.def(
+      "image_file_extensions", [] { return image_file_extensions(); },
+      "The extensions of the image files a folder is read for, lower case with the dot ('.png', '.jpg', ...), "
+      "as the infer command takes them; a file is decoded by its content, whatever its name.");
 
   nb::class_<Prediction>(m, "Prediction", "One of the k best classes of an image, best first.")
       .def_ro("index", &Prediction::index, "The class's index in the model's outputs.")
@@ -191,10 +223,10 @@ void bind_classifier(nb::module_& m) {
       .def(
           "classify",
           [](PyClassifier& self, nb::bytes image, int top_k) {
-            const std::string data(image.c_str(), image.size());
+            // Read where it lies: a bytes object cannot change, and the caller holds it.
+            const auto* data = reinterpret_cast<const unsigned char*>(image.c_str());
             return with_classifier(self, [&](Classifier& c) {
-              c.preprocess(reinterpret_cast<const unsigned char*>(data.data()), data.size(), self.sample.data(),
-                           "<bytes>");
+              c.preprocess(data, image.size(), self.sample.data(), "<bytes>");
               return c.classify(self.sample.data(), top_k);
             });
           },
@@ -220,10 +252,10 @@ void bind_classifier(nb::module_& m) {
             const bool one = samples.ndim() == 3;
             if (one) require_sample(*self.classifier, samples);
             const std::size_t n = one ? 1 : batch_of(*self.classifier, samples, "samples");
-            with_classifier(self, [&](Classifier& c) {
-              for (std::size_t i = 0; i < n; ++i) out.push_back(c.classify(samples.data() + i * c.input_size(), top_k));
-              return 0;
-            });
+            if (n > 0) {
+              out = with_classifier(
+                  self, [&](Classifier& c) { return c.classify_samples(samples.data(), static_cast<int>(n), top_k); });
+            }
             return one ? nb::cast(out[0]) : nb::cast(out);
           },
           "samples"_a, "top_k"_a = 3,
@@ -261,34 +293,22 @@ void bind_classifier(nb::module_& m) {
           "No softmax is added.")
       .def(
           "preprocess",
-          [](const PyClassifier& self, const std::filesystem::path& image) {
-            const InputShape s = self.classifier->input_shape();
-            auto out = new_array<3>({static_cast<std::size_t>(s.channels), static_cast<std::size_t>(s.height),
-                                     static_cast<std::size_t>(s.width)});
-            {
-              nb::gil_scoped_release released;
-              const std::shared_lock<std::shared_mutex> library(library_lock());
-              self.classifier->preprocess(image, out.data());
-            }
-            return out;
+          [](const PyClassifier& self, const std::filesystem::path& image, std::optional<OutArray> out) {
+            return preprocess_into(self, out, [&](float* sample) { self.classifier->preprocess(image, sample); });
           },
-          "image"_a, "An image file as the network's input: a new (C, H, W) float32 array.")
+          "image"_a, "out"_a.noconvert() = nb::none(),
+          "An image file as the network's input: a new (C, H, W) float32 array, or `out` (C, H, W) when given.")
       .def(
           "preprocess",
-          [](const PyClassifier& self, nb::bytes image) {
-            const InputShape s = self.classifier->input_shape();
-            auto out = new_array<3>({static_cast<std::size_t>(s.channels), static_cast<std::size_t>(s.height),
-                                     static_cast<std::size_t>(s.width)});
-            const std::string data(image.c_str(), image.size());
-            {
-              nb::gil_scoped_release released;
-              const std::shared_lock<std::shared_mutex> library(library_lock());
-              self.classifier->preprocess(reinterpret_cast<const unsigned char*>(data.data()), data.size(), out.data(),
-                                          "<bytes>");
-            }
-            return out;
+          [](const PyClassifier& self, nb::bytes image, std::optional<OutArray> out, const std::string& name) {
+            const auto* data = reinterpret_cast<const unsigned char*>(image.c_str());  // read where it lies
+            return preprocess_into(
+                self, out, [&](float* sample) { self.classifier->preprocess(data, image.size(), sample, name); });
           },
-          "image"_a, "An encoded image in memory as the network's input: a new (C, H, W) float32 array.")
+          "image"_a, "out"_a.noconvert() = nb::none(), "name"_a = "<bytes>",
+          "An encoded image in memory as the network's input: a new (C, H, W) float32 array, or `out` (C, H, "
+          "W) when given, such as one row of a batch. `name` stands for the image in an infer.InputError "
+          "('<name>: <problem>'; its .file).")
       .def_prop_ro(
           "input_shape",
           [](const PyClassifier& self) {

@@ -165,6 +165,39 @@ TEST(Api, TensorsAndRawOutputsAgreeWithClassify) {
   EXPECT_EQ(classifier.classify(sample.data(), 1)[0].index, classifier.classify(image, 1)[0].index);
 }
 
+// classify_samples() over n samples in passes of max_batch: each sample's classes are run()'s
+// outputs for it in the same passes (so the same kernels and the same floats), best first, with the
+// last pass a short one. Fresh random inputs.
+TEST(Api, ClassifySamplesRanksRunsOutputsAcrossPasses) {
+  unsigned seed = 0;
+  std::mt19937 gen = seeded(seed);
+  SCOPED_TRACE("random seed " + std::to_string(seed));
+  infer::ClassifierOptions o = on_cpu();
+  o.max_batch = 4;
+  infer::Classifier classifier({}, o);
+  const std::size_t in = classifier.input_size(), out = classifier.output_size();
+  const int n = 10;  // passes of 4, 4 and 2
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::vector<float> x(static_cast<std::size_t>(n) * in);
+  for (float& v : x) v = normal(gen);
+  std::vector<float> y(static_cast<std::size_t>(n) * out);
+  classifier.run(x.data(), n, y.data());
+  const int k = 3;
+  const std::vector<std::vector<infer::Prediction>> top = classifier.classify_samples(x.data(), n, k);
+  ASSERT_EQ(top.size(), static_cast<std::size_t>(n));
+  for (int i = 0; i < n; ++i) {
+    SCOPED_TRACE("sample " + std::to_string(i));
+    const float* yi = y.data() + static_cast<std::size_t>(i) * out;
+    const std::size_t best = static_cast<std::size_t>(std::max_element(yi, yi + out) - yi);
+    ASSERT_EQ(top[i].size(), static_cast<std::size_t>(k));
+    EXPECT_EQ(static_cast<std::size_t>(top[i][0].index), best);
+    for (int j = 0; j < k; ++j) EXPECT_EQ(top[i][j].score, yi[static_cast<std::size_t>(top[i][j].index)]);
+    for (int j = 0; j + 1 < k; ++j) EXPECT_GE(top[i][j].score, top[i][j + 1].score);
+  }
+  EXPECT_THROW(classifier.classify_samples(x.data(), 0, k), infer::OptionError);
+  EXPECT_THROW(classifier.classify_samples(x.data(), n, 0), infer::OptionError);
+}
+
 TEST(Api, ErrorsArriveByType) {
   TempDir dir;
   try {

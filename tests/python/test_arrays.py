@@ -1,4 +1,4 @@
-"""Arrays in and out of infer.Classifier.run without copies (checked by buffer addresses), and the
+"""Arrays in and out of infer.Classifier.run and preprocess without copies (checked by buffer addresses), and the
 arrays it refuses rather than copy."""
 import numpy as np
 import pytest
@@ -25,6 +25,28 @@ def test_the_result_owns_new_memory_and_out_is_written_in_place(clf, rng):
     got = clf.run(x, out=out)
     assert got is out and out.ctypes.data == address
     assert np.array_equal(out, y)
+
+
+def test_preprocess_writes_into_a_row_of_a_batch(clf, fashion_samples, rng):
+    batch = rng.standard_normal((3, 1, 28, 28), dtype=np.float32)  # not zeros: every pixel must be written
+    before = batch.copy()
+    with open(fashion_samples[0], "rb") as f:
+        got = clf.preprocess(f.read(), out=batch[1])
+    assert got is not None and _infer._data_address(got) == batch.ctypes.data + 784 * 4
+    assert np.array_equal(batch[1], clf.preprocess(fashion_samples[0]))
+    assert np.array_equal(batch[0], before[0]) and np.array_equal(batch[2], before[2])
+    clf.preprocess(fashion_samples[1], out=batch[2])
+    assert np.array_equal(batch[2], clf.preprocess(fashion_samples[1]))
+    with pytest.raises(infer.InputError) as e:
+        clf.preprocess(b"not an image", out=batch[0], name="shard-7/a.png")
+    assert e.value.file == "shard-7/a.png" and str(e.value).startswith("shard-7/a.png: ")
+    with pytest.raises(infer.OptionError) as e:
+        clf.preprocess(fashion_samples[0], out=batch[:2])
+    assert e.value.option == "out"
+    with pytest.raises(TypeError):
+        clf.preprocess(fashion_samples[0], out=np.zeros((1, 28, 28), dtype=np.float64))
+    with pytest.raises(TypeError):
+        clf.preprocess(fashion_samples[0], out=batch[1].T)  # not C-contiguous
 
 
 def test_arrays_that_would_need_a_copy_are_refused(clf, rng):
