@@ -36,7 +36,6 @@ import classify_folder as example  # noqa: E402
 
 BUILD = os.environ.get("INFER_BUILD_DIR", os.path.join(HERE, "..", "..", "build"))
 FASHION = os.environ.get("FASHION_MNIST_DIR", "/usr/share/datasets/fashion-mnist")
-BLOCKS = int(os.environ["BLOCKS"]) if os.environ.get("BLOCKS") else None
 NODE = dict(num_cpus=2, object_store_memory=200 * 1024 * 1024, node_ip_address="127.0.0.1")
 
 
@@ -77,8 +76,7 @@ def time_ray(images, nodes, work, repeats):
         for r in range(repeats):
             out = os.path.join(work, f"ray-{nodes}-{r}")
             begin = time.perf_counter()
-            total, failed = example.classify_folder(images, out, actors=nodes, batch_size=64, threads=1,
-                                                    blocks=BLOCKS)
+            total, failed = example.classify_folder(images, out, actors=nodes, batch_size=64, threads=1)
             runs.append(time.perf_counter() - begin)
             assert (total, failed) == (len(os.listdir(images)), 0)
             shutil.rmtree(out)
