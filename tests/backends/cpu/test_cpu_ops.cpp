@@ -6,7 +6,6 @@
 // summation, plus one rounding for the bias add and one for the stored result). The reference
 // returns that bound for every output element.
 #include <gtest/gtest.h>
-#include <oneapi/dnnl/dnnl.hpp>
 
 #include <algorithm>
 #include <cmath>
@@ -191,20 +190,6 @@ TEST(CpuOps, NonSquareConvolutionMatchesNaiveReference) {
       }
     }
   }
-}
-
-// oneDNN 2.6's primitive cache breaks the primitives created after its evictions (std::bad_array_new_length
-// from brgemm_kernel_create: DenseNet-169 then DenseNet-201 in one process); the oneDNN backend
-// turns it off before its first primitive (onednn_backend.cpp). Before that, the capacity here
-// was oneDNN's default, 1024.
-TEST(CpuOps, TheOnednnBackendRunsWithOnednnsPrimitiveCacheOff) {
-  Random rng;
-  SCOPED_TRACE(rng.trace());
-  const Network net = random_network(rng, {3, 14, 15}, {rect_conv("conv", 4, true)});
-  const std::vector<float> input = rng.vector(2 * net.input().dims.size());
-  const Reference ref = naive_conv(net.layers()[0], input, 2);
-  expect_close(run_cpu(net, input, 2, CpuOptions{CpuKernels::Onednn}), ref.value, ref.tolerance, "onednn conv n=2");
-  EXPECT_EQ(dnnl::get_primitive_cache_capacity(), 0);
 }
 
 TEST(CpuOps, LinearMatchesNaiveReference) {
