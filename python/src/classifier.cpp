@@ -87,14 +87,23 @@ std::size_t batch_of(const Classifier& c, const FloatArray& x, const char* what)
   return x.shape(0);
 }
 
+// Whether `x` is one sample (C, H, W) for `c`: an input or an `out` array.
+template <typename Array>
+bool is_sample(const Classifier& c, const Array& x) {
+  const InputShape s = c.input_shape();
+  return x.ndim() == 3 && x.shape(0) == static_cast<std::size_t>(s.channels) &&
+         x.shape(1) == static_cast<std::size_t>(s.height) && x.shape(2) == static_cast<std::size_t>(s.width);
+}
+
+// "(C, H, W)" of `c`'s samples, for the errors that name the shape.
+std::string sample_shape(const Classifier& c) {
+  const InputShape s = c.input_shape();
+  return "(" + std::to_string(s.channels) + ", " + std::to_string(s.height) + ", " + std::to_string(s.width) + ")";
+}
+
 // One sample (C, H, W) of `x`, the same checks.
 void require_sample(const Classifier& c, const FloatArray& x) {
-  const InputShape s = c.input_shape();
-  if (x.ndim() != 3 || x.shape(0) != static_cast<std::size_t>(s.channels) ||
-      x.shape(1) != static_cast<std::size_t>(s.height) || x.shape(2) != static_cast<std::size_t>(s.width)) {
-    throw OptionError("samples", "a single sample must have shape (" + std::to_string(s.channels) + ", " +
-                                     std::to_string(s.height) + ", " + std::to_string(s.width) + ")");
-  }
+  if (!is_sample(c, x)) throw OptionError("samples", "a single sample must have shape " + sample_shape(c));
 }
 
 // A new float32 numpy array of `shape` over memory it owns.
@@ -111,19 +120,17 @@ nb::ndarray<nb::numpy, float, nb::ndim<Dims>> new_array(const std::size_t (&shap
 // array, with the GIL released (preprocess() is safe beside the classifier's other callers).
 template <typename Write>
 nb::object preprocess_into(const PyClassifier& self, std::optional<OutArray>& out, Write&& write) {
-  const InputShape s = self.classifier->input_shape();
-  const std::size_t shape[3] = {static_cast<std::size_t>(s.channels), static_cast<std::size_t>(s.height),
-                                static_cast<std::size_t>(s.width)};
   std::optional<nb::ndarray<nb::numpy, float, nb::ndim<3>>> made;
   float* sample = nullptr;
   if (out) {
-    if (out->ndim() != 3 || out->shape(0) != shape[0] || out->shape(1) != shape[1] || out->shape(2) != shape[2]) {
-      throw OptionError("out", "must have shape (" + std::to_string(shape[0]) + ", " + std::to_string(shape[1]) + ", " +
-                                   std::to_string(shape[2]) + ") float32, C-contiguous");
+    if (!is_sample(*self.classifier, *out)) {
+      throw OptionError("out", "must have shape " + sample_shape(*self.classifier) + " float32, C-contiguous");
     }
     sample = out->data();
   } else {
-    made = new_array<3>(shape);
+    const InputShape s = self.classifier->input_shape();
+    made = new_array<3>(
+        {static_cast<std::size_t>(s.channels), static_cast<std::size_t>(s.height), static_cast<std::size_t>(s.width)});
     sample = made->data();
   }
   {

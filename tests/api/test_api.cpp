@@ -45,6 +45,14 @@ std::mt19937 seeded(unsigned& seed) {
   return std::mt19937(seed);
 }
 
+// `count` floats from N(0, 1): samples for run() and classify().
+std::vector<float> normal_floats(std::mt19937& gen, std::size_t count) {
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::vector<float> x(count);
+  for (float& v : x) v = normal(gen);
+  return x;
+}
+
 TEST(Api, VersionIsTheHeadersAndTheRuleHolds) {
   const infer::Version v = infer::version();
   EXPECT_EQ(v.major, INFER_VERSION_MAJOR);
@@ -143,9 +151,7 @@ TEST(Api, TensorsAndRawOutputsAgreeWithClassify) {
   const infer::InputShape shape = classifier.input_shape();
   EXPECT_EQ(in, static_cast<std::size_t>(shape.channels * shape.height * shape.width));
   const int n = 5;
-  std::normal_distribution<float> normal(0.0f, 1.0f);
-  std::vector<float> x(static_cast<std::size_t>(n) * in);
-  for (float& v : x) v = normal(gen);
+  const std::vector<float> x = normal_floats(gen, static_cast<std::size_t>(n) * in);
   std::vector<float> y(static_cast<std::size_t>(n) * out), one(out);
   classifier.run(x.data(), n, y.data());
   for (int i = 0; i < n; ++i) {
@@ -177,9 +183,7 @@ TEST(Api, ClassifySamplesRanksRunsOutputsAcrossPasses) {
   infer::Classifier classifier({}, o);
   const std::size_t in = classifier.input_size(), out = classifier.output_size();
   const int n = 10;  // passes of 4, 4 and 2
-  std::normal_distribution<float> normal(0.0f, 1.0f);
-  std::vector<float> x(static_cast<std::size_t>(n) * in);
-  for (float& v : x) v = normal(gen);
+  const std::vector<float> x = normal_floats(gen, static_cast<std::size_t>(n) * in);
   std::vector<float> y(static_cast<std::size_t>(n) * out);
   classifier.run(x.data(), n, y.data());
   const int k = 3;
